@@ -4,3 +4,4 @@ from .errors import (AdStackError, AdStackBudgetError, AdStackOverflowError,
 from . import config
 
 __version__ = "0.1.0"
+from ._extension import adstack, push, pop, top, size, overflowed  # noqa: F401,E402

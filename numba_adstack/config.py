@@ -6,3 +6,34 @@ FRAME_BUDGET_BYTES = int(os.environ.get("NUMBA_ADSTACK_FRAME_BUDGET", 256 * 1024
 
 #: Capacity of stacks whose loop trip count is only known at run time.
 DEFAULT_AD_STACK_SIZE = int(os.environ.get("NUMBA_ADSTACK_SIZE", 1024))
+
+import contextlib
+import threading
+
+_override = threading.local()
+
+
+def get_frame_budget():
+    """The frame budget in bytes for a compilation starting now on this thread."""
+    stack = getattr(_override, "stack", None)
+    return stack[-1] if stack else FRAME_BUDGET_BYTES
+
+
+@contextlib.contextmanager
+def frame_budget(nbytes):
+    """Compile with a frame budget of ``nbytes`` inside the ``with`` block (this thread).
+
+    Only compilations that happen inside the block see it: a function already compiled
+    for the same argument types keeps the code it has.
+    """
+    nbytes = int(nbytes)
+    if nbytes < 0:
+        raise ValueError("frame budget must be >= 0 bytes, got %d" % nbytes)
+    stack = getattr(_override, "stack", None)
+    if stack is None:
+        stack = _override.stack = []
+    stack.append(nbytes)
+    try:
+        yield nbytes
+    finally:
+        stack.pop()

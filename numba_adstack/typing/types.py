@@ -1,0 +1,31 @@
+"""The Numba type of an adstack."""
+from numba.core import types
+
+#: Element types an adstack may hold, by Numba type.
+ELEMENT_TYPES = (types.float32, types.float64, types.int32, types.int64, types.boolean)
+
+STORAGES = ("frame", "heap")
+
+
+class AdStackType(types.Type):
+    """A stack of ``capacity`` elements of ``dtype``, kept in ``storage``.
+
+    ``storage`` is ``"frame"`` (a fixed-size buffer in the stack frame of the function that
+    created it) or ``"heap"`` (a growable NRT-managed buffer). The type is mutable: push and
+    pop act on the storage the value refers to, so copies alias.
+    """
+    mutable = True
+
+    def __init__(self, dtype, capacity, storage="frame"):
+        if dtype not in ELEMENT_TYPES:
+            raise TypeError("unsupported adstack element type %s" % (dtype,))
+        if storage not in STORAGES:
+            raise ValueError("unsupported adstack storage %r" % (storage,))
+        self.dtype = dtype
+        self.capacity = int(capacity)
+        self.storage = storage
+        super().__init__(name="AdStack(%s, %d, %s)" % (dtype, self.capacity, storage))
+
+    @property
+    def key(self):
+        return self.dtype, self.capacity, self.storage
