@@ -60,7 +60,8 @@ def _charge_frame(builder, fname_thunk, nbytes):
     used = getattr(fn, _TALLY_ATTR, 0) + nbytes
     budget = config.get_frame_budget()
     if used > budget:
-        raise AdStackBudgetError(budget_message(fname_thunk(), used, nbytes, budget))
+        raise AdStackBudgetError(budget_message(fname_thunk(), used, nbytes, budget),
+                                 highlighting=False)
     setattr(fn, _TALLY_ATTR, used)
 
 
@@ -110,7 +111,7 @@ class _View:
     """Pointers to the count and the data of a stack value, for either storage."""
 
     def __init__(self, context, builder, st, value):
-        self.context, self.builder, self.st = context, builder, st
+        self.context, self.builder, self.st, self.value = context, builder, st, value
         if st.storage == "heap":
             proxy = cgutils.create_struct_proxy(st)(context, builder, value=value)
             hdr_ty = heap_header_type(context, st)
@@ -153,14 +154,24 @@ class _View:
         data = ctx.nrt.meminfo_varsize_realloc_unchecked(
             b, self.meminfo, b.mul(newcap, ir.Constant(_I64, self.esize)))
         with cgutils.if_unlikely(b, cgutils.is_null(b, data)):
+            _release_on_raise(self)
             _raise_memory_error(ctx, b, fname, self.st)
         b.store(newcap, cap_ptr)
         b.store(b.bitcast(data, self.elt_ty.as_pointer()),
                 cgutils.gep_inbounds(b, self.hdr, 0, 2))
 
 
+def _release_on_raise(view):
+    """On an error return out of this function, drop this function's reference to a heap
+    stack: Numba does not clean up live variables when a lowered call raises. Inside a
+    nopython try block the function goes on running, so the reference is kept."""
+    if view.st.storage == "heap" and not getattr(view.builder, "_in_try_block", False):
+        view.context.nrt.decref(view.builder, view.st, view.value)
+
+
 def _check_nonempty(context, builder, view, n, op):
     with cgutils.if_unlikely(builder, builder.icmp_unsigned("==", n, _ZERO)):
+        _release_on_raise(view)
         context.call_conv.return_user_exc(
             builder, AdStackUnderflowError,
             (underflow_message(function_name(builder), op, view.st),))
