@@ -1,0 +1,232 @@
+"""Lowering of the adstack intrinsics for the numba.cuda target.
+
+Typing is shared with the CPU: the templates of :mod:`numba_adstack.typing` live in Numba's
+builtin typing registry, whose third-party entries numba-cuda installs in its own typing
+context. Lowering is not shared: the CPU lowering sits in a registry installed only in the
+CPU target, and this module registers the CUDA one in numba-cuda's builtin lowering registry
+(``numba.cuda.core.imputils``), which only CUDA target contexts install.
+
+Layout on CUDA (one per stack, a per-thread alloca in the kernel's entry block, which NVVM
+places in local memory, ``__local_depot`` in the PTX)::
+
+    { i32 count, i32 overflowed, [capacity x T] data }
+
+8 bytes of header, then ``capacity * sizeof(T)`` bytes (bool is i8). This is as many bytes
+as the CPU's frame layout ``<{i64 count, [capacity x T]}>``; the CPU needs no flag because
+its overflow raises, a GPU thread cannot raise, so it records the overflow in the header.
+
+- ``push`` past capacity writes nothing and sets ``overflowed``;
+- ``pop``/``top`` on an empty stack read slot 0 (always in bounds), return 0 and set
+  ``overflowed``; the count never goes below zero;
+- ``overflowed(st)`` reads the flag. The kernels that ``numba_adstack.cuda`` generates copy
+  it to a global flag the host checks after the launch.
+
+There is no frame budget on CUDA, but a thread cannot address more than 512 KiB of local
+memory: past :data:`LOCAL_MEMORY_LIMIT_BYTES` of stacks in one function, compilation raises
+:class:`AdStackLocalMemoryError`.
+"""
+import sys
+
+from llvmlite import ir
+from numba.core import types
+from numba.cuda import cgutils
+from numba.cuda.core.imputils import lower_builtin
+from numba.cuda.datamodel import models
+from numba.cuda.models import register_model
+
+from .. import intrinsics
+from ..typing.types import AdStackType
+from .errors import AdStackCudaError, AdStackLocalMemoryError
+from .layout import LOCAL_MEMORY_LIMIT_BYTES, stack_bytes  # noqa: F401
+
+_I32 = ir.IntType(32)
+_I8 = ir.IntType(8)
+_ZERO = ir.Constant(_I32, 0)
+_ONE = ir.Constant(_I32, 1)
+_TALLY_ATTR = "_numba_adstack_cuda_local_bytes"
+
+
+# ---------------------------------------------------------------- data model
+
+def stack_struct_type(context, fe_type):
+    """LLVM type of the storage of a stack of type ``fe_type`` on CUDA."""
+    elt = context.get_data_type(fe_type.dtype)
+    return ir.LiteralStructType([_I32, _I32, ir.ArrayType(elt, fe_type.capacity)])
+
+
+def _struct_for_model(dmm, fe_type):
+    elt = dmm[fe_type.dtype].get_data_type()
+    return ir.LiteralStructType([_I32, _I32, ir.ArrayType(elt, fe_type.capacity)])
+
+
+@register_model(AdStackType)
+class CudaAdStackModel(models.PrimitiveModel):
+    """On CUDA a stack value is a pointer to its entry-block storage (any storage kind;
+    heap storage is refused when the stack is created)."""
+
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, _struct_for_model(dmm, fe_type).as_pointer())
+
+
+# ---------------------------------------------------------------- names for messages
+
+def _demangle(name):
+    if not name.startswith("_ZN"):
+        return name
+    i, parts = 3, []
+    while i < len(name) and name[i].isdigit():
+        j = i
+        while name[j].isdigit():
+            j += 1
+        n = int(name[i:j])
+        parts.append(name[j:j + n])
+        i = j + n
+    import re
+    dotted = ".".join(parts) or name
+    return re.sub(r"_([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), dotted)
+
+
+def function_name(builder):
+    """Qualified name of the Python kernel or device function being lowered by ``builder``."""
+    llname = builder.function.name
+    frame = sys._getframe(1)
+    while frame is not None:
+        low = frame.f_locals.get("self")
+        fndesc = getattr(low, "fndesc", None)
+        if fndesc is not None and getattr(fndesc, "mangled_name", None) == llname:
+            return "%s.%s" % (fndesc.modname, fndesc.qualname)
+        frame = frame.f_back
+    return _demangle(llname)
+
+
+def local_memory_message(fname, used, nbytes, limit):
+    return (
+        "adstacks of CUDA function '%s' need %d bytes of local memory per thread (this "
+        "stack %d bytes), over the %d bytes a GPU thread can address. Fixes: use a smaller "
+        "ad_stack_size, carry fewer variables across the loop, or split the kernel."
+        % (fname, used, nbytes, limit))
+
+
+def _charge_local(builder, nbytes):
+    fn = builder.function
+    used = getattr(fn, _TALLY_ATTR, 0) + nbytes
+    if used > LOCAL_MEMORY_LIMIT_BYTES:
+        raise AdStackLocalMemoryError(local_memory_message(
+            function_name(builder), used, nbytes, LOCAL_MEMORY_LIMIT_BYTES))
+    setattr(fn, _TALLY_ATTR, used)
+
+
+def local_stack_bytes(llvm_function):
+    """Bytes of adstack storage lowered so far into ``llvm_function`` (an llvmlite function)."""
+    return getattr(llvm_function, _TALLY_ATTR, 0)
+
+
+# ---------------------------------------------------------------- lowering
+
+class _View:
+    def __init__(self, context, builder, st, ptr):
+        self.context, self.builder, self.st, self.ptr = context, builder, st, ptr
+        self.count_ptr = cgutils.gep_inbounds(builder, ptr, 0, 0)
+        self.flag_ptr = cgutils.gep_inbounds(builder, ptr, 0, 1)
+        self.cap = ir.Constant(_I32, st.capacity)
+
+    def count(self):
+        return self.builder.load(self.count_ptr)
+
+    def set_count(self, n):
+        self.builder.store(n, self.count_ptr)
+
+    def raise_flag(self, cond=None):
+        b = self.builder
+        if cond is None:
+            b.store(_ONE, self.flag_ptr)
+        else:
+            old = b.load(self.flag_ptr)
+            b.store(b.or_(old, b.zext(cond, _I32)), self.flag_ptr)
+
+    def slot(self, index):
+        return self.builder.gep(self.ptr, [_ZERO, ir.Constant(_I32, 2), index],
+                                inbounds=True)
+
+    def load(self, index):
+        dm = self.context.data_model_manager[self.st.dtype]
+        return dm.from_data(self.builder, self.builder.load(self.slot(index)))
+
+    def store(self, index, value):
+        dm = self.context.data_model_manager[self.st.dtype]
+        self.builder.store(dm.as_data(self.builder, value), self.slot(index))
+
+
+@lower_builtin(intrinsics.adstack, types.VarArg(types.Any))
+def cuda_adstack(context, builder, sig, args):
+    st = sig.return_type
+    if st.storage != "frame":
+        raise AdStackCudaError(
+            "adstack(): storage=%r is not supported in CUDA function '%s'; on a GPU every "
+            "stack lives in local memory (storage='frame')."
+            % (st.storage, function_name(builder)))
+    struct = stack_struct_type(context, st)
+    _charge_local(builder, context.get_abi_sizeof(struct))
+    # Entry block: one slot per thread for the whole call, not one per loop iteration.
+    # Only the header is initialised, where adstack() is called; the entries are not.
+    with builder.goto_entry_block():
+        ptr = builder.alloca(struct)
+    ptr.align = 8
+    view = _View(context, builder, st, ptr)
+    view.set_count(_ZERO)
+    builder.store(_ZERO, view.flag_ptr)
+    return ptr
+
+
+@lower_builtin(intrinsics.push, AdStackType, types.Any)
+def cuda_push(context, builder, sig, args):
+    st, vty = sig.args
+    view = _View(context, builder, st, args[0])
+    value = context.cast(builder, args[1], vty, st.dtype)
+    n = view.count()
+    fits = builder.icmp_unsigned("<", n, view.cap)
+    with builder.if_else(fits, likely=True) as (then, otherwise):
+        with then:
+            view.store(n, value)
+            view.set_count(builder.add(n, _ONE))
+        with otherwise:
+            view.raise_flag()
+    return context.get_dummy_value()
+
+
+def _read_top(context, builder, sig, args, remove):
+    st = sig.args[0]
+    view = _View(context, builder, st, args[0])
+    n = view.count()
+    nonempty = builder.icmp_unsigned("!=", n, _ZERO)
+    # Branch-free and always in bounds: an empty stack reads slot 0 and yields 0.
+    index = builder.select(nonempty, builder.sub(n, _ONE), _ZERO)
+    value = view.load(index)
+    zero = context.get_constant_null(st.dtype)
+    result = builder.select(nonempty, value, zero)
+    if remove:
+        view.set_count(index)
+    view.raise_flag(builder.not_(nonempty))
+    return result
+
+
+@lower_builtin(intrinsics.pop, AdStackType)
+def cuda_pop(context, builder, sig, args):
+    return _read_top(context, builder, sig, args, remove=True)
+
+
+@lower_builtin(intrinsics.top, AdStackType)
+def cuda_top(context, builder, sig, args):
+    return _read_top(context, builder, sig, args, remove=False)
+
+
+@lower_builtin(intrinsics.size, AdStackType)
+def cuda_size(context, builder, sig, args):
+    n = _View(context, builder, sig.args[0], args[0]).count()
+    return context.cast(builder, n, types.uint32, sig.return_type)
+
+
+@lower_builtin(intrinsics.overflowed, AdStackType)
+def cuda_overflowed(context, builder, sig, args):
+    view = _View(context, builder, sig.args[0], args[0])
+    return builder.icmp_unsigned("!=", builder.load(view.flag_ptr), _ZERO)
