@@ -38,7 +38,7 @@ def _element_type(ty):
 
 
 def adstack_signature(args, kws):
-    """Signature of ``adstack(dtype, capacity[, storage])``; None asks for literal args."""
+    """Signature of ``adstack(dtype, capacity[, storage])``."""
     kws = dict(kws)
     storage_kw = kws.pop("storage", None)
     if kws:
@@ -49,8 +49,7 @@ def adstack_signature(args, kws):
     elt = _element_type(args[0])
     cap = args[1]
     if not isinstance(cap, types.IntegerLiteral):
-        if isinstance(cap, types.Integer):
-            return None  # retried with literal types
+        # Typed with literals first (prefer_literal), so a non-literal is a run-time value.
         raise TypingError("adstack(): capacity must be a compile-time integer constant, "
                           "got %s" % (cap,))
     if cap.literal_value < 1:
@@ -60,8 +59,6 @@ def adstack_signature(args, kws):
     st_ty = args[2] if len(args) == 3 else storage_kw
     if st_ty is not None:
         if not isinstance(st_ty, types.StringLiteral):
-            if isinstance(st_ty, types.UnicodeType):
-                return None
             raise TypingError("adstack(): storage must be the constant 'frame' or 'heap', "
                               "got %s" % (st_ty,))
         storage = st_ty.literal_value
