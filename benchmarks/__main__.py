@@ -1,0 +1,65 @@
+"""python -m benchmarks: measure the workloads against the peers and write
+docs/benchmarks.md, docs/benchmarks.json and docs/benchmarks.png."""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import harness, peers, report
+from .workloads import WORKLOADS
+
+
+def _names(text, known, what):
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
+    return names
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes and few repeats: checks that everything runs")
+    parser.add_argument("--peers", default=",".join(peers.ALL_PEERS),
+                        help="comma-separated peers (default: all): " + ", ".join(peers.ALL_PEERS)
+                        + "; numba and hand are always measured (the ratios need them)")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help="comma-separated workloads (default: all): " + ", ".join(WORKLOADS))
+    parser.add_argument("--out", default=None,
+                        help="folder for benchmarks.{json,png,md} (default: docs/, or "
+                             "build/benchmarks-quick/ with --quick)")
+    parser.add_argument("--install-peers", action="store_true",
+                        help="create .venv-bench/ and pip-install the peers into it first")
+    parser.add_argument("--no-venv", action="store_true",
+                        help="run with this interpreter even when .venv-bench/ exists")
+    parser.add_argument("--in-process", action="store_true",
+                        help="measure in this process (Taichi and Quadrants still get their "
+                             "own process); first-call times then exclude numba's start-up")
+    args = parser.parse_args(argv)
+    peer_names = _names(args.peers, peers.ALL_PEERS, "peers")
+    workload_names = _names(args.workloads, list(WORKLOADS), "workloads")
+
+    if args.install_peers:
+        harness.install_peers([p for p in peer_names if p in peers.PEER_MODULES])
+    venv_python = harness.venv_python()
+    in_venv = Path(sys.prefix).resolve() == harness.PEER_VENV.resolve()
+    if venv_python and not in_venv and not args.no_venv:
+        # Run the whole harness inside the peer environment (it also has matplotlib).
+        argv = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--install-peers"]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(harness.REPO)] + [p for p in [env.get("PYTHONPATH")] if p])
+        print(f"running under {venv_python}", flush=True)
+        os.execve(str(venv_python), [str(venv_python), "-m", "benchmarks"] + argv, env)
+
+    out = Path(args.out) if args.out else harness.REPO / (
+        "build/benchmarks-quick" if args.quick else "docs")
+    doc = harness.run(workload_names, peer_names, quick=args.quick,
+                      in_process=args.in_process, python=Path(sys.executable))
+    for path in report.write_all(doc, out):
+        print("wrote", path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""Writes the results: JSON, a PNG plot of the ratios, and the Markdown page."""
+import json
+from pathlib import Path
+
+from .peers import ALL_PEERS
+
+COMMAND = "python -m benchmarks --install-peers"
+
+PEER_LABELS = {
+    "numba": "numba primal (no gradient)",
+    "hand": "hand-written gradient (numba)",
+    "ours": "ours: `numba_adstack.grad_jit`",
+    "jax": "JAX `jit(grad)`",
+    "torch": "PyTorch eager (CPU)",
+    "autograd": "autograd",
+    "taichi": "Taichi (CPU)",
+    "quadrants": "Quadrants (CPU)",
+}
+
+
+def write_json(doc, path):
+    Path(path).write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+
+
+def plot(doc, path):
+    """Bar chart, log scale: gradient time over the numba primal's time, per
+    workload and peer; a second panel with ours over each peer once ours runs.
+    Returns False when matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    names = list(doc["workloads"])
+    peers = [p for p in ALL_PEERS if p != "numba"]
+    have_ours = any(e["results"].get("ours", {}).get("status") == "ok"
+                    for e in doc["workloads"].values())
+    panels = 2 if have_ours else 1
+    fig, axes = plt.subplots(panels, 1, figsize=(11, 4.2 * panels), squeeze=False)
+    width = 0.8 / len(peers)
+    for row, (key, ylabel) in enumerate(
+            [("over_primal", "gradient time / numba primal time"),
+             ("ours_over_this", "ours / this peer (gradient time)")][:panels]):
+        ax = axes[row][0]
+        for j, peer in enumerate(peers):
+            if key == "ours_over_this" and peer == "ours":
+                continue
+            xs, ys = [], []
+            for i, name in enumerate(names):
+                value = doc["workloads"][name]["results"].get(peer, {}).get(key)
+                if value:
+                    xs.append(i + (j - len(peers) / 2 + 0.5) * width)
+                    ys.append(value)
+            ax.bar(xs, ys, width, label=peer)
+        ax.set_yscale("log")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        if key == "over_primal":
+            ax.axhline(3.0, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels([doc["workloads"][n]["title"] for n in names], fontsize=8)
+        ax.set_ylabel(ylabel)
+        ax.grid(axis="y", which="both", alpha=0.3)
+        ax.legend(fontsize=8, ncol=4)
+    axes[0][0].set_title("Reverse-mode gradients, CPU, float64 (lower is better; "
+                         "missing bar: peer could not run the workload)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _fmt(value, scale=1.0, digits=3):
+    if value is None:
+        return ""
+    v = value * scale
+    if v >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.{digits}g}"
+
+
+def _table(entry):
+    lines = ["| peer | first call (s) | gradient median (ms) | gradient min (ms) | "
+             "gradient / primal | ours / this | peak memory of a call (MiB) | status |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    notes = []
+    for peer in ALL_PEERS:
+        r = entry["results"].get(peer)
+        if r is None:
+            continue
+        label = PEER_LABELS[peer]
+        if r["status"] == "ok":
+            lines.append(
+                f"| {label} | {_fmt(r['first_call_s'])} | {_fmt(r['median_s'], 1e3)} | "
+                f"{_fmt(r['min_s'], 1e3)} | {_fmt(r.get('over_primal'))} | "
+                f"{_fmt(r.get('ours_over_this'))} | {_fmt(r.get('peak_mib'))} | ok |")
+        else:
+            lines.append(f"| {label} | | | | | | | {r['status']} (see below) |")
+            message = " ".join(r.get("message", "").split())
+            if len(message) > 400:
+                message = message[:400] + " ..."
+            notes.append(f"- **{peer}** ({r['status']}): `{message}`")
+    return "\n".join(lines), notes
+
+
+def markdown(doc, png_name, json_name):
+    m = doc["machine"]
+    out = ["# Benchmarks", "",
+           "Reverse-mode gradients of five float64 CPU workloads: `numba_adstack.grad_jit` "
+           "against the same gradient written by hand in numba and against JAX, PyTorch, "
+           "autograd, Taichi and Quadrants. Regenerate everything on this page (the tables, "
+           f"the plot `{png_name}` and the raw results `{json_name}`) with", "",
+           "```", COMMAND, "```", "",
+           "from the repository root. `--install-peers` creates `.venv-bench/` (a virtual "
+           "environment that sees the project's numba and NumPy) and installs the peers into "
+           "it; without it, peers that are not installed are reported as missing. Other "
+           "options: `--quick` (tiny sizes, a smoke run), `--peers jax,torch`, "
+           "`--workloads sin_recurrence,mc_option`, `--out DIR`.", ""]
+    if doc.get("quick"):
+        out += ["**These figures come from `--quick` (tiny sizes): they only show that the "
+                "harness runs.**", ""]
+    versions = {}
+    for entry in doc["workloads"].values():
+        for peer, r in entry["results"].items():
+            if r.get("version"):
+                versions[peer] = r["version"]
+    out += ["## Machine and versions", "",
+            f"- CPU: {m.get('cpu')}, {m.get('cores')} cores, "
+            f"{m.get('memory_gib', '?')} GiB memory; {m.get('platform')}",
+            f"- Python {m.get('python')}, NumPy {m.get('numpy')}, numba {m.get('numba')}",
+            "- peers: " + (", ".join(f"{p} {v}" for p, v in versions.items()
+                                    if p not in ("numba", "hand")) or "none measured"),
+            f"- measured {doc.get('started')}", "",
+            "## How it is measured", "",
+            "- Every (workload, peer) pair runs in a fresh Python process. The peer builds "
+            "its gradient function and calls it once: that is the **first call** time "
+            "(tracing and compilation included; for numba it is the compile of the primal "
+            "or of the gradient). Its gradient is then compared with the hand-written one "
+            "(`np.allclose`, rtol 1e-6, atol 1e-9 times the largest entry) **before** any "
+            "timing; a wrong gradient is reported and not timed. The hand-written gradient "
+            "itself is checked against central finite differences of the numba primal.",
+            "- After one more warm-up call, the gradient call is repeated for about 2 s "
+            "(at least 5 times): **median** and **minimum** wall time (`time.perf_counter`). "
+            "A gradient call includes everything needed to get the gradient as NumPy values "
+            "from the NumPy inputs: the forward pass, the backward pass, zeroing the "
+            "adjoints (Taichi, Quadrants), and the transfer of the result.",
+            "- **Peak memory of a call**: on Linux the process's resident-set high-water "
+            "mark is reset (`/proc/self/clear_refs`) just before one more gradient call and "
+            "read (`VmHWM` in `/proc/self/status`) just after; the figure is that peak minus "
+            "the resident size before the call, so it sees NumPy, numba, XLA, PyTorch and "
+            "Taichi allocations alike (tracemalloc would see only Python's).",
+            "- **gradient / primal** is the gradient's median over the numba primal's median "
+            "(the primal is `numba.njit` of the same plain Python function); **ours / this** "
+            "is the median of `numba_adstack.grad_jit(primal).grad` over that row's median "
+            "(below 1: ours is faster).",
+            "- PyTorch and autograd use vectorised array code over elements, paths or "
+            "particles and a Python loop over time steps; JAX uses `lax.fori_loop` with "
+            "static trip counts inside `jax.jit(jax.grad(...))`; Taichi and Quadrants run "
+            "`kernel()` then `kernel.grad()` with `ad_stack_size` set per workload (the "
+            "mass-spring chain is written with a time axis and one launch per step on an "
+            "`ad.Tape`, as Taichi's own differentiable simulations do, since in-place "
+            "updates across steps break their reverse mode). Threads: each library's "
+            "default on this machine.", ""]
+    for name, entry in doc["workloads"].items():
+        table, notes = _table(entry)
+        fd = entry["finite_difference_check"]
+        out += [f"## {entry['title']}", "", entry["description"], "",
+                f"Hand-written gradient against finite differences: "
+                f"{'ok' if fd == 'ok' else fd}. `ad_stack_size` passed to the tools that "
+                f"need one: {entry['ad_stack_size']}.", "", table, ""]
+        if entry.get("ours_compile_over_primal_compile"):
+            out += [f"First call of ours over the numba primal's first call: "
+                    f"{entry['ours_compile_over_primal_compile']:.2f}.", ""]
+        if notes:
+            out += ["Peers that did not produce a timed gradient:", ""] + notes + [""]
+    out += ["## Plot", "", f"![gradient time ratios]({png_name})", "",
+            "Top: gradient time over the numba primal's time (log scale; the dashed line is "
+            "3x). Bottom, once ours runs: ours over each peer.", ""]
+    return "\n".join(out)
+
+
+def write_all(doc, out_dir, stem="benchmarks"):
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, png_path, md_path = (out_dir / f"{stem}.json", out_dir / f"{stem}.png",
+                                    out_dir / f"{stem}.md")
+    write_json(doc, json_path)
+    have_png = plot(doc, png_path)
+    text = markdown(doc, png_path.name if have_png else "(matplotlib missing: no plot)",
+                    json_path.name)
+    md_path.write_text(text)
+    return [p for p in (json_path, png_path if have_png else None, md_path) if p]
