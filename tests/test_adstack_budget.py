@@ -118,3 +118,13 @@ def test_prange_body_is_its_own_task():
         return out.sum()
     with pytest.raises(AdStackBudgetError, match="prange body of .*body_over"):
         body_over(4)
+
+
+def test_environment_variable_sets_the_budget():
+    import subprocess
+    import sys
+    code = ("import numba_adstack.config as c; print(c.FRAME_BUDGET_BYTES, c.get_frame_budget())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**__import__("os").environ, "NUMBA_ADSTACK_FRAME_BUDGET": "4096"},
+                         check=True).stdout.split()
+    assert out == ["4096", "4096"]
