@@ -18,6 +18,10 @@ PEER_LABELS = {
 }
 
 
+COLORS = {"hand": "#1f77b4", "ours": "#d62728", "jax": "#2ca02c", "torch": "#ff7f0e",
+          "autograd": "#9467bd", "taichi": "#8c564b", "quadrants": "#e377c2"}
+
+
 def write_json(doc, path):
     Path(path).write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
 
@@ -52,7 +56,7 @@ def plot(doc, path):
                 if value:
                     xs.append(i + (j - len(peers) / 2 + 0.5) * width)
                     ys.append(value)
-            ax.bar(xs, ys, width, label=peer)
+            ax.bar(xs, ys, width, label=peer, color=COLORS[peer])
         ax.set_yscale("log")
         ax.axhline(1.0, color="black", linewidth=0.8)
         if key == "over_primal":
@@ -148,7 +152,11 @@ def markdown(doc, png_name, json_name):
             "mark is reset (`/proc/self/clear_refs`) just before one more gradient call and "
             "read (`VmHWM` in `/proc/self/status`) just after; the figure is that peak minus "
             "the resident size before the call, so it sees NumPy, numba, XLA, PyTorch and "
-            "Taichi allocations alike (tracemalloc would see only Python's).",
+            "Taichi allocations alike (tracemalloc would see only Python's). Before it, "
+            "glibc is told to return freed memory (`malloc_trim`) and to map every block of "
+            "64 KiB or more separately (`mallopt(M_MMAP_THRESHOLD)`), so memory reused "
+            "from an earlier call is counted too; memory a runtime keeps in its own pool "
+            "(Taichi's fields and stacks, allocated at start-up) is not.",
             "- **gradient / primal** is the gradient's median over the numba primal's median "
             "(the primal is `numba.njit` of the same plain Python function); **ours / this** "
             "is the median of `numba_adstack.grad_jit(primal).grad` over that row's median "
