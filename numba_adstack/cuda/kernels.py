@@ -188,12 +188,16 @@ class OverflowCheckedKernel:
         check_adjoint_args(self.name, args[:self.n_args], args[self.n_args:],
                            self.arg_names)
 
+    def new_flag(self):
+        """The overflow flag: one int32 0 in device memory."""
+        return cuda.to_device(np.zeros(1, np.int32))
+
     def launch(self, config, args):
         self.check_args(args)
         stream = config[2] if len(config) > 2 and config[2] else 0
         with self._lock:
             if self._flag is None:
-                self._flag = cuda.to_device(np.zeros(1, np.int32))
+                self._flag = self.new_flag()
             self.dispatcher[config](*args, self._flag)
             raised = self._flag.copy_to_host(stream=stream)
             if stream:

@@ -1,0 +1,40 @@
+"""The CUDA cases on a real GPU (skipped without one): the lowered intrinsics must behave as
+the simulator does, and the local memory the driver reports must hold the stacks."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba.cuda")
+import numba_adstack.cuda as nadc  # noqa: E402
+
+if not nadc.have_gpu():
+    pytest.skip("no CUDA GPU", allow_module_level=True)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cuda_cases  # noqa: E402
+import cuda_kernels as K  # noqa: E402
+from numba import cuda, float64, int32  # noqa: E402
+
+
+@pytest.mark.parametrize("case", sorted(cuda_cases.CASES))
+def test_device_case(case):
+    cuda_cases.CASES[case]()
+
+
+def test_local_memory_per_thread_holds_the_stack():
+    disp = cuda.jit((float64[:], float64[:], float64[:], int32, float64[:], float64[:],
+                     float64[:], int32[:]))(K.recurrence_backward)
+    local = nadc.local_memory_per_thread(disp)
+    (nbytes,) = local.values()
+    assert nbytes >= 8 + K.CAP * 8
+
+
+def test_large_stacks_run_on_device():
+    # 320008 bytes per thread: past the CPU frame budget, fine on a GPU.
+    kern = cuda.jit(K.make_big_stack_kernel(40000))
+    k = nadc.OverflowCheckedKernel(kern, "big_stacks", 40000)
+    x = np.linspace(0.0, 1.0, 64)
+    k[2, 32](x, 100)
+    assert np.all(np.isfinite(x))
