@@ -98,6 +98,15 @@ def test_launch_appends_the_flag_raises_and_resets():
     assert len(launches) == 3
 
 
+def test_adjoint_positions_select_the_arguments():
+    x, idx, y = np.zeros(4), np.zeros(4, np.int64), np.zeros(4)
+    nadc.check_adjoint_args("k", (x, idx, y), (np.zeros(4), np.zeros(4)), ["x", "idx", "y"],
+                            adjoint_positions=[0, 2])
+    with pytest.raises(AdjointArgumentError, match=r"\(x, y\): expected 2 adjoint\(s\), got 3"):
+        nadc.check_adjoint_args("k", (x, idx, y), (x, x, x), ["x", "idx", "y"],
+                                adjoint_positions=[0, 2])
+
+
 def test_adjoint_checks_accept_device_like_arrays():
     class CAI:
         def __init__(self, shape, typestr):

@@ -94,15 +94,19 @@ def _describe(obj):
     return "array of shape %s and dtype %s" % (meta[0], meta[1])
 
 
-def check_adjoint_args(kernel_name, args, adjoints, arg_names=None):
+def check_adjoint_args(kernel_name, args, adjoints, arg_names=None, adjoint_positions=None):
     """Check ``adjoints`` against the array arguments of ``args`` before a backward launch.
 
-    One adjoint per array argument, in argument order, with the same shape and dtype.
-    Raises :class:`numba_adstack.AdjointArgumentError` naming the kernel and the argument.
+    One adjoint per array argument (or per argument at ``adjoint_positions``, when given),
+    in argument order, with the same shape and dtype. Raises
+    :class:`numba_adstack.AdjointArgumentError` naming the kernel and the argument.
     """
     if arg_names is None:
         arg_names = ["argument %d" % i for i in range(len(args))]
-    arrays = [(name, a) for name, a in zip(arg_names, args) if array_meta(a) is not None]
+    if adjoint_positions is None:
+        arrays = [(name, a) for name, a in zip(arg_names, args) if array_meta(a) is not None]
+    else:
+        arrays = [(arg_names[i], args[i]) for i in adjoint_positions]
     names = [name for name, _ in arrays]
     if len(adjoints) != len(arrays):
         raise AdjointArgumentError(
@@ -155,17 +159,19 @@ class OverflowCheckedKernel:
 
     ``n_args`` (optional) splits the arguments into the kernel's own and its adjoints:
     ``k[grid, block](*args, *adjoints)`` then checks the adjoints with
-    :func:`check_adjoint_args` before launching.
+    :func:`check_adjoint_args` before launching (``adjoint_positions``: the indices of the
+    arguments that take an adjoint; by default every array argument).
     """
 
     def __init__(self, dispatcher, name=None, ad_stack_size=None, *, n_args=None,
-                 arg_names=None):
+                 arg_names=None, adjoint_positions=None):
         self.dispatcher = dispatcher
         self.name = name or getattr(getattr(dispatcher, "py_func", None), "__name__",
                                     "kernel")
         self.ad_stack_size = ad_stack_size
         self.n_args = n_args
         self.arg_names = arg_names
+        self.adjoint_positions = adjoint_positions
         self._flag = None
         self._lock = threading.Lock()
 
@@ -186,7 +192,7 @@ class OverflowCheckedKernel:
                 "%s.grad takes the kernel's %d argument(s) and then their adjoints, got "
                 "%d argument(s) in all" % (self.name, self.n_args, len(args)))
         check_adjoint_args(self.name, args[:self.n_args], args[self.n_args:],
-                           self.arg_names)
+                           self.arg_names, self.adjoint_positions)
 
     def new_flag(self):
         """The overflow flag: one int32 0 in device memory."""
