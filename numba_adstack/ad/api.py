@@ -1,0 +1,160 @@
+"""``grad_jit``: a Numba dispatcher that also differentiates.
+
+``GradDispatcher`` is a ``CPUDispatcher``: calling it, calling it from other jitted
+functions, ``inspect_llvm`` and friends behave exactly as with ``numba.njit``. It adds
+``grad``, ``value_and_grad`` and ``inspect_adjoint``; the backward function of each argument
+type signature is generated once (from the typed Numba IR), compiled with ``numba.njit`` and
+cached.
+"""
+import linecache
+import threading
+
+import numpy as np
+from numba import njit, typeof
+from numba.core import types
+from numba.core.registry import CPUDispatcher
+
+from .. import config
+from ..errors import AdStackOverflowError, AdStackBudgetError, NonDifferentiableError
+from ..intrinsics import adstack, push, pop, top, size, overflowed
+from .capture import typed_ir
+from .transform import Rewrite, Options, is_float, is_float_array
+
+_INTRINSICS = {"adstack": adstack, "push": push, "pop": pop, "top": top, "size": size,
+               "overflowed": overflowed}
+_source_counter = [0]
+_lock = threading.Lock()
+
+
+def exec_source(fname, source, namespace, tag):
+    """Define ``fname`` from generated source; keep the text where ``inspect`` finds it."""
+    with _lock:
+        _source_counter[0] += 1
+        filename = "<numba_adstack %s %d>" % (tag, _source_counter[0])
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[fname]
+
+
+class Backward:
+    """The compiled backward function of one argument type signature."""
+
+    def __init__(self, dispatcher, argtypes):
+        opts = dispatcher.ad_options
+        self.argtypes = argtypes
+        typed = typed_ir(dispatcher.py_func, argtypes)
+        rw = Rewrite(typed, dispatcher.py_func,
+                     Options(opts["ad_stack_size"], opts["storage"], "cpu"))
+        self.fname, self.source = rw.build()
+        ns = dict(rw.globals)
+        ns.update(_INTRINSICS)
+        pyfn = exec_source(self.fname, self.source, ns, dispatcher.py_func.__qualname__)
+        self.njit_fn = njit(**dispatcher.backward_options)(pyfn)
+        # Arguments the function writes into: the gradient pass works on copies.
+        self.written_args = [i for i, a in enumerate(rw.arg_vars) if a in rw.written_roots]
+        self.float_array_args = [i for i, a in enumerate(rw.arg_vars)
+                                 if is_float_array(rw.ty(a))]
+        self.float_scalar_args = [i for i, a in enumerate(rw.arg_vars) if is_float(rw.ty(a))]
+        self.qualname = dispatcher.py_func.__qualname__
+        self.opts = opts
+        budget = opts["frame_budget"]
+        with config.frame_budget(budget if budget is not None else config.get_frame_budget()):
+            try:
+                bar_types = tuple(types.Array(argtypes[i].dtype, argtypes[i].ndim, "C")
+                                  for i in self.float_array_args)
+                self.njit_fn.compile(tuple(argtypes) + (types.float64,) + bar_types)
+            except AdStackBudgetError as e:
+                raise AdStackBudgetError(
+                    "the backward pass of %r: %s" % (self.qualname, e)) from None
+
+    def __call__(self, args, seed=1.0):
+        args = list(args)
+        for i in self.written_args:
+            args[i] = args[i].copy()
+        bars = [np.zeros_like(args[i]) for i in self.float_array_args]
+        try:
+            value, scalar_bars = self.njit_fn(*args, seed, *bars)
+        except AdStackOverflowError as e:
+            raise AdStackOverflowError(
+                "the backward pass of %r overflowed an adstack (ad_stack_size=%d): %s. Pass "
+                "a larger ad_stack_size to grad_jit, e.g. @grad_jit(ad_stack_size=%d), or "
+                "storage=\"heap\"." % (self.qualname, self.opts["ad_stack_size"], e,
+                                       4 * self.opts["ad_stack_size"])) from None
+        grads = [None] * len(args)
+        for i, b in zip(self.float_array_args, bars):
+            grads[i] = b
+        for i, b in zip(self.float_scalar_args, scalar_bars):
+            grads[i] = b
+        return value, tuple(grads)
+
+
+class GradDispatcher(CPUDispatcher):
+    """``numba.njit`` dispatcher with ``grad``, ``value_and_grad`` and ``inspect_adjoint``."""
+
+    def __init__(self, py_func, locals=None, targetoptions=None, ad_options=None, **kw):
+        super().__init__(py_func, locals=locals or {}, targetoptions=targetoptions or {},
+                         **kw)
+        self.ad_options = ad_options
+        self.backward_options = {k: v for k, v in (targetoptions or {}).items()
+                                 if k not in ("nopython", "parallel", "inline")}
+        self._backwards = {}
+        self._bw_lock = threading.Lock()
+
+    def _backward(self, args):
+        key = tuple(typeof(a) for a in args)
+        bw = self._backwards.get(key)
+        if bw is None:
+            with self._bw_lock:
+                bw = self._backwards.get(key)
+                if bw is None:
+                    bw = Backward(self, key)
+                    self._backwards[key] = bw
+        return bw
+
+    def grad(self, *args):
+        """Gradient of the (float scalar) result with respect to every argument: an array
+        for each float array argument, a float for each float scalar, None otherwise."""
+        return self._backward(args)(args)[1]
+
+    def value_and_grad(self, *args):
+        """``(f(*args), f.grad(*args))`` from one forward replay."""
+        return self._backward(args)(args)
+
+    def inspect_adjoint(self, *args):
+        """Source of the backward function generated for these arguments."""
+        return self._backward(args).source
+
+
+def grad_jit(fn=None, *, ad_stack_size=None, storage="frame", frame_budget=None, **options):
+    """Decorator like ``numba.njit`` that also gives ``f.grad`` and ``f.value_and_grad``.
+
+    ad_stack_size: capacity of the adstacks of loops whose trip count is only known at run
+        time (default ``numba_adstack.config.DEFAULT_AD_STACK_SIZE``); loops with a constant
+        trip count get exactly what they need.
+    storage: ``"frame"`` (fixed-size stacks in the backward function's frame, checked
+        against the frame budget) or ``"heap"`` (growable stacks that never overflow).
+    frame_budget: bytes of frame adstacks the backward function may use (default
+        ``numba_adstack.config`` / NUMBA_ADSTACK_FRAME_BUDGET).
+    Other keyword arguments (fastmath, nogil, error_model, boundscheck, cache...) go to
+    Numba for both the function and its backward.
+    """
+    if storage not in ("frame", "heap"):
+        raise ValueError("storage must be 'frame' or 'heap', got %r" % (storage,))
+    ad_options = {"ad_stack_size": int(ad_stack_size or config.DEFAULT_AD_STACK_SIZE),
+                  "storage": storage, "frame_budget": frame_budget}
+    cache = options.pop("cache", False)
+
+    def wrap(f):
+        targetoptions = {}
+        if hasattr(f, "py_func") and hasattr(f, "targetoptions"):
+            targetoptions.update(f.targetoptions)
+            f = f.py_func
+        targetoptions.update(options)
+        targetoptions["nopython"] = True
+        disp = GradDispatcher(f, targetoptions=targetoptions, ad_options=ad_options)
+        if cache:
+            disp.enable_caching()
+        return disp
+    if fn is None:
+        return wrap
+    return wrap(fn)

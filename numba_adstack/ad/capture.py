@@ -1,0 +1,123 @@
+"""Typed SSA Numba IR of a function, as the reverse-mode rewrite reads it.
+
+Numba's own untyped pipeline builds the IR (bytecode -> FunctionIR -> SSA with phis); one
+extra pass inlines every call to another Numba function so that the rewrite differentiates
+through it; Numba's type inference then types every variable. The pipeline stops right
+after typing: nothing is lowered.
+"""
+from numba.core import ir, errors
+from numba.core.compiler import (CompilerBase, DefaultPassBuilder, Flags, compile_extra,
+                                 _EarlyPipelineCompletion)
+from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
+from numba.core.untyped_passes import InlineInlinables
+from numba.core.typed_passes import NopythonTypeInference
+from numba.core.analysis import compute_cfg_from_blocks
+from numba.core.ir_utils import simplify_CFG, guard, GuardException
+from numba.core import postproc
+
+from ..errors import NonDifferentiableError
+
+_MAX_INLINES = 200
+
+
+class TypedIR:
+    """What the rewrite needs: the SSA IR and the types of its variables and calls."""
+
+    def __init__(self, func_ir, typemap, calltypes, return_type, argtypes):
+        self.func_ir = func_ir
+        self.typemap = typemap
+        self.calltypes = calltypes
+        self.return_type = return_type
+        self.argtypes = argtypes
+
+
+def _callee_dispatcher(func_ir, expr):
+    """The Numba dispatcher a call expression calls, or None."""
+    try:
+        defn = func_ir.get_definition(expr.func)
+    except Exception:
+        return None
+    val = getattr(defn, "value", None) if isinstance(defn, (ir.Global, ir.FreeVar)) else None
+    if val is None or not hasattr(val, "py_func") or not hasattr(val, "targetoptions"):
+        return None
+    return val
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class InlineDispatcherCalls(FunctionPass):
+    """Inline every call to a Numba dispatcher so the rewrite sees one function body."""
+    _name = "numba_adstack_inline_dispatcher_calls"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
+        worker = InlineWorker(state.typingctx, state.targetctx, state.locals, state.pipeline,
+                              state.flags, validator=callee_ir_validator)
+        modified = False
+        count = 0
+        work = list(state.func_ir.blocks.items())
+        while work:
+            label, block = work.pop()
+            for i, stmt in enumerate(block.body):
+                if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                        and stmt.value.op == "call"):
+                    continue
+                disp = _callee_dispatcher(state.func_ir, stmt.value)
+                if disp is None:
+                    continue
+                count += 1
+                if count > _MAX_INLINES:
+                    raise NonDifferentiableError(
+                        f"{state.func_id.func_qualname}: too many nested calls to inline while "
+                        f"differentiating (recursion?) at {stmt.loc.strformat()}")
+                _, _, _, new_blocks = worker.inline_function(state.func_ir, block, i,
+                                                             disp.py_func)
+                work.extend(new_blocks)
+                modified = True
+                break
+        if modified:
+            cfg = compute_cfg_from_blocks(state.func_ir.blocks)
+            for dead in cfg.dead_nodes():
+                del state.func_ir.blocks[dead]
+            postproc.PostProcessor(state.func_ir).run()
+            state.func_ir.blocks = simplify_CFG(state.func_ir.blocks)
+        return modified
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class CaptureTypedIR(FunctionPass):
+    """Hand the typed IR back and end the pipeline: nothing is lowered."""
+    _name = "numba_adstack_capture_typed_ir"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        raise _EarlyPipelineCompletion(TypedIR(state.func_ir, dict(state.typemap),
+                                               state.calltypes, state.return_type,
+                                               tuple(state.args)))
+
+
+class _CapturePipeline(CompilerBase):
+    def define_pipelines(self):
+        untyped = DefaultPassBuilder.define_untyped_pipeline(self.state)
+        pm = PassManager("numba_adstack_capture")
+        pm.passes.extend(untyped.passes)
+        pm.add_pass_after(InlineDispatcherCalls, InlineInlinables)
+        pm.add_pass(NopythonTypeInference, "nopython frontend")
+        pm.add_pass(CaptureTypedIR, "capture typed IR")
+        pm.finalize()
+        return [pm]
+
+
+def typed_ir(py_func, argtypes, typingctx=None, targetctx=None):
+    """Typed SSA IR of ``py_func`` for the given Numba argument types."""
+    if typingctx is None:
+        from numba.core.registry import cpu_target
+        typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
+    flags = Flags()
+    flags.nrt = True
+    return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags, {},
+                         pipeline_class=_CapturePipeline)

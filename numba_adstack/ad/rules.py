@@ -1,0 +1,105 @@
+"""Adjoint rules: one entry per primitive, read by the rewrite.
+
+A rule gives, for each operand of ``y = f(a0, a1, ...)``, the expression of that operand's
+adjoint contribution as Python source. Placeholders: ``{g}`` the adjoint of ``y``, ``{y}``
+the primal value of ``y``, ``{0}``, ``{1}``... the primal operands. ``None`` means the operand
+gets no gradient (for example the exponent of ``floor``). Generated code sees the modules
+``math`` and ``np``; rules use ``math`` so that the same source compiles for numba.cuda.
+
+Adding a primitive is adding one line here.
+"""
+import math
+import operator
+
+import numpy as np
+
+# Rules by Python function object. NumPy ufuncs map to the same rule as their math twin.
+CALL_RULES = {
+    math.sin: ("{g} * math.cos({0})",),
+    math.cos: ("-{g} * math.sin({0})",),
+    math.tan: ("{g} * (1.0 + {y} * {y})",),
+    math.asin: ("{g} / math.sqrt(1.0 - {0} * {0})",),
+    math.acos: ("-{g} / math.sqrt(1.0 - {0} * {0})",),
+    math.atan: ("{g} / (1.0 + {0} * {0})",),
+    math.atan2: ("{g} * {1} / ({0} * {0} + {1} * {1})",
+                 "-{g} * {0} / ({0} * {0} + {1} * {1})"),
+    math.sinh: ("{g} * math.cosh({0})",),
+    math.cosh: ("{g} * math.sinh({0})",),
+    math.tanh: ("{g} * (1.0 - {y} * {y})",),
+    math.exp: ("{g} * {y}",),
+    math.expm1: ("{g} * ({y} + 1.0)",),
+    math.log: ("{g} / {0}",),
+    math.log1p: ("{g} / (1.0 + {0})",),
+    math.log10: ("{g} / ({0} * 2.302585092994046)",),
+    math.log2: ("{g} / ({0} * 0.6931471805599453)",),
+    math.sqrt: ("{g} * 0.5 / {y}",),
+    math.hypot: ("{g} * {0} / {y}", "{g} * {1} / {y}"),
+    math.pow: ("{g} * {1} * {0} ** ({1} - 1.0)", "{g} * {y} * math.log({0})"),
+    math.floor: (None,),
+    math.ceil: (None,),
+    math.trunc: (None,),
+    math.copysign: ("{g} * math.copysign(1.0, {0}) * math.copysign(1.0, {1})", None),
+    math.fabs: ("{g} * math.copysign(1.0, {0})",),
+    abs: ("{g} * math.copysign(1.0, {0})",),
+    float: ("{g}",),
+    # min/max: the gradient goes to the operand that was chosen (the first one on ties).
+    min: ("({g} if {0} <= {1} else 0.0)", "(0.0 if {0} <= {1} else {g})"),
+    max: ("({g} if {0} >= {1} else 0.0)", "(0.0 if {0} >= {1} else {g})"),
+}
+
+_NUMPY_TWINS = {
+    np.sin: math.sin, np.cos: math.cos, np.tan: math.tan, np.arcsin: math.asin,
+    np.arccos: math.acos, np.arctan: math.atan, np.arctan2: math.atan2, np.sinh: math.sinh,
+    np.cosh: math.cosh, np.tanh: math.tanh, np.exp: math.exp, np.expm1: math.expm1,
+    np.log: math.log, np.log1p: math.log1p, np.log10: math.log10, np.log2: math.log2,
+    np.sqrt: math.sqrt, np.hypot: math.hypot, np.power: math.pow, np.floor: math.floor,
+    np.ceil: math.ceil, np.trunc: math.trunc, np.copysign: math.copysign,
+    np.fabs: math.fabs, np.abs: abs, np.absolute: abs, np.minimum: min, np.maximum: max,
+    np.float64: float, np.float32: float,
+}
+for _np_fn, _math_fn in _NUMPY_TWINS.items():
+    CALL_RULES.setdefault(_np_fn, CALL_RULES[_math_fn])
+
+# Rules by operator (binary and in-place binary operators share them).
+BINOP_RULES = {
+    operator.add: ("{g}", "{g}"),
+    operator.sub: ("{g}", "-{g}"),
+    operator.mul: ("{g} * {1}", "{g} * {0}"),
+    operator.truediv: ("{g} / {1}", "-{g} * {0} / ({1} * {1})"),
+    operator.pow: ("{g} * {1} * {0} ** ({1} - 1)", "{g} * {y} * math.log({0})"),
+    operator.mod: ("{g}", "-{g} * math.floor({0} / {1})"),
+    operator.floordiv: (None, None),
+}
+INPLACE_TO_BINOP = {
+    operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+    operator.itruediv: operator.truediv, operator.ipow: operator.pow,
+    operator.imod: operator.mod, operator.ifloordiv: operator.floordiv,
+}
+UNARY_RULES = {
+    operator.neg: ("-{g}",),
+    operator.pos: ("{g}",),
+}
+
+# Calls whose result carries no gradient whatever their operands (the rewrite still checks
+# that they do not produce floats from floats).
+NON_DIFFERENTIABLE_CALLS = {len, range, int, bool, round, math.isnan, math.isinf,
+                            math.isfinite, np.isnan, np.isinf, np.isfinite, np.sign}
+
+# Array constructors: the result is a fresh array whose contents carry no gradient; the
+# rewrite gives it an adjoint array of the same shape.
+ARRAY_CONSTRUCTORS = {np.zeros, np.empty, np.ones, np.empty_like, np.zeros_like,
+                      np.ones_like, np.full, np.full_like}
+
+
+def needed_operands(rule):
+    """Which placeholders (operand indices, and 'y') a rule reads."""
+    used = set()
+    for expr in rule:
+        if expr is None:
+            continue
+        for k in range(4):
+            if "{%d}" % k in expr:
+                used.add(k)
+        if "{y}" in expr:
+            used.add("y")
+    return used

@@ -1,0 +1,1311 @@
+"""The reverse-mode rewrite: typed SSA Numba IR -> Python source of the backward function.
+
+The backward function replays the forward code, then walks it backwards:
+
+* A value defined inside a loop is overwritten by the next iteration. If the reverse sweep
+  needs it, the forward replay pushes its old value on an adstack right before overwriting
+  it, and the reverse sweep pops it back right after reversing that definition ("restore"
+  semantics: at every point of the reverse sweep each variable holds the value it had at the
+  same point of the forward replay). Values that are cheap and safe to recompute (integer
+  index arithmetic, copies, constants, loads from arrays the function never writes) are
+  recomputed in place instead.
+* Control flow is reversed region by region: which arm of a branch was taken is recorded
+  where the arms merge (a local when the merge runs once, a stack inside loops), loops record
+  how many iterations ran, and a counted loop reverses as a counted loop.
+* A loop whose iterations do not depend on each other except through sums (``s += ...``) is
+  reversed iteration by iteration, right after each iteration, when the adjoint of the sums
+  can be computed before the loop: its stacks then hold one iteration's history.
+
+The primitive adjoints live in :mod:`numba_adstack.ad.rules`.
+"""
+import keyword
+import math
+import operator
+import re
+
+import numpy as np
+from numba.core import ir, types
+
+from ..errors import NonDifferentiableError
+from . import rules as R
+from .structure import Structure, LoopNode, successors
+
+_OPS = {
+    operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+    operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.lshift: "<<",
+    operator.rshift: ">>", operator.and_: "&", operator.or_: "|", operator.xor: "^",
+    operator.matmul: "@", operator.eq: "==", operator.ne: "!=", operator.lt: "<",
+    operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.is_: "is",
+    operator.is_not: "is not",
+}
+_UNARY = {operator.neg: "-", operator.pos: "+", operator.not_: "not ", operator.invert: "~"}
+
+
+def is_float(t):
+    return isinstance(t, types.Float)
+
+
+def is_float_array(t):
+    return isinstance(t, types.Array) and isinstance(t.dtype, types.Float)
+
+
+def _stack_dtype(t):
+    if isinstance(t, types.Float):
+        return "np.float32" if t.bitwidth == 32 else "np.float64"
+    if isinstance(t, types.Boolean):
+        return "np.bool_"
+    if isinstance(t, types.Integer):
+        return "np.int32" if t.bitwidth == 32 and t.signed else "np.int64"
+    return None
+
+
+class RangeLoop:
+    """``for i in range(...)``: the range arguments and the names of its counter state."""
+
+    def __init__(self, loop, getiter_var, args, const_args, names):
+        self.loop = loop
+        self.getiter_var = getiter_var
+        self.args = args              # IR vars of range(...)
+        self.const_args = const_args  # their values when all are constants, else None
+        self.first = None             # pair_first var (the index) in the header
+        self.start, self.stop, self.step, self.len, self.ctr = names
+
+    def trip_count(self):
+        if self.const_args is None:
+            return None
+        return len(range(*self.const_args))
+
+
+class Options:
+    def __init__(self, ad_stack_size, storage="frame", target="cpu"):
+        self.ad_stack_size = int(ad_stack_size)
+        self.storage = storage
+        self.target = target
+
+
+class Lines:
+    def __init__(self):
+        self.lines = []
+        self.level = 0
+
+    def __call__(self, text):
+        self.lines.append("    " * self.level + text)
+
+    def indent(self):
+        outer = self
+
+        class _Ctx:
+            def __enter__(self):
+                outer.level += 1
+                return outer
+
+            def __exit__(self, *a):
+                outer.level -= 1
+        return _Ctx()
+
+    def mark(self):
+        return len(self.lines)
+
+    def close_block(self, mark):
+        """Python needs a statement in a block: add ``pass`` when nothing was emitted."""
+        if len(self.lines) == mark:
+            self("pass")
+
+
+class Rewrite:
+    """One function, one set of argument types: the source of its backward function."""
+
+    def __init__(self, typed, py_func, options):
+        self.t = typed
+        self.fir = typed.func_ir
+        self.typemap = typed.typemap
+        self.py_func = py_func
+        self.qualname = getattr(py_func, "__qualname__", py_func.__name__)
+        self.opt = options
+        self.s = Structure(self.fir)
+        self.globals = {"math": math, "np": np}
+        self._global_names = {}
+        self._names = {}
+        self._used_names = set(self.globals) | set(keyword.kwlist)
+        self.defs = {}            # var name -> (block label, stmt)
+        self.phis = {}            # var name -> block label of its phi
+        self.block_phis = {}      # label -> [(target var, {pred label: incoming var})]
+        self.uses = {}            # var name -> [(block label, stmt)]
+        self.iter_alias = {}      # iterator var name -> RangeLoop
+        self.ranges = {}          # loop header -> RangeLoop
+        self.fused = set()        # loops reversed iteration by iteration
+        self.fused_seed = {}      # fused loop -> [(seed var name, source expr)]
+        self.stacks = {}          # stack var name -> (dtype src, capacity, storage)
+        self.pushed = {}          # primal var name -> stack var name
+        self.decls = {}           # declared locals -> initial value source
+        self.needed = set()
+        self._counter = 0
+        self._collect()
+        self._find_ranges()
+        self.useful = self._useful_vars()
+        self.readonly_roots = self._readonly_roots()
+        self.arg_vars = self._arg_vars()
+        self.array_adjoints = self._array_adjoints()
+        self.record_names = self._record_names()
+
+    # ------------------------------------------------------------------ errors
+    def error(self, what, loc=None):
+        where = ""
+        if loc is not None:
+            where = " at %s" % loc.strformat().strip().splitlines()[0]
+            line = getattr(loc, "line", None)
+            if line is not None:
+                where = " (%s:%s)%s" % (loc.filename, line, where[len(" at"):] and "")
+        raise NonDifferentiableError(
+            "cannot differentiate %r: %s%s" % (self.qualname, what, where))
+
+    # ------------------------------------------------------------------ names
+    def fresh(self, base):
+        self._counter += 1
+        name = "_%s%d" % (base, self._counter)
+        self._used_names.add(name)
+        return name
+
+    def n(self, var):
+        """Source name of an IR variable."""
+        name = var if isinstance(var, str) else var.name
+        got = self._names.get(name)
+        if got is None:
+            base = re.sub(r"\W", "_", name).strip("_") or "v"
+            if base[0].isdigit():
+                base = "v" + base
+            got, k = base, 1
+            while got in self._used_names:
+                k += 1
+                got = "%s_%d" % (base, k)
+            self._used_names.add(got)
+            self._names[name] = got
+        return got
+
+    def bar(self, var):
+        """Source name of the adjoint of an IR variable."""
+        name = var if isinstance(var, str) else var.name
+        return self.n(name + ".bar")
+
+    def gname(self, value):
+        """Name of a global object in the generated module."""
+        key = id(value)
+        if key not in self._global_names:
+            if value is math:
+                name = "math"
+            elif value is np:
+                name = "np"
+            else:
+                base = getattr(value, "__name__", type(value).__name__)
+                name = self.fresh("g_" + re.sub(r"\W", "_", str(base)))
+                self.globals[name] = value
+            self._global_names[key] = name
+        return self._global_names[key]
+
+    def ty(self, var):
+        name = var if isinstance(var, str) else var.name
+        return self.typemap[name]
+
+    # ------------------------------------------------------------------ IR facts
+    def _collect(self):
+        for label, blk in self.fir.blocks.items():
+            phis = []
+            for stmt in blk.body:
+                if isinstance(stmt, ir.Assign):
+                    if isinstance(stmt.value, ir.Expr) and stmt.value.op == "phi":
+                        inc = {}
+                        for v, b in zip(stmt.value.incoming_values,
+                                        stmt.value.incoming_blocks):
+                            inc[b] = v
+                        phis.append((stmt.target, inc))
+                        self.phis[stmt.target.name] = label
+                        for v in stmt.value.incoming_values:
+                            if isinstance(v, ir.Var):
+                                self.uses.setdefault(v.name, []).append((label, stmt))
+                        continue
+                    self.defs[stmt.target.name] = (label, stmt)
+                for v in stmt.list_vars():
+                    if isinstance(stmt, ir.Assign) and v.name == stmt.target.name:
+                        continue
+                    self.uses.setdefault(v.name, []).append((label, stmt))
+            self.block_phis[label] = phis
+
+    def def_expr(self, name):
+        d = self.defs.get(name)
+        return None if d is None else d[1].value
+
+    def resolve_global(self, var):
+        """The Python object a variable holds when it is a global (or module attribute)."""
+        e = self.def_expr(var.name)
+        if isinstance(e, (ir.Global, ir.FreeVar)):
+            return e.value
+        if isinstance(e, ir.Const):
+            return e.value
+        if isinstance(e, ir.Var):
+            return self.resolve_global(e)
+        if isinstance(e, ir.Expr) and e.op == "getattr":
+            base = self.resolve_global(e.value)
+            if base is not None:
+                return getattr(base, e.attr, None)
+        return None
+
+    def _find_ranges(self):
+        for lp in self.s.loops:
+            hdr = self.fir.blocks[lp.header]
+            for stmt in hdr.body:
+                if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                        and stmt.value.op == "iternext"):
+                    rl = self._range_of_iter(stmt.value.value, lp)
+                    lp.range = rl
+                    self.ranges[lp.header] = rl
+                    for s2 in hdr.body:
+                        if (isinstance(s2, ir.Assign) and isinstance(s2.value, ir.Expr)
+                                and s2.value.op == "pair_first"):
+                            rl.first = s2.target.name
+
+    def _range_of_iter(self, itervar, lp):
+        v = itervar
+        seen = []
+        while True:
+            seen.append(v.name)
+            e = self.def_expr(v.name)
+            if isinstance(e, ir.Var):
+                v = e
+                continue
+            break
+        if not (isinstance(e, ir.Expr) and e.op == "getiter"):
+            self.error("a loop over something other than range(...)", lp and
+                       self.fir.blocks[lp.header].loc)
+        rng = self.def_expr(e.value.name)
+        fn = None
+        if isinstance(rng, ir.Expr) and rng.op == "call":
+            fn = self.resolve_global(rng.func)
+        if fn is not range:
+            self.error("`for` over %s; only `for ... in range(...)` loops are supported "
+                       "(index arrays with range(len(x)))" % self.ty(e.value),
+                       self.def_loc(e.value.name))
+        consts = []
+        for a in rng.args:
+            c = self.resolve_global(a)
+            consts.append(c if isinstance(c, (int, np.integer)) and not isinstance(c, bool)
+                          else None)
+        const_args = None if any(c is None for c in consts) else tuple(int(c) for c in consts)
+        k = self.fresh("r")
+        names = (k + "_start", k + "_stop", k + "_step", k + "_len", k + "_i")
+        rl = RangeLoop(lp, e, list(rng.args), const_args, names)
+        for nm in seen:
+            self.iter_alias[nm] = rl
+        return rl
+
+    def _arg_vars(self):
+        found = {}
+        for stmt in self.fir.blocks[self.s.entry].body:
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Arg):
+                found[stmt.value.index] = stmt.target.name
+        return [found[i] for i in sorted(found)]
+
+    def _array_adjoints(self):
+        out = {a: "arg" for a in self.arg_vars if is_float_array(self.ty(a))}
+        for name, (label, stmt) in self.defs.items():
+            e = stmt.value
+            if (isinstance(e, ir.Expr) and e.op == "call" and is_float_array(self.ty(name))
+                    and self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS):
+                if self.s.depth(label) > 0:
+                    self.error("creating the array %r inside a loop; create it before the "
+                               "loop" % name, stmt.loc)
+                if self.opt.target == "cuda":
+                    self.error("allocating arrays in a kernel", stmt.loc)
+                out[name] = "new"
+        return out
+
+    def _record_names(self):
+        names = {"_rsite"}
+        for lp in self.s.loops:
+            names.update({"_n%d" % lp.header, "_x%d" % lp.header, "_l%d" % lp.header})
+        for R_ in self.s.regions.values():
+            for n in R_.nodes:
+                if len(R_.ins[n]) > 1:
+                    names.add("_c%s" % _node_key(n))
+        return names
+
+    def def_loc(self, name):
+        d = self.defs.get(name)
+        return None if d is None else d[1].loc
+
+    # ------------------------------------------------------------------ analyses
+    def array_root(self, name):
+        """The argument or constructor an array variable is a view of."""
+        e = self.def_expr(name)
+        if isinstance(e, ir.Var):
+            return self.array_root(e.name)
+        if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem", "cast"):
+            if isinstance(self.ty(e.value), types.Array):
+                return self.array_root(e.value.name)
+        return name
+
+    def _readonly_roots(self):
+        written = set()
+        for label, blk in self.fir.blocks.items():
+            for stmt in blk.body:
+                if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                    written.add(self.array_root(stmt.target.name))
+        roots = set()
+        for name, t in self.typemap.items():
+            if isinstance(t, types.Array) and name in self.defs or name.startswith("arg."):
+                pass
+        self.written_roots = written
+        return written
+
+    def is_readonly_array(self, name):
+        return self.array_root(name) not in self.written_roots
+
+    def _varied_vars(self):
+        """Float variables that depend on a differentiable input (float arguments and
+        float array contents)."""
+        varied = set()
+        for name, t in self.typemap.items():
+            if name in self.defs and isinstance(self.defs[name][1].value, ir.Arg) \
+                    and (is_float(t) or is_float_array(t)):
+                varied.add(name)
+        changed = True
+        while changed:
+            changed = False
+            for name in list(self.defs) + list(self.phis):
+                if name in varied:
+                    continue
+                t = self.typemap.get(name)
+                if not (is_float(t) or is_float_array(t)):
+                    continue
+                e = None if name in self.phis else self.def_expr(name)
+                if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem") \
+                        and isinstance(self.ty(e.value), types.Array):
+                    hit = True
+                elif isinstance(e, ir.Expr) and e.op == "call" and is_float_array(t):
+                    hit = True
+                else:
+                    hit = any(op in varied for op in self._diff_operands(name, False))
+                if hit:
+                    varied.add(name)
+                    changed = True
+        return varied
+
+    def _useful_vars(self):
+        """Float variables whose adjoint can be non-zero: they depend on a differentiable
+        input and flow into the result."""
+        self.varied = self._varied_vars()
+        useful = set()
+        work = []
+        for blk in self.fir.blocks.values():
+            term = blk.terminator
+            if isinstance(term, ir.Return):
+                work.append(term.value.name)
+        if self.opt.target == "cuda":
+            for blk in self.fir.blocks.values():
+                for stmt in blk.body:
+                    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                        work.append(stmt.value.name)
+        useful_roots = set()
+        changed = True
+        while changed:
+            changed = False
+            while work:
+                name = work.pop()
+                if name in useful or name not in self.varied:
+                    continue
+                useful.add(name)
+                changed = True
+                for op in self._diff_operands(name):
+                    if op not in useful:
+                        work.append(op)
+                e = self.def_expr(name)
+                if (isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem")
+                        and isinstance(self.ty(e.value), types.Array)):
+                    useful_roots.add(self.array_root(e.value.name))
+            for blk in self.fir.blocks.values():
+                for stmt in blk.body:
+                    if (isinstance(stmt, (ir.SetItem, ir.StaticSetItem))
+                            and self.array_root(stmt.target.name) in useful_roots
+                            and stmt.value.name not in useful):
+                        work.append(stmt.value.name)
+            changed = changed or bool(work)
+        return useful
+
+    def _diff_operands(self, name, only_varied=True):
+        """Operands through which an adjoint flows from ``name``."""
+        ops = self._diff_operands_all(name)
+        if only_varied:
+            return [o for o in ops if o in self.varied]
+        return ops
+
+    def _diff_operands_all(self, name):
+        if name in self.phis:
+            label = self.phis[name]
+            for tgt, inc in self.block_phis[label]:
+                if tgt.name == name:
+                    return [v.name for v in inc.values()
+                            if isinstance(v, ir.Var) and is_float(self.ty(v))]
+        e = self.def_expr(name)
+        if isinstance(e, ir.Var):
+            return [e.name] if is_float(self.ty(e)) or isinstance(self.ty(e), types.Array) \
+                else []
+        if not isinstance(e, ir.Expr):
+            return []
+        if e.op in ("binop", "inplace_binop"):
+            return [v.name for v in (e.lhs, e.rhs) if is_float(self.ty(v))]
+        if e.op == "unary":
+            return [e.value.name] if is_float(self.ty(e.value)) else []
+        if e.op == "cast":
+            return [e.value.name]
+        if e.op == "call":
+            return [a.name for a in e.args if is_float(self.ty(a))]
+        if e.op in ("static_getitem", "getitem"):
+            vt = self.ty(e.value)
+            if isinstance(vt, types.BaseTuple):
+                src = self.def_expr(e.value.name)
+                if isinstance(src, ir.Expr) and src.op == "exhaust_iter":
+                    src = self.def_expr(src.value.name)
+                if isinstance(src, ir.Expr) and src.op == "build_tuple":
+                    idx = e.index if e.op == "static_getitem" else self.resolve_global(e.index)
+                    if isinstance(idx, int):
+                        item = src.items[idx]
+                        return [item.name] if is_float(self.ty(item)) else []
+            return []
+        return []
+
+    # ------------------------------------------------------------------ driver
+    def build(self):
+        self._check_return()
+        self._choose_fused()
+        # Dry run: find what the reverse sweep reads, then decide stacks.
+        self.collecting = True
+        self.needed = set()
+        rev = Lines()
+        self.emit_reverse_top(rev)
+        self._decide_stacks()
+        self.collecting = False
+        fwd = Lines()
+        fwd.level = 1
+        self.emit_region_fwd(fwd, self.s.regions[None], None)
+        rev = Lines()
+        rev.level = 1
+        self.emit_reverse_top(rev)
+        return self._assemble(fwd, rev)
+
+    def _check_return(self):
+        rt = self.t.return_type
+        if self.opt.target == "cpu" and not is_float(rt):
+            self.error("grad needs a function returning a float scalar, this one returns %s"
+                       % rt)
+        self.return_blocks = [b for b, blk in sorted(self.fir.blocks.items())
+                              if isinstance(blk.terminator, ir.Return)]
+
+    # ------------------------------------------------------------------ depth and sites
+    def unit_base(self, block):
+        """Depth of the innermost fused loop holding ``block`` (0 outside of any)."""
+        for lp in self.s.enclosing(block):
+            if lp in self.fused:
+                return lp.depth
+        return 0
+
+    def site_loops(self, loops, block):
+        """The loops of ``loops`` that repeat a site within its reversal unit."""
+        base = self.unit_base(block)
+        return [lp for lp in loops if lp.depth > base]
+
+    def capacity(self, loops):
+        cap, runtime = 1, 0
+        for lp in loops:
+            tc = lp.range.trip_count() if lp.range is not None else None
+            if tc is None:
+                runtime += 1
+            else:
+                cap *= max(tc, 1)
+        if runtime:
+            cap *= self.opt.ad_stack_size
+        storage = "heap" if (runtime > 1 or self.opt.storage == "heap") else "frame"
+        return max(cap, 1), storage
+
+    def def_site_loops(self, name):
+        """Loops repeating the definition(s) of ``name``, per definition site."""
+        if name in self.phis:
+            label = self.phis[name]
+            sites = {}
+            for tgt, inc in self.block_phis[label]:
+                if tgt.name == name:
+                    for pred in inc:
+                        sites[(pred, label)] = self.site_loops(
+                            self.s.edge_loops(pred, label), label)
+            return sites
+        label = self.defs[name][0]
+        return {label: self.site_loops(self.s.enclosing(label), label)}
+
+    def _decide_stacks(self):
+        for name in sorted(self.needed):
+            if self.is_remat(name) or self.is_rc(name):
+                continue
+            if name not in self.defs and name not in self.phis:
+                continue
+            sites = self.def_site_loops(name)
+            repeated = [lps for lps in sites.values() if lps]
+            if not repeated:
+                continue
+            dt = _stack_dtype(self.ty(name))
+            if dt is None:
+                self.error("the reverse sweep needs the value of %r (%s) from every loop "
+                           "iteration, and values of that type cannot be kept"
+                           % (name, self.ty(name)), self.def_loc(name))
+            cap, storage = 0, "frame"
+            for lps in repeated:
+                c, s = self.capacity(lps)
+                cap += c
+                if s == "heap":
+                    storage = "heap"
+            st = "_st_" + self.n(name)
+            self.stacks[st] = (dt, cap, storage)
+            self.pushed[name] = st
+
+
+    # ------------------------------------------------------------------ recomputation
+    def is_remat(self, name):
+        """Can the reverse sweep recompute this value where it needs it (cheap, pure)?"""
+        if name in self.phis:
+            return False
+        e = self.def_expr(name)
+        if e is None or isinstance(e, ir.Arg):
+            return False
+        if isinstance(e, (ir.Const, ir.Global, ir.FreeVar, ir.Var)):
+            return True
+        if not isinstance(e, ir.Expr):
+            return False
+        t = self.ty(name)
+        if e.op in ("getattr", "build_tuple", "exhaust_iter", "cast"):
+            return True
+        if e.op in ("getitem", "static_getitem"):
+            vt = self.ty(e.value)
+            if isinstance(vt, types.BaseTuple):
+                return True
+            if isinstance(vt, types.Array):
+                return isinstance(t, types.Array) or self.is_readonly_array(e.value.name)
+            return False
+        if e.op in ("binop", "unary", "inplace_binop"):
+            return isinstance(t, (types.Integer, types.Boolean))
+        if e.op == "call":
+            fn = self.resolve_global(e.func)
+            return fn in (len, slice) and not e.kws
+        return False
+
+    def rc_loop(self, name):
+        """The range loop whose index ``name`` is, when the reverse sweep can recompute it
+        from the iteration number (every use is inside that loop)."""
+        for lp in self.s.loops:
+            rl = lp.range
+            if rl is None or rl.first != name or lp in self.fused:
+                continue
+            chain, work = set(), [name]
+            while work:
+                v = work.pop()
+                if v in chain:
+                    continue
+                chain.add(v)
+                for label, stmt in self.uses.get(v, ()):
+                    if label not in lp.blocks:
+                        return None
+                    if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var)
+                            and stmt.value.name == v):
+                        work.append(stmt.target.name)
+            return lp
+        return None
+
+    def is_rc(self, name):
+        return self.rc_loop(name) is not None
+
+    def ref(self, var):
+        """Source of a primal value at the current point of the reverse sweep."""
+        if not isinstance(var, (ir.Var, str)):
+            return repr(var)
+        name = var if isinstance(var, str) else var.name
+        if self.is_remat(name):
+            return self.remat_src(name)
+        if self.collecting:
+            self.needed.add(name)
+        return self.n(name)
+
+    def remat_src(self, name):
+        e = self.def_expr(name)
+        if isinstance(e, ir.Const):
+            return self.const_src(e.value)
+        if isinstance(e, (ir.Global, ir.FreeVar)):
+            return self.gname(e.value) if not _is_literal(e.value) else \
+                self.const_src(e.value)
+        if isinstance(e, ir.Var):
+            return self.ref(e)
+        return "(%s)" % self.expr_src(e, self.ref)
+
+    def ref_bar(self, var):
+        """Source of the adjoint array of a float array variable."""
+        name = var if isinstance(var, str) else var.name
+        e = self.def_expr(name)
+        if isinstance(e, ir.Var):
+            return self.ref_bar(e)
+        if isinstance(e, ir.Expr) and e.op == "cast":
+            return self.ref_bar(e.value)
+        if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem"):
+            return "%s[%s]" % (self.ref_bar(e.value), self.index_src(e, self.ref))
+        if isinstance(e, ir.Arg) or name in self.array_adjoints:
+            return self.bar(name)
+        self.error("the array %r is produced by an expression that is not differentiated "
+                   "(%s); build arrays with np.zeros/np.empty/np.ones and write them with "
+                   "loops" % (name, e), self.def_loc(name))
+
+    # ------------------------------------------------------------------ expression source
+    def const_src(self, value):
+        if isinstance(value, float):
+            if math.isinf(value):
+                return "math.inf" if value > 0 else "(-math.inf)"
+            if math.isnan(value):
+                return "math.nan"
+            return repr(value)
+        if isinstance(value, (bool, int, str, type(None))):
+            return repr(value)
+        if isinstance(value, tuple):
+            return "(%s)" % "".join(self.const_src(v) + ", " for v in value)
+        if isinstance(value, np.generic):
+            return "%s(%r)" % (self.gname(type(value)), value.item())
+        return self.gname(value)
+
+    def index_src(self, e, r):
+        if e.op == "static_getitem":
+            if e.index_var is not None:
+                return r(e.index_var)
+            return self.const_src(e.index)
+        return r(e.index)
+
+    def expr_src(self, e, r):
+        """Python source of an IR expression; ``r`` renders operand variables."""
+        op = e.op
+        if op in ("binop", "inplace_binop"):
+            fn = e.immutable_fn if op == "inplace_binop" else e.fn
+            if fn is operator.contains:
+                return "%s in %s" % (r(e.rhs), r(e.lhs))
+            if fn not in _OPS:
+                self.error("operator %s" % fn, e.loc)
+            return "%s %s %s" % (r(e.lhs), _OPS[fn], r(e.rhs))
+        if op == "unary":
+            return "%s%s" % (_UNARY[e.fn], r(e.value))
+        if op == "call":
+            if e.vararg is not None or e.varkwarg is not None:
+                self.error("calls with *args or **kwargs", e.loc)
+            args = [r(a) for a in e.args] + ["%s=%s" % (k, r(v)) for k, v in e.kws]
+            return "%s(%s)" % (r(e.func), ", ".join(args))
+        if op == "getattr":
+            return "%s.%s" % (r(e.value), e.attr)
+        if op in ("getitem", "static_getitem"):
+            return "%s[%s]" % (r(e.value), self.index_src(e, r))
+        if op == "build_tuple":
+            return "(%s)" % "".join(r(v) + ", " for v in e.items)
+        if op == "build_list":
+            return "[%s]" % ", ".join(r(v) for v in e.items)
+        if op in ("exhaust_iter", "cast"):
+            return r(e.value)
+        self.error("the construct %r" % op, e.loc)
+
+    # ------------------------------------------------------------------ forward emission
+    def emit_region_fwd(self, L, R, stop):
+        self.emit_seq(L, R, R.entry, stop)
+
+    def emit_seq(self, L, R, n, stop):
+        while n is not None and n != stop:
+            if isinstance(n, LoopNode):
+                if n in self.fused:
+                    self.emit_fused_loop(L, R, n)
+                else:
+                    self.emit_loop(L, R, n)
+                edges = R.out[n]
+            else:
+                self.emit_block(L, n)
+                edges = R.out[n]
+                term = self.fir.blocks[n].terminator
+                if not edges:
+                    self.emit_block_end(L, n, term)
+                    return
+            if len(edges) == 1:
+                n = self.follow(L, R, edges[0])
+                continue
+            j = R.ipdom.get(n)
+            if isinstance(n, LoopNode):
+                xname = "_x%d" % n.header
+                for k, e in enumerate(edges):
+                    kw = "if" if k == 0 else ("elif" if k < len(edges) - 1 else "else")
+                    L("%s %s == %d:" % (kw, xname, k) if kw != "else" else "else:")
+                    with L.indent():
+                        self.emit_arm(L, R, e, j)
+            else:
+                term = self.fir.blocks[n].terminator
+                L("if %s:" % self.n(term.cond))
+                with L.indent():
+                    self.emit_arm(L, R, (n, term.truebr), j)
+                L("else:")
+                with L.indent():
+                    self.emit_arm(L, R, (n, term.falsebr), j)
+            n = j
+
+    def emit_arm(self, L, R, e, stop):
+        m = L.mark()
+        nxt = self.follow(L, R, e)
+        if nxt is not None and nxt != stop:
+            self.emit_seq(L, R, nxt, stop)
+        L.close_block(m)
+
+    def follow(self, L, R, e):
+        """Emit what happens on edge ``e`` of region ``R``; the next node, if inside R."""
+        kind = R.edge_kind(e)
+        lp = R.loop
+        if kind == "exit":
+            if lp in self.fused:
+                self.emit_fused_iteration_reverse(L, lp, e)
+            if len(lp.exits) > 1:
+                L("_x%d = %d" % (lp.header, lp.exits.index(e)))
+            L("break")
+            return None
+        if kind == "back":
+            if lp in self.fused:
+                self.emit_fused_iteration_reverse(L, lp, e)
+                self.emit_copies(L, e)
+            else:
+                self.emit_copies(L, e)
+                if len(lp.latches) > 1:
+                    self.rec_fwd(L, "_l%d" % lp.header, lp.latches.index(e[0]),
+                                 self.s.enclosing(lp.header), lp.header)
+                L("_n%d += 1" % lp.header)
+            L("continue")
+            return None
+        self.emit_copies(L, e)
+        m = R.node_of(e[1])
+        ins = R.ins[m]
+        if len(ins) > 1:
+            self.rec_fwd(L, "_c%s" % _node_key(m), ins.index(e), self._region_loops(R),
+                         R.entry)
+        return m
+
+    def _region_loops(self, R):
+        return [] if R.loop is None else self.s.enclosing(R.loop.header)
+
+    def rec_fwd(self, L, name, value, loops, block):
+        loops = self.site_loops(loops, block)
+        if loops:
+            L("push(%s, %s)" % (self._rec_stack(name, loops), value))
+        else:
+            L("%s = %s" % (name, value))
+
+    def rec_rev(self, L, name, loops, block):
+        loops = self.site_loops(loops, block)
+        if loops:
+            L("%s = pop(%s)" % (name, self._rec_stack(name, loops)))
+
+    def _rec_stack(self, name, loops):
+        st = "_st" + name
+        if st not in self.stacks:
+            cap, storage = self.capacity(loops)
+            self.stacks[st] = ("np.int64", cap, storage)
+        return st
+
+    def copies(self, e):
+        src, dst = e
+        out = []
+        for tgt, inc in self.block_phis.get(dst, ()):
+            if src not in inc:
+                self.error("a phi without a value for the edge %s -> %s" % e, tgt.loc)
+            out.append((tgt, inc[src]))
+        return out
+
+    def edge_pushes(self, e):
+        return bool(self.site_loops(self.s.edge_loops(*e), e[1]))
+
+    def emit_copies(self, L, e):
+        cps = self.copies(e)
+        if not cps:
+            return
+        if self.edge_pushes(e):
+            for tgt, _ in cps:
+                if tgt.name in self.pushed:
+                    L("push(%s, %s)" % (self.pushed[tgt.name], self.n(tgt)))
+        lhs = ", ".join(self.n(t) for t, _ in cps)
+        rhs = ", ".join(self.fwd_ref(v) for _, v in cps)
+        L("%s = %s" % (lhs, rhs))
+
+    def fwd_ref(self, v):
+        if isinstance(v, ir.Var):
+            return self.n(v)
+        return self.const_src(v)
+
+    def emit_block(self, L, label):
+        for stmt in self.fir.blocks[label].body:
+            if isinstance(stmt, (ir.Jump, ir.Branch, ir.Return)):
+                continue
+            self.emit_stmt_fwd(L, label, stmt)
+
+    def emit_block_end(self, L, label, term):
+        if isinstance(term, ir.Return):
+            if self.opt.target == "cpu":
+                L("_retval = %s" % self.n(term.value))
+                if len(self.return_blocks) > 1:
+                    L("_rsite = %d" % self.return_blocks.index(label))
+            elif len(self.return_blocks) > 1:
+                L("_rsite = %d" % self.return_blocks.index(label))
+        elif isinstance(term, ir.StaticRaise):
+            args = "" if term.exc_args is None else ", ".join(
+                self.const_src(a) for a in term.exc_args)
+            L("raise %s(%s)" % (self.gname(term.exc_class), args))
+        elif isinstance(term, ir.Raise):
+            L("raise %s" % self.n(term.exception))
+        else:
+            self.error("the block terminator %s" % term, term.loc)
+
+    def emit_stmt_fwd(self, L, label, stmt):
+        if isinstance(stmt, ir.Assign):
+            name = stmt.target.name
+            e = stmt.value
+            if isinstance(e, ir.Arg):
+                return
+            if isinstance(e, ir.Expr):
+                if e.op == "phi":
+                    return
+                if e.op == "getiter":
+                    self.emit_getiter(L, name, e)
+                    return
+                if e.op == "iternext":
+                    return
+                if e.op == "pair_first":
+                    rl = self.iter_alias[self._pair_iter(e).name]
+                    L("%s = %s" % (self.n(name), self._range_index(rl, rl.ctr, self.n)))
+                    return
+                if e.op == "pair_second":
+                    rl = self.iter_alias[self._pair_iter(e).name]
+                    L("%s = %s < %s" % (self.n(name), rl.ctr, rl.len))
+                    L("%s += 1" % rl.ctr)
+                    return
+                if e.op == "call" and self.resolve_global(e.func) is range:
+                    return          # consumed by getiter
+                if (isinstance(self.ty(name), types.RangeIteratorType)
+                        or name in self.iter_alias):
+                    return
+            if isinstance(e, ir.Var) and name in self.iter_alias:
+                return
+            if name in self.pushed and self._site_repeats(label):
+                L("push(%s, %s)" % (self.pushed[name], self.n(name)))
+            if isinstance(e, ir.Var):
+                src = self.n(e)
+            elif isinstance(e, ir.Const):
+                src = self.const_src(e.value)
+            elif isinstance(e, (ir.Global, ir.FreeVar)):
+                src = self.const_src(e.value) if _is_literal(e.value) else self.gname(e.value)
+            elif isinstance(e, ir.Expr):
+                if e.op == "call":
+                    self._check_call(e, name)
+                if e.op == "inplace_binop" and isinstance(self.ty(e.lhs), types.Array):
+                    self.error("in-place array arithmetic (%s); write the loop" % e, e.loc)
+                src = self.expr_src(e, self.n)
+            else:
+                self.error("the statement %s" % stmt, stmt.loc)
+            L("%s = %s" % (self.n(name), src))
+            if name in self.array_adjoints and self.array_adjoints[name] == "new":
+                L("%s = np.zeros_like(%s)" % (self.bar(name), self.n(name)))
+        elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+            if isinstance(stmt, ir.SetItem):
+                idx = self.n(stmt.index)
+            elif stmt.index_var is not None:
+                idx = self.n(stmt.index_var)
+            else:
+                idx = self.const_src(stmt.index)
+            L("%s[%s] = %s" % (self.n(stmt.target), idx, self.n(stmt.value)))
+        elif isinstance(stmt, (ir.Del, ir.Print)):
+            return
+        elif isinstance(stmt, (ir.StaticRaise, ir.Raise)):
+            self.emit_block_end(L, label, stmt)
+        else:
+            self.error("the statement %s" % stmt, stmt.loc)
+
+    def _site_repeats(self, label):
+        return bool(self.site_loops(self.s.enclosing(label), label))
+
+    def _pair_iter(self, e):
+        pair = self.def_expr(e.value.name)
+        return pair.value
+
+    def _range_index(self, rl, counter, r):
+        args = rl.args
+        if len(args) == 1:
+            return counter
+        start = r(args[0])
+        if len(args) == 2:
+            return "%s + %s" % (start, counter)
+        return "%s + %s * %s" % (start, counter, r(args[2]))
+
+    def emit_getiter(self, L, name, e):
+        rl = self.iter_alias.get(name)
+        if rl is None:
+            self.error("iteration over %s" % self.ty(e.value), e.loc)
+        args = ", ".join(self.n(a) for a in rl.args)
+        L("%s = len(range(%s))" % (rl.len, args))
+        L("%s = 0" % rl.ctr)
+
+    def _check_call(self, e, name):
+        fn = self.resolve_global(e.func)
+        t = self.ty(name)
+        if fn in R.ARRAY_CONSTRUCTORS:
+            return
+        if name in self.useful and is_float(t) and fn not in R.CALL_RULES \
+                and fn not in R.NON_DIFFERENTIABLE_CALLS:
+            fname = getattr(fn, "__name__", str(fn))
+            self.error("the call to %s has no adjoint rule (add one to "
+                       "numba_adstack.ad.rules.CALL_RULES)" % fname, e.loc)
+
+    # ------------------------------------------------------------------ loops, forward
+    def emit_loop(self, L, R, lp):
+        h = lp.header
+        L("_n%d = 0" % h)
+        L("while True:")
+        with L.indent():
+            m = L.mark()
+            self.emit_seq(L, self.s.regions[lp], h, None)
+            L.close_block(m)
+        loops = self.s.enclosing(h)[1:]
+        if len(lp.exits) > 1:
+            self.rec_after(L, "_x%d" % h, loops, h)
+        self.rec_after(L, "_n%d" % h, loops, h)
+
+    def rec_after(self, L, name, loops, block):
+        loops = self.site_loops(loops, block)
+        if loops:
+            L("push(%s, %s)" % (self._rec_stack(name, loops), name))
+
+    # ------------------------------------------------------------------ reverse emission
+    def emit_reverse_top(self, L):
+        Rt = self.s.regions[None]
+        rbs = self.return_blocks
+        if len(rbs) == 1:
+            self.seed(L, rbs[0])
+            self.rev_seq(L, Rt, rbs[0], None)
+            return
+        d = rbs[0]
+        for b in rbs[1:]:
+            d = _common_dom(Rt, d, b)
+        for k, b in enumerate(rbs):
+            L("%s _rsite == %d:" % ("if" if k == 0 else "elif", k))
+            with L.indent():
+                m = L.mark()
+                self.seed(L, b)
+                if b != d:
+                    self.rev_seq(L, Rt, b, d)
+                L.close_block(m)
+        if d in rbs:
+            return
+        self.rev_seq(L, Rt, d, None)
+
+    def seed(self, L, label):
+        if self.opt.target != "cpu":
+            return
+        ret = self.fir.blocks[label].terminator.value
+        if ret.name in self.useful:
+            L("%s = _ret_b" % self.bar(ret))
+
+    def rev_seq(self, L, R, n, stop):
+        while n != stop:
+            self.rev_node(L, R, n)
+            if n == R.entry:
+                return
+            ins = R.ins[n]
+            if len(ins) == 1:
+                self.rev_edge(L, ins[0])
+                n = R.node_of(ins[0][0])
+                continue
+            d = R.idom[n]
+            cname = "_c%s" % _node_key(n)
+            self.rec_rev(L, cname, self._region_loops(R), R.entry)
+            for k, e in enumerate(ins):
+                kw = "if" if k == 0 else ("elif" if k < len(ins) - 1 else "else")
+                L("%s %s == %d:" % (kw, cname, k) if kw != "else" else "else:")
+                with L.indent():
+                    m = L.mark()
+                    self.rev_edge(L, e)
+                    p = R.node_of(e[0])
+                    if p != d:
+                        self.rev_seq(L, R, p, d)
+                    L.close_block(m)
+            n = d
+
+    def rev_node(self, L, R, n):
+        if isinstance(n, LoopNode):
+            if n not in self.fused:
+                self.rev_loop(L, n)
+            return
+        blk = self.fir.blocks[n]
+        for stmt in reversed(blk.body):
+            self.rev_stmt(L, n, stmt)
+
+    def rev_loop(self, L, lp):
+        h = lp.header
+        loops = self.s.enclosing(h)[1:]
+        self.rec_rev(L, "_n%d" % h, loops, h)
+        Rl = self.s.regions[lp]
+        if len(lp.exits) > 1:
+            self.rec_rev(L, "_x%d" % h, loops, h)
+            for k, (src, dst) in enumerate(lp.exits):
+                kw = "if" if k == 0 else ("elif" if k < len(lp.exits) - 1 else "else")
+                L("%s _x%d == %d:" % (kw, h, k) if kw != "else" else "else:")
+                with L.indent():
+                    m = L.mark()
+                    self.set_rc(L, lp, "_n%d" % h)
+                    self.rev_seq(L, Rl, Rl.node_of(src), None)
+                    L.close_block(m)
+        else:
+            self.set_rc(L, lp, "_n%d" % h)
+            self.rev_seq(L, Rl, Rl.node_of(lp.exits[0][0]), None)
+        mvar = "_m%d" % h
+        L("for %s in range(_n%d - 1, -1, -1):" % (mvar, h))
+        with L.indent():
+            m = L.mark()
+            self.set_rc(L, lp, mvar)
+            if len(lp.latches) == 1:
+                self.rev_edge(L, (lp.latches[0], h))
+                self.rev_seq(L, Rl, Rl.node_of(lp.latches[0]), None)
+            else:
+                self.rec_rev(L, "_l%d" % h, self.s.enclosing(h), h)
+                for k, latch in enumerate(lp.latches):
+                    kw = "if" if k == 0 else ("elif" if k < len(lp.latches) - 1 else "else")
+                    L("%s _l%d == %d:" % (kw, h, k) if kw != "else" else "else:")
+                    with L.indent():
+                        self.rev_edge(L, (latch, h))
+                        self.rev_seq(L, Rl, Rl.node_of(latch), None)
+            L.close_block(m)
+
+    def set_rc(self, L, lp, counter):
+        rl = lp.range
+        if rl is None or rl.first is None or not self.is_rc(rl.first):
+            return
+        L("%s = %s" % (self.n(rl.first), self._range_index(rl, counter, self.ref)))
+
+    def rev_edge(self, L, e):
+        cps = self.copies(e)
+        flt = [(t, v) for t, v in cps if t.name in self.useful]
+        targets = {t.name for t, _ in cps}
+        if flt:
+            swap = any(isinstance(v, ir.Var) and v.name in targets for _, v in flt)
+            if swap:
+                tmps = []
+                for t, v in flt:
+                    tmp = "_t" + self.bar(t)
+                    L("%s = %s" % (tmp, self.bar(t)))
+                    tmps.append(tmp)
+                for (t, v), tmp in zip(flt, tmps):
+                    L("%s = 0.0" % self.bar(t))
+                for (t, v), tmp in zip(flt, tmps):
+                    if isinstance(v, ir.Var) and v.name in self.useful:
+                        L("%s += %s" % (self.bar(v), tmp))
+            else:
+                for t, v in flt:
+                    if isinstance(v, ir.Var) and v.name in self.useful:
+                        L("%s += %s" % (self.bar(v), self.bar(t)))
+                    L("%s = 0.0" % self.bar(t))
+        if self.edge_pushes(e):
+            for t, _ in reversed(cps):
+                if t.name in self.pushed:
+                    L("%s = pop(%s)" % (self.n(t), self.pushed[t.name]))
+
+    def rev_stmt(self, L, label, stmt):
+        if isinstance(stmt, ir.Assign):
+            name = stmt.target.name
+            e = stmt.value
+            if isinstance(e, ir.Expr) and e.op == "phi":
+                return
+            if name in self.useful and is_float(self.ty(name)):
+                g = self.bar(name)
+                for op, src in self.contributions(name, e):
+                    if op == "_ATOMIC":
+                        L("cuda.atomic.add(%s, %s, %s)" % src)
+                    else:
+                        L("%s += %s" % (op, src))
+                L("%s = 0.0" % g)
+            if name in self.pushed and self._site_repeats(label):
+                L("%s = pop(%s)" % (self.n(name), self.pushed[name]))
+        elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+            if not is_float_array(self.ty(stmt.target)):
+                return
+            if self.array_root(stmt.target.name) not in self.useful_roots():
+                return
+            if isinstance(stmt, ir.SetItem):
+                idx = self.ref(stmt.index)
+            elif stmt.index_var is not None:
+                idx = self.ref(stmt.index_var)
+            else:
+                idx = self.const_src(stmt.index)
+            cell = "%s[%s]" % (self.ref_bar(stmt.target), idx)
+            v = stmt.value
+            if v.name in self.useful:
+                if not is_float(self.ty(v)):
+                    self.error("assigning %s into an array element" % self.ty(v), stmt.loc)
+                L("%s += %s" % (self.bar(v), cell))
+            L("%s = 0.0" % cell)
+
+    def useful_roots(self):
+        if not hasattr(self, "_useful_roots"):
+            roots = set()
+            for name in self.useful:
+                e = self.def_expr(name)
+                if (isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem")
+                        and isinstance(self.ty(e.value), types.Array)):
+                    roots.add(self.array_root(e.value.name))
+            self._useful_roots = roots
+        return self._useful_roots
+
+    def contributions(self, name, e):
+        """(adjoint variable, contribution source) pairs for ``name = e``."""
+        g = self.bar(name)
+        out = []
+
+        def add(var, src):
+            if isinstance(var, ir.Var) and var.name in self.useful and is_float(self.ty(var)):
+                out.append((self.bar(var), src))
+
+        def apply(rule, operands):
+            active = [r is not None and isinstance(op, ir.Var) and op.name in self.useful
+                      and is_float(self.ty(op)) for r, op in zip(rule, operands)]
+            if not any(active):
+                return
+            used = R.needed_operands([r for r, a in zip(rule, active) if a])
+            fmt = {"g": g, "y": self.ref(name) if "y" in used else ""}
+            pos = [self.ref(op) if k in used else "" for k, op in enumerate(operands)]
+            for r, op, a in zip(rule, operands, active):
+                if a:
+                    out.append((self.bar(op), r.format(*pos, **fmt)))
+
+        if isinstance(e, ir.Var):
+            add(e, g)
+        elif isinstance(e, (ir.Const, ir.Global, ir.FreeVar, ir.Arg)):
+            pass
+        elif e.op == "cast":
+            add(e.value, g)
+        elif e.op in ("binop", "inplace_binop"):
+            fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn, e.immutable_fn)
+            rule = R.BINOP_RULES.get(fn)
+            if rule is None:
+                self.error("the operator %s on floats" % _OPS.get(fn, fn), e.loc)
+            apply(rule, [e.lhs, e.rhs])
+        elif e.op == "unary":
+            rule = R.UNARY_RULES.get(e.fn)
+            if rule is None:
+                self.error("the unary operator %s on floats" % e.fn, e.loc)
+            apply(rule, [e.value])
+        elif e.op == "call":
+            fn = self.resolve_global(e.func)
+            if fn in R.NON_DIFFERENTIABLE_CALLS or fn in R.ARRAY_CONSTRUCTORS:
+                return out
+            rule = R.CALL_RULES.get(fn)
+            if rule is None:
+                self._check_call(e, name)
+                return out
+            if e.kws:
+                self.error("keyword arguments to %s" % getattr(fn, "__name__", fn), e.loc)
+            if len(rule) != len(e.args):
+                self.error("%s with %d arguments" % (getattr(fn, "__name__", fn),
+                                                     len(e.args)), e.loc)
+            apply(rule, list(e.args))
+        elif e.op in ("getitem", "static_getitem"):
+            vt = self.ty(e.value)
+            if isinstance(vt, types.Array):
+                if isinstance(self.ty(name), types.Array):
+                    return out
+                if self.opt.target == "cuda" and not self.thread_private(e):
+                    out.append(("_ATOMIC", (self.ref_bar(e.value), self.index_src(e, self.ref),
+                                            g)))
+                else:
+                    out.append(("%s[%s]" % (self.ref_bar(e.value), self.index_src(e, self.ref)),
+                                g))
+            elif isinstance(vt, types.BaseTuple):
+                for op in self._diff_operands(name):
+                    out.append((self.bar(op), g))
+            else:
+                self.error("indexing %s" % vt, e.loc)
+        elif e.op == "exhaust_iter":
+            pass
+        else:
+            self.error("the expression %r producing a float" % e.op, e.loc)
+        return out
+
+    def thread_private(self, e):
+        return False
+
+    # ------------------------------------------------------------------ fused loops
+    def _choose_fused(self):
+        pass
+
+    def emit_fused_loop(self, L, R, lp):
+        raise NotImplementedError
+
+    def emit_fused_iteration_reverse(self, L, lp, e):
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ assembly
+    def _assemble(self, fwd, rev):
+        args = self.arg_vars
+        params = [self.n(a) for a in args]
+        if self.opt.target == "cpu":
+            params.append("_ret_b")
+        params += [self.bar(a) for a in args if is_float_array(self.ty(a))]
+        fname = "%s_backward" % self.py_func.__name__
+        out = Lines()
+        out("def %s(%s):" % (fname, ", ".join(params)))
+        out.level = 1
+        for st, (dt, cap, storage) in sorted(self.stacks.items()):
+            if storage == "heap":
+                out("%s = adstack(%s, %d, \"heap\")" % (st, dt, cap))
+            else:
+                out("%s = adstack(%s, %d)" % (st, dt, cap))
+        for name in sorted(self.pushed):
+            out("%s = %s" % (self.n(name), _zero_src(self.ty(name))))
+        for name in sorted(self.useful):
+            if is_float(self.ty(name)):
+                out("%s = 0.0" % self.bar(name))
+        for name in sorted(self.record_names):
+            out("%s = 0" % name)
+        if self.opt.target == "cpu":
+            out("_retval = 0.0")
+        body = out.lines + fwd.lines + rev.lines
+        if self.opt.target == "cpu":
+            grads = [self.bar(a) if (a in self.useful and is_float(self.ty(a))) else "0.0"
+                     for a in args if is_float(self.ty(a))]
+            body.append("    return _retval, (%s)" % "".join(g + ", " for g in grads))
+        else:
+            body.append("    return")
+        return fname, "\n".join(body) + "\n"
+
+
+def _zero_src(t):
+    if isinstance(t, types.Float):
+        return "np.float32(0.0)" if t.bitwidth == 32 else "0.0"
+    if isinstance(t, types.Boolean):
+        return "False"
+    if isinstance(t, types.Integer) and t.bitwidth == 32 and t.signed:
+        return "np.int32(0)"
+    return "0"
+
+
+def _is_literal(value):
+    return isinstance(value, (bool, int, float, str, type(None)))
+
+
+def _node_key(n):
+    return "L%d" % n.header if isinstance(n, LoopNode) else str(n)
+
+
+def _common_dom(R, a, b):
+    da, x = [], a
+    while True:
+        da.append(x)
+        if x == R.entry:
+            break
+        x = R.idom[x]
+    x = b
+    while x not in da:
+        x = R.idom[x]
+    return x
