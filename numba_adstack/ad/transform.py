@@ -251,7 +251,16 @@ class Rewrite:
 
     def _find_ranges(self):
         for lp in self.s.loops:
-            hdr = self.fir.blocks[lp.header]
+            # The iternext sits in the header or in a straight-line chain right after it.
+            hdr, label = self.fir.blocks[lp.header], lp.header
+            while not any(isinstance(st, ir.Assign) and isinstance(st.value, ir.Expr)
+                          and st.value.op == "iternext" for st in hdr.body):
+                term = hdr.terminator
+                if not (isinstance(term, ir.Jump) and term.target in lp.blocks
+                        and len(self.s.preds[term.target]) == 1):
+                    break
+                label = term.target
+                hdr = self.fir.blocks[label]
             for stmt in hdr.body:
                 if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
                         and stmt.value.op == "iternext"):
@@ -405,15 +414,12 @@ class Rewrite:
                     if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
                         work.append(stmt.value.name)
         useful_roots = set()
-        changed = True
-        while changed:
-            changed = False
+        while work:
             while work:
                 name = work.pop()
                 if name in useful or name not in self.varied:
                     continue
                 useful.add(name)
-                changed = True
                 for op in self._diff_operands(name):
                     if op not in useful:
                         work.append(op)
@@ -421,13 +427,14 @@ class Rewrite:
                 if (isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem")
                         and isinstance(self.ty(e.value), types.Array)):
                     useful_roots.add(self.array_root(e.value.name))
+            # A value stored into an array matters when that array is read usefully.
             for blk in self.fir.blocks.values():
                 for stmt in blk.body:
                     if (isinstance(stmt, (ir.SetItem, ir.StaticSetItem))
                             and self.array_root(stmt.target.name) in useful_roots
-                            and stmt.value.name not in useful):
+                            and stmt.value.name not in useful
+                            and stmt.value.name in self.varied):
                         work.append(stmt.value.name)
-            changed = changed or bool(work)
         return useful
 
     def _diff_operands(self, name, only_varied=True):
@@ -1118,7 +1125,7 @@ class Rewrite:
             e = stmt.value
             if isinstance(e, ir.Expr) and e.op == "phi":
                 return
-            if name in self.useful and is_float(self.ty(name)):
+            if name in self.useful and is_float(self.ty(name)) and not isinstance(e, ir.Arg):
                 g = self.bar(name)
                 for op, src in self.contributions(name, e):
                     if op == "_ATOMIC":
