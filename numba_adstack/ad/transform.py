@@ -486,8 +486,8 @@ class Rewrite:
         # Dry run: find what the reverse sweep reads, then decide stacks.
         self.collecting = True
         self.needed = set()
-        rev = Lines()
-        self.emit_reverse_top(rev)
+        self.emit_region_fwd(Lines(), self.s.regions[None], None)
+        self.emit_reverse_top(Lines())
         self._decide_stacks()
         self.collecting = False
         fwd = Lines()
@@ -1045,6 +1045,11 @@ class Rewrite:
         if isinstance(n, LoopNode):
             if n not in self.fused:
                 self.rev_loop(L, n)
+            else:
+                # Reversed already, iteration by iteration; a sum's final value depends
+                # on its initial value with slope one.
+                for phi, members, outflow, seed in self.fused_seed[n]:
+                    L("%s = %s" % (self.bar(phi), self._seed_name(phi)))
             return
         blk = self.fir.blocks[n]
         for stmt in reversed(blk.body):
@@ -1244,13 +1249,266 @@ class Rewrite:
 
     # ------------------------------------------------------------------ fused loops
     def _choose_fused(self):
-        pass
+        """Top-level loops whose iterations interact only through sums are reversed
+        iteration by iteration inside the forward replay (see the module docstring)."""
+        for lp in self.s.loops:
+            if lp.depth == 1:
+                plan = self._fusion_plan(lp)
+                if plan is not None:
+                    self.fused.add(lp)
+                    self.fused_seed[lp] = plan
 
-    def emit_fused_loop(self, L, R, lp):
-        raise NotImplementedError
+    def _fusion_plan(self, lp):
+        if len({d for _, d in lp.exits}) != 1:
+            return None
+        for b in lp.blocks:
+            for stmt in self.fir.blocks[b].body:
+                if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                    return None
+        families = []
+        in_family = set()
+        for phi, inc in self.block_phis[lp.header]:
+            if phi.name not in self.useful:
+                continue
+            fam = self._accumulator_family(lp, phi.name)
+            if fam is None:
+                return None
+            members, outflow = fam
+            latch_in = [inc[b].name for b in lp.latches
+                        if isinstance(inc.get(b), ir.Var)]
+            if not all(v in members for v in latch_in):
+                return None
+            seed = self._early_seed(lp, outflow)
+            if seed is None:
+                return None
+            families.append((phi.name, members, outflow, seed))
+            in_family |= members
+        # Every other useful float made in the loop stays in the loop.
+        for b in lp.blocks:
+            for stmt in self.fir.blocks[b].body:
+                if not isinstance(stmt, ir.Assign):
+                    continue
+                name = stmt.target.name
+                if name in self.useful and name not in in_family:
+                    for label, _ in self.uses.get(name, ()):
+                        if label not in lp.blocks:
+                            return None
+        return families
+
+    def _accumulator_family(self, lp, phi):
+        """Variables carrying the sum ``phi`` around the loop (only + and - of values that
+        do not depend on it, copies and phis), and the one that leaves the loop."""
+        members, work, outside = set(), [phi], []
+        while work:
+            v = work.pop()
+            if v in members:
+                continue
+            members.add(v)
+            for label, stmt in self.uses.get(v, ()):
+                if label not in lp.blocks:
+                    outside.append((v, label, stmt))
+                    continue
+                if not isinstance(stmt, ir.Assign):
+                    return None
+                e, t = stmt.value, stmt.target.name
+                if isinstance(e, ir.Var) or (isinstance(e, ir.Expr) and e.op == "cast"):
+                    work.append(t)
+                elif isinstance(e, ir.Expr) and e.op == "phi":
+                    work.append(t)
+                elif isinstance(e, ir.Expr) and e.op in ("binop", "inplace_binop"):
+                    fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn)
+                    other = e.rhs if e.lhs.name == v else e.lhs
+                    if other.name == v or self._depends_on(other.name, members | {v}, lp):
+                        return None
+                    if fn is operator.add or (fn is operator.sub and e.lhs.name == v):
+                        work.append(t)
+                    else:
+                        return None
+                else:
+                    return None
+        for m in members:
+            if m in self.phis and self.phis[m] in lp.blocks:
+                for tgt, inc in self.block_phis[self.phis[m]]:
+                    if tgt.name == m:
+                        for b, val in inc.items():
+                            if b in lp.blocks and isinstance(val, ir.Var) \
+                                    and val.name not in members:
+                                return None
+        outs = {v for v, _, _ in outside}
+        if len(outs) != 1:
+            return None if outs else (members, None)
+        return members, outs.pop()
+
+    def _depends_on(self, name, targets, lp, seen=None):
+        seen = set() if seen is None else seen
+        if name in targets:
+            return True
+        if name in seen:
+            return False
+        seen.add(name)
+        if name in self.phis:
+            if self.phis[name] not in lp.blocks:
+                return False
+            for tgt, inc in self.block_phis[self.phis[name]]:
+                if tgt.name == name:
+                    return any(isinstance(v, ir.Var) and self._depends_on(v.name, targets,
+                                                                           lp, seen)
+                               for v in inc.values())
+        d = self.defs.get(name)
+        if d is None or d[0] not in lp.blocks:
+            return False
+        return any(self._depends_on(v.name, targets, lp, seen)
+                   for v in d[1].value.list_vars()) if isinstance(d[1].value, ir.Expr) \
+            else isinstance(d[1].value, ir.Var) and self._depends_on(
+                d[1].value.name, targets, lp, seen)
+
+    def _early_seed(self, lp, var):
+        """Source of d(result)/d(var) computable before ``lp`` runs, or None."""
+        if var is None:
+            return "0.0"
+        hdr_node = lp
+        Rt = self.s.regions[None]
+        exit_block = lp.exits[0][1]
+        straight = [exit_block]
+        while True:
+            term = self.fir.blocks[straight[-1]].terminator
+            if isinstance(term, ir.Jump) and len(self.s.preds[term.target]) == 1 \
+                    and self.s.depth(term.target) == 0:
+                straight.append(term.target)
+            else:
+                break
+        straight = set(straight)
+
+        def hoist(v, depth=0):
+            if depth > 20:
+                return None
+            e = self.def_expr(v.name) if v.name not in self.phis else None
+            if v.name in self.phis:
+                label = self.phis[v.name]
+            else:
+                label = self.defs[v.name][0]
+            if isinstance(e, ir.Arg):
+                return self.n(v)
+            if isinstance(e, ir.Const):
+                return self.const_src(e.value)
+            if isinstance(e, (ir.Global, ir.FreeVar)):
+                return self.const_src(e.value) if _is_literal(e.value) else \
+                    self.gname(e.value)
+            if label not in lp.blocks and self.s.depth(label) == 0 and \
+                    _dominates(Rt, Rt.node_of(label), hdr_node):
+                return self.n(v)
+            if label in straight and isinstance(e, (ir.Expr, ir.Var)):
+                parts = {}
+                for op in (e.list_vars() if isinstance(e, ir.Expr) else [e]):
+                    h = hoist(op, depth + 1)
+                    if h is None:
+                        return None
+                    parts[op.name] = h
+                if isinstance(e, ir.Var):
+                    return parts[e.name]
+                if e.op not in ("binop", "unary", "call", "getattr", "cast"):
+                    return None
+                return "(%s)" % self.expr_src(e, lambda x: parts[x.name])
+            return None
+
+        def seed(v, depth=0):
+            if depth > 50:
+                return None
+            terms = []
+            for label, stmt in self.uses.get(v, ()):
+                if label in lp.blocks:
+                    continue
+                if label not in straight:
+                    return None
+                if isinstance(stmt, ir.Return):
+                    terms.append("_ret_b")
+                    continue
+                if not isinstance(stmt, ir.Assign):
+                    return None
+                e, t = stmt.value, stmt.target
+                if isinstance(e, ir.Var) or (isinstance(e, ir.Expr) and e.op == "cast"):
+                    s = seed(t.name, depth + 1)
+                    if s is None:
+                        return None
+                    terms.append(s)
+                    continue
+                if isinstance(e, ir.Expr) and e.op == "unary" and e.fn is operator.neg:
+                    s = seed(t.name, depth + 1)
+                    if s is None:
+                        return None
+                    terms.append("(-(%s))" % s)
+                    continue
+                if not (isinstance(e, ir.Expr) and e.op in ("binop", "inplace_binop")):
+                    return None
+                fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn)
+                if e.lhs.name == v and e.rhs.name == v:
+                    return None
+                other = e.rhs if e.lhs.name == v else e.lhs
+                s = seed(t.name, depth + 1)
+                if s is None:
+                    return None
+                if fn is operator.add:
+                    terms.append(s)
+                elif fn is operator.sub:
+                    terms.append(s if e.lhs.name == v else "(-(%s))" % s)
+                elif fn is operator.mul:
+                    c = hoist(other)
+                    if c is None:
+                        return None
+                    terms.append("(%s) * %s" % (s, c))
+                elif fn is operator.truediv and e.lhs.name == v:
+                    c = hoist(other)
+                    if c is None:
+                        return None
+                    terms.append("(%s) / %s" % (s, c))
+                else:
+                    return None
+            if not terms:
+                return "0.0"
+            return " + ".join(terms)
+        return seed(var)
+
+    def emit_fused_loop(self, L, R_, lp):
+        h = lp.header
+        for phi, members, outflow, seed in self.fused_seed[lp]:
+            L("%s = %s" % (self._seed_name(phi), seed))
+        L("while True:")
+        with L.indent():
+            m = L.mark()
+            self.emit_seq(L, self.s.regions[lp], h, None)
+            L.close_block(m)
+
+    def _seed_name(self, phi):
+        return "_seed_" + self.n(phi)
 
     def emit_fused_iteration_reverse(self, L, lp, e):
-        raise NotImplementedError
+        """Reverse, right away, the iteration of fused loop ``lp`` that ends on edge ``e``."""
+        src, dst = e
+        kind = self.s.regions[lp].edge_kind(e)
+        for phi, members, outflow, seed in self.fused_seed[lp]:
+            if kind == "back":
+                inc = dict(self.block_phis[lp.header])
+                for tgt, incs in self.block_phis[lp.header]:
+                    if tgt.name == phi and isinstance(incs.get(src), ir.Var):
+                        L("%s += %s" % (self.bar(incs[src]), self._seed_name(phi)))
+            elif outflow is not None:
+                flowing = None
+                for tgt, incs in self.block_phis.get(dst, ()):
+                    if tgt.name == outflow or (isinstance(incs.get(src), ir.Var)
+                                               and incs[src].name in members
+                                               and tgt.name not in members):
+                        v = incs.get(src)
+                        if isinstance(v, ir.Var) and v.name in members:
+                            flowing = v.name
+                if flowing is None and outflow in members:
+                    flowing = outflow
+                if flowing is not None and flowing in self.useful:
+                    L("%s += %s" % (self.bar(flowing), self._seed_name(phi)))
+        Rl = self.s.regions[lp]
+        self.rev_seq(L, Rl, Rl.node_of(src), None)
+        for tgt, _ in self.block_phis[lp.header]:
+            if tgt.name in self.useful:
+                L("%s = 0.0" % self.bar(tgt))
 
     # ------------------------------------------------------------------ assembly
     def _assemble(self, fwd, rev):
@@ -1303,6 +1561,17 @@ def _is_literal(value):
 
 def _node_key(n):
     return "L%d" % n.header if isinstance(n, LoopNode) else str(n)
+
+
+def _dominates(R, a, b):
+    """Does node ``a`` dominate node ``b`` in region ``R``?"""
+    x = b
+    while True:
+        if x == a:
+            return True
+        if x == R.entry:
+            return False
+        x = R.idom[x]
 
 
 def _common_dom(R, a, b):
