@@ -1,0 +1,74 @@
+"""Shared helpers of the gradient tests: central finite differences and comparisons."""
+import numpy as np
+
+
+def _copy_args(args, dtype=None):
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            a = a.copy()
+            if dtype is not None and a.dtype.kind == "f":
+                a = a.astype(dtype)
+        out.append(a)
+    return out
+
+
+def fd_grad(fn, args, eps=1e-6):
+    """Central finite differences of ``fn`` with respect to each float argument, in float64.
+
+    Returns a tuple shaped like ``f.grad``: an array for float arrays, a float for float
+    scalars, None otherwise. Every evaluation works on fresh copies of the arguments, so a
+    function that writes into its arguments is differenced correctly.
+    """
+    base = _copy_args(args, np.float64)
+    grads = []
+    for k, a in enumerate(base):
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+            g = np.zeros(a.shape)
+            for idx in np.ndindex(a.shape):
+                h = eps * max(1.0, abs(a[idx]))
+                ap = _copy_args(base)
+                am = _copy_args(base)
+                ap[k][idx] += h
+                am[k][idx] -= h
+                g[idx] = (fn(*ap) - fn(*am)) / (2 * h)
+            grads.append(g)
+        elif isinstance(a, float):
+            h = eps * max(1.0, abs(a))
+            ap = _copy_args(base)
+            am = _copy_args(base)
+            ap[k] = a + h
+            am[k] = a - h
+            grads.append((fn(*ap) - fn(*am)) / (2 * h))
+        else:
+            grads.append(None)
+    return tuple(grads)
+
+
+def assert_grads_close(got, want, args, rtol=1e-6, atol=1e-8):
+    """``got`` (from f.grad) has the documented form and matches ``want`` entry by entry."""
+    assert isinstance(got, tuple) and len(got) == len(args)
+    for k, (g, w, a) in enumerate(zip(got, want, args)):
+        if w is None:
+            assert g is None, "argument %d: expected None, got %r" % (k, g)
+        elif isinstance(a, np.ndarray):
+            assert isinstance(g, np.ndarray), "argument %d: %r" % (k, type(g))
+            assert g.shape == a.shape and g.dtype == a.dtype, (k, g.shape, g.dtype)
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol,
+                                       err_msg="gradient of argument %d" % k)
+        else:
+            assert isinstance(g, float), "argument %d: %r" % (k, type(g))
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol,
+                                       err_msg="gradient of argument %d" % k)
+
+
+def check_fd(f, *args, rtol=1e-6, atol=1e-8, eps=1e-6):
+    """f.grad(*args) against finite differences of f.py_func; the arguments stay unchanged."""
+    before = _copy_args(args)
+    got = f.grad(*args)
+    for a, b in zip(args, before):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b, err_msg="f.grad changed an argument")
+    want = fd_grad(f.py_func, args, eps=eps)
+    assert_grads_close(got, want, args, rtol=rtol, atol=atol)
+    return got

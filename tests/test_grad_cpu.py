@@ -1,0 +1,848 @@
+"""grad_jit on the CPU: gradients through loops, branches, while, break/continue and calls.
+
+Every gradient is compared with central finite differences of the pure-Python function
+(``f.py_func``) or with analytic values. Compiled functions are defined once at module level
+and shared between tests: compilation dominates the run time.
+"""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import numba_adstack as nad
+from numba_adstack import AdStackBudgetError, AdStackOverflowError, NonDifferentiableError
+
+from conftest import assert_grads_close, check_fd, fd_grad
+
+RNG = np.random.default_rng(1234)
+X8 = RNG.uniform(0.1, 0.9, 8)
+W8 = RNG.uniform(0.1, 0.9, 8)
+
+
+# ---------------------------------------------------------------------------------------
+# Recurrences and sums
+# ---------------------------------------------------------------------------------------
+@nad.grad_jit
+def decay(x, n):
+    v = x[0]
+    for _ in range(n):
+        v = v * 0.9 + 0.1 * x[1]
+    return v
+
+
+def test_decay_recurrence_dynamic_range_analytic():
+    x = np.array([2.0, 0.5])
+    n = 37
+    g = decay.grad(x, n)
+    assert g[1] is None
+    np.testing.assert_allclose(g[0], [0.9 ** n, 1.0 - 0.9 ** n], rtol=1e-12)
+    check_fd(decay, x, n)
+
+
+@nad.grad_jit
+def sum_static(x):
+    s = 0.0
+    for i in range(4):
+        s += x[i] * x[i]
+    return s
+
+
+@nad.grad_jit
+def sum_dynamic(x, w, n):
+    s = 0.0
+    for i in range(n):
+        s += w[i] * x[i] * x[i]
+    return s
+
+
+def test_sum_static_loop():
+    x = X8[:4].copy()
+    (gx,) = sum_static.grad(x)
+    np.testing.assert_allclose(gx, 2.0 * x, rtol=1e-14)
+
+
+def test_sum_dynamic_loop():
+    n = 6
+    gx, gw, gn = sum_dynamic.grad(X8, W8, n)
+    assert gn is None
+    want_x = np.zeros(8)
+    want_x[:n] = 2.0 * W8[:n] * X8[:n]
+    want_w = np.zeros(8)
+    want_w[:n] = X8[:n] ** 2
+    np.testing.assert_allclose(gx, want_x, rtol=1e-14)
+    np.testing.assert_allclose(gw, want_w, rtol=1e-14)
+
+
+@nad.grad_jit
+def sinrec(x, n):
+    s = 0.0
+    for i in range(x.shape[0]):
+        v = x[i]
+        for j in range(n):
+            v = math.sin(v) * 1.01
+        s += v
+    return s
+
+
+def _sinrec_analytic(x, n):
+    g = np.ones_like(x, dtype=np.float64)
+    v = x.astype(np.float64)
+    for _ in range(n):
+        g = g * 1.01 * np.cos(v)
+        v = np.sin(v) * 1.01
+    return g
+
+
+def test_sin_recurrence_many_elements():
+    x = RNG.uniform(-1.5, 1.5, 200)
+    n = 30
+    (gx, gn) = sinrec.grad(x, n)
+    assert gn is None
+    np.testing.assert_allclose(gx, _sinrec_analytic(x, n), rtol=1e-12)
+    check_fd(sinrec, x[:5].copy(), n)
+
+
+def test_sin_recurrence_float32():
+    x = RNG.uniform(-1.5, 1.5, 16).astype(np.float32)
+    n = 12
+    gx, _ = sinrec.grad(x, n)
+    assert gx.dtype == np.float32 and gx.shape == x.shape
+    np.testing.assert_allclose(gx, _sinrec_analytic(x, n), rtol=2e-4, atol=1e-5)
+    want = fd_grad(sinrec.py_func, (x, n))
+    np.testing.assert_allclose(gx, want[0], rtol=1e-3, atol=1e-4)
+
+
+@nad.grad_jit
+def product(x, n):
+    p = 1.0
+    for _ in range(n):
+        p = p * x[0]
+    return p
+
+
+def test_product_over_n_steps():
+    x = np.array([1.1])
+    for n in (1, 5, 13):
+        (gx, _) = product.grad(x, n)
+        np.testing.assert_allclose(gx, [n * 1.1 ** (n - 1)], rtol=1e-12)
+    (gx, _) = product.grad(x, 0)
+    np.testing.assert_array_equal(gx, [0.0])
+
+
+@nad.grad_jit
+def fib(x, n):
+    p = x[0]
+    q = x[1]
+    for _ in range(n):
+        p, q = q, p + q
+    return p
+
+
+def test_fibonacci_swap():
+    x = np.array([0.3, 0.7])
+    n = 10
+    # p_n = F(n-1) x0 + F(n) x1 with F(0)=0, F(1)=1, F(-1)=1.
+    F = [0, 1]
+    for _ in range(n):
+        F.append(F[-1] + F[-2])
+    (gx, _) = fib.grad(x, n)
+    np.testing.assert_allclose(gx, [F[n - 1], F[n]], rtol=1e-14)
+    assert fib(x, n) == pytest.approx(F[n - 1] * 0.3 + F[n] * 0.7)
+
+
+@nad.grad_jit
+def int_index(x, n):
+    j = 0
+    s = 0.0
+    for _ in range(n):
+        s = s * 0.5 + x[j] * x[j]
+        j = (j + 3) % x.shape[0]
+    return s
+
+
+def test_integer_carried_index():
+    check_fd(int_index, X8.copy(), 11)
+
+
+@nad.grad_jit
+def triangular(x, n):
+    s = 0.0
+    for i in range(n):
+        for j in range(i, n):
+            s += x[i] * math.sin(x[j])
+    return s
+
+
+def test_triangular_nested_loop():
+    check_fd(triangular, X8.copy(), 7)
+
+
+@nad.grad_jit
+def five_carried(x, n):
+    a = x[0]
+    b = x[1]
+    c = x[2]
+    d = x[3]
+    e = x[4]
+    for _ in range(n):
+        a, b, c, d, e = (0.5 * math.sin(b) + 0.1 * e, 0.9 * c + 0.1 * a,
+                         math.cos(d) * 0.3, d * 0.8 + 0.2 * a * b, math.tanh(e + c))
+    return a + 2.0 * b + 3.0 * c + 4.0 * d + 5.0 * e
+
+
+def test_five_carried_variables():
+    check_fd(five_carried, X8[:5].copy(), 9)
+
+
+@nad.grad_jit
+def siblings(x, n, m):
+    v = x[0]
+    for _ in range(n):
+        v = math.sin(v) + x[1]
+    u = v
+    for i in range(m):
+        u = u * x[2] + math.cos(v) * x[i % 3]
+    s = 0.0
+    for i in range(3):
+        s += u * x[i]
+    return s
+
+
+def test_sibling_loops():
+    check_fd(siblings, np.array([0.4, 0.3, 0.8]), 5, 6)
+
+
+# ---------------------------------------------------------------------------------------
+# Branches
+# ---------------------------------------------------------------------------------------
+@nad.grad_jit
+def branch_carried(x, n):
+    v = x[0]
+    for i in range(n):
+        if v > 1.0:
+            v = v * 0.5 + x[1]
+        elif v > 0.5:
+            v = v * v + 0.3
+        else:
+            v = v + x[1] * x[1]
+    return v
+
+
+def test_branch_on_carried_state():
+    x = np.array([0.21, 0.37])
+    # All three branches are taken along the way.
+    taken = set()
+    v = x[0]
+    for _ in range(12):
+        taken.add(0 if v > 1.0 else 1 if v > 0.5 else 2)
+        v = v * 0.5 + x[1] if v > 1.0 else v * v + 0.3 if v > 0.5 else v + x[1] * x[1]
+    assert taken == {0, 1, 2}
+    check_fd(branch_carried, x, 12)
+
+
+@nad.grad_jit
+def cond_expr(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i] * x[i] if x[i] > 0.5 else 3.0 * x[i]
+        s = s if s < 2.0 else 0.5 * s
+    return s
+
+
+def test_conditional_expressions():
+    check_fd(cond_expr, X8.copy(), 8)
+
+
+# ---------------------------------------------------------------------------------------
+# while, break, continue, return in loops
+# ---------------------------------------------------------------------------------------
+@nad.grad_jit
+def growth(x):
+    v = x[0]
+    k = 0
+    while v < 10.0:
+        v = v * 1.5 + x[1]
+        k += 1
+    return v * k
+
+
+def test_while_growth_loop():
+    x = np.array([0.3, 0.2])
+    check_fd(growth, x)
+
+
+@nad.grad_jit
+def newton_sqrt(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        a = x[i]
+        y = a
+        k = 0
+        while abs(y * y - a) > 1e-14 * a and k < 100:
+            y = 0.5 * (y + a / y)
+            k += 1
+        s += y
+    return s
+
+
+def test_while_newton_sqrt_to_convergence():
+    x = np.array([0.5, 2.0, 9.0, 123.4, 1e-3])
+    assert newton_sqrt(x) == pytest.approx(np.sqrt(x).sum(), rel=1e-13)
+    (gx,) = newton_sqrt.grad(x)
+    np.testing.assert_allclose(gx, 0.5 / np.sqrt(x), rtol=1e-8)
+
+
+@nad.grad_jit
+def with_break(x, n):
+    s = 0.0
+    for i in range(n):
+        if s > 1.5:
+            break
+        s += x[i] * x[i] + math.sin(s)
+    return s * x[0]
+
+
+def test_break():
+    x = X8.copy()
+    # The loop stops before n.
+    s, i = 0.0, 0
+    while i < 8 and s <= 1.5:
+        s += x[i] * x[i] + math.sin(s)
+        i += 1
+    assert i < 8
+    check_fd(with_break, x, 8)
+
+
+@nad.grad_jit
+def with_continue(x, n):
+    s = 0.0
+    for i in range(n):
+        if i % 3 == 0:
+            continue
+        if x[i] < 0.3:
+            continue
+        s = s * 0.9 + math.sin(x[i]) * x[(i + 1) % n]
+    return s
+
+
+def test_continue():
+    x = X8.copy()
+    assert (x < 0.3).any()
+    check_fd(with_continue, x, 8)
+
+
+@nad.grad_jit
+def return_in_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i] * x[i]
+        if s > 1.0:
+            return s * x[i]
+    return -s
+
+
+def test_return_inside_loop():
+    x = X8.copy()
+    check_fd(return_in_loop, x, 8)      # returns from inside the loop
+    check_fd(return_in_loop, x * 0.1, 8)  # falls through to the final return
+    assert return_in_loop(x * 0.1, 8) < 0.0 < return_in_loop(x, 8)
+
+
+@nad.grad_jit
+def while_break_continue(x, n):
+    s = 0.0
+    i = 0
+    while True:
+        i += 1
+        if i >= n:
+            break
+        if x[i] > 0.6:
+            continue
+        s = s * math.cos(x[i]) + x[i - 1]
+    return s
+
+
+def test_while_true_with_break_and_continue():
+    check_fd(while_break_continue, X8.copy(), 8)
+
+
+# ---------------------------------------------------------------------------------------
+# Calls to plain njit helpers
+# ---------------------------------------------------------------------------------------
+@numba.njit
+def _helper(a, b):
+    return math.sin(a) * b + a * a
+
+
+@numba.njit
+def _loop_helper(x, n, c):
+    t = 0.0
+    for i in range(n):
+        t = t * c + math.cos(x[i])
+    return t
+
+
+@nad.grad_jit
+def calls_helper(x, n):
+    s = 0.0
+    for i in range(n):
+        s += _helper(x[i], x[(i + 1) % n])
+    return s
+
+
+@nad.grad_jit
+def calls_loop_helper(x, c, n):
+    s = 0.0
+    for k in range(2):
+        s += _loop_helper(x, n, c) * x[k]
+    return s
+
+
+def test_call_plain_njit_helper():
+    check_fd(calls_helper, X8.copy(), 8)
+
+
+def test_call_njit_helper_with_loop():
+    check_fd(calls_loop_helper, X8.copy(), 0.7, 6)
+
+
+# ---------------------------------------------------------------------------------------
+# Mass-spring simulation with in-place state updates
+# ---------------------------------------------------------------------------------------
+@nad.grad_jit
+def spring_copy(x0, v0, k, steps):
+    n = x0.shape[0]
+    x = np.empty_like(x0)
+    v = np.empty_like(v0)
+    for i in range(n):
+        x[i] = x0[i]
+        v[i] = v0[i]
+    dt = 0.01
+    for t in range(steps):
+        for i in range(n):
+            left = x[i - 1] if i > 0 else 0.0
+            right = x[i + 1] if i < n - 1 else 0.0
+            a = -k * (2.0 * x[i] - left - right) - 0.1 * v[i]
+            v[i] += dt * a
+        for i in range(n):
+            x[i] += dt * v[i]
+    e = 0.0
+    for i in range(n):
+        e += (i + 1.0) * x[i] + 0.5 * v[i] * v[i]
+    return e
+
+
+@nad.grad_jit
+def spring_inplace(x, v, k, steps):
+    n = x.shape[0]
+    dt = 0.01
+    for t in range(steps):
+        for i in range(n):
+            left = x[i - 1] if i > 0 else 0.0
+            right = x[i + 1] if i < n - 1 else 0.0
+            a = -k * (2.0 * x[i] - left - right) - 0.1 * v[i]
+            v[i] += dt * a
+        for i in range(n):
+            x[i] += dt * v[i]
+    e = 0.0
+    for i in range(n):
+        e += (i + 1.0) * x[i] + 0.5 * v[i] * v[i]
+    return e
+
+
+X0S = np.array([0.1, -0.2, 0.3, 0.05])
+V0S = np.array([0.5, 0.0, -0.4, 0.2])
+
+
+@pytest.mark.parametrize("f", [spring_copy, spring_inplace], ids=["copy", "inplace"])
+def test_mass_spring_simulation(f):
+    x, v = X0S.copy(), V0S.copy()
+    steps = 300
+    g = check_fd(f, x, v, 3.0, steps, rtol=1e-5, atol=1e-7)
+    # f.grad left the caller's arrays as they were (checked by check_fd); so did value_and_grad.
+    val, g2 = f.value_and_grad(x, v, 3.0, steps)
+    np.testing.assert_array_equal(x, X0S)
+    np.testing.assert_array_equal(v, V0S)
+    assert val == f.py_func(X0S.copy(), V0S.copy(), 3.0, steps)
+    assert isinstance(g[2], float) and g[3] is None
+    for a, b in zip(g[:3], g2[:3]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_mass_spring_inplace_primal_updates_arguments():
+    x, v = X0S.copy(), V0S.copy()
+    spring_inplace(x, v, 3.0, 10)
+    xr, vr = X0S.copy(), V0S.copy()
+    spring_inplace.py_func(xr, vr, 3.0, 10)
+    np.testing.assert_array_equal(x, xr)
+    np.testing.assert_array_equal(v, vr)
+    assert not np.array_equal(x, X0S)
+
+
+# ---------------------------------------------------------------------------------------
+# Math functions through a dynamic loop
+# ---------------------------------------------------------------------------------------
+_NS = {"math": math, "np": np, "nad": nad}
+
+
+def _through_loop(expr):
+    """grad_jit of s = 0.5 * s + EXPR over a dynamic loop; EXPR sees a = x[i], b = w[i]."""
+    src = ("def f(x, w, n):\n"
+           "    s = 0.0\n"
+           "    for i in range(n):\n"
+           "        a = x[i]\n"
+           "        b = w[i]\n"
+           "        s = 0.5 * s + (%s)\n"
+           "    return s\n" % expr)
+    ns = dict(_NS)
+    exec(src, ns)
+    return nad.grad_jit(ns["f"])
+
+
+UNARY = ["sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "expm1", "log", "log1p",
+         "log10", "log2", "sqrt", "fabs"]
+MATH_EXPRS = (["math.%s(a)" % u for u in UNARY]
+              + ["math.asin(a)", "math.acos(a)", "math.atan(a)",
+                 "math.atan2(a, b)", "math.hypot(a, b)", "math.pow(a, b)",
+                 "math.copysign(a, b - 0.5)"])
+NP_EXPRS = (["np.%s(a)" % u for u in UNARY]
+            + ["np.arcsin(a)", "np.arccos(a)", "np.arctan(a)",
+               "np.arctan2(a, b)", "np.hypot(a, b)", "np.power(a, b)",
+               "np.copysign(a, b - 0.5)", "np.abs(a - 0.5)", "np.absolute(a - 0.5)",
+               "np.minimum(a, b)", "np.maximum(a, b)"])
+OP_EXPRS = ["a ** b", "a ** 2", "a ** 2.5", "b ** 3", "-a * b", "a / b", "a - b",
+            "min(a, b)", "max(a, b)", "abs(a - 0.5)", "a % 0.3", "(a + 1.0) % b",
+            "a // 0.3 + a * b", "float(a) * b"]
+_FUNCS = {}
+
+
+def _get(expr):
+    if expr not in _FUNCS:
+        _FUNCS[expr] = _through_loop(expr)
+    return _FUNCS[expr]
+
+
+# Inputs inside every function's domain, away from kinks (a == b, a == 0.5, a % 0.3 == 0).
+XM = np.array([0.13, 0.27, 0.42, 0.66, 0.71, 0.88])
+WM = np.array([0.57, 0.19, 0.83, 0.36, 0.94, 0.48])
+
+
+@pytest.mark.parametrize("expr", MATH_EXPRS + NP_EXPRS + OP_EXPRS)
+def test_math_function_through_dynamic_loop(expr):
+    check_fd(_get(expr), XM.copy(), WM.copy(), 6, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("expr", ["math.floor(3.0 * a) * b", "math.ceil(3.0 * a) * b",
+                                  "np.floor(3.0 * a) * b", "np.ceil(3.0 * a) * b",
+                                  "(7.0 * a) // b"])
+def test_floor_ceil_floordiv_zero_gradient(expr):
+    f = _get(expr)
+    gx, gw, _ = f.grad(XM.copy(), WM.copy(), 6)
+    np.testing.assert_array_equal(gx, np.zeros(6))
+    if "//" in expr:
+        np.testing.assert_array_equal(gw, np.zeros(6))
+    else:
+        # d/db of floor(3a)*b is floor(3a), weighted by 0.5 ** (n-1-i).
+        fl = np.floor(3.0 * XM) if "floor" in expr else np.ceil(3.0 * XM)
+        np.testing.assert_allclose(gw, fl * 0.5 ** (5 - np.arange(6)), rtol=1e-14)
+
+
+# ---------------------------------------------------------------------------------------
+# Arguments, ranges, arrays
+# ---------------------------------------------------------------------------------------
+@nad.grad_jit
+def scalar_args(x, a, b, n):
+    v = a
+    for i in range(n):
+        v = math.sin(v) * b + x[i] * a
+    return v * b
+
+
+def test_float_scalar_arguments():
+    g = check_fd(scalar_args, X8.copy(), 0.4, 1.3, 7)
+    assert isinstance(g[1], float) and isinstance(g[2], float) and g[3] is None
+
+
+@nad.grad_jit
+def scalar_only(a, b):
+    v = a
+    for _ in range(5):
+        v = v * b + a
+    return v
+
+
+def test_scalar_only_arguments():
+    check_fd(scalar_only, 0.3, 0.9)
+
+
+@nad.grad_jit
+def neg_step(x, n):
+    s = 0.0
+    for i in range(n - 1, -1, -1):
+        s = s * 0.7 + math.sin(x[i])
+    t = 0.0
+    for i in range(n, 0, -3):
+        t = t * x[i - 1] + 1.0
+    return s * t
+
+
+def test_negative_step_ranges():
+    check_fd(neg_step, X8.copy(), 8)
+
+
+@nad.grad_jit
+def two_d(x, w):
+    s = 0.0
+    for i in range(x.shape[0]):
+        r = 0.0
+        for j in range(x.shape[1]):
+            r = r * 0.5 + x[i, j] * w[j]
+        s += math.tanh(r)
+    return s
+
+
+def test_two_d_array_reads():
+    x = RNG.uniform(-1, 1, (3, 4))
+    check_fd(two_d, x, W8[:4].copy())
+
+
+@nad.grad_jit
+def scratch(x, n):
+    z = np.zeros(n)
+    e = np.empty(n)
+    o = np.ones(n)
+    l = np.empty_like(x)
+    for i in range(n):
+        e[i] = math.sin(x[i])
+        l[i] = x[i] * x[i]
+    for i in range(1, n):
+        z[i] = z[i - 1] * 0.5 + e[i] * o[i]
+        o[i] = o[i - 1] * l[i]
+    s = 0.0
+    for i in range(n):
+        s += z[i] + o[i] + l[i] * e[i]
+    return s
+
+
+def test_scratch_arrays_written_and_read():
+    check_fd(scratch, X8.copy(), 8)
+
+
+# ---------------------------------------------------------------------------------------
+# Dispatcher behaviour
+# ---------------------------------------------------------------------------------------
+PRIMAL_CASES = [
+    (sinrec, lambda: (RNG.uniform(-1, 1, 20), 9)),
+    (branch_carried, lambda: (np.array([0.21, 0.37]), 12)),
+    (spring_copy, lambda: (X0S.copy(), V0S.copy(), 3.0, 50)),
+    (newton_sqrt, lambda: (np.array([0.5, 2.0, 9.0]),)),
+]
+
+
+@pytest.mark.parametrize("f,make", PRIMAL_CASES,
+                         ids=[f.py_func.__name__ for f, _ in PRIMAL_CASES])
+def test_primal_equals_njit_and_value_and_grad(f, make):
+    args = make()
+    ref = numba.njit(f.py_func)(*args)
+    assert f(*args) == ref
+    val, g = f.value_and_grad(*args)
+    assert val == ref
+    g2 = f.grad(*args)
+    for a, b in zip(g, g2):
+        if a is None:
+            assert b is None
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
+def test_second_call_compiles_nothing():
+    x = np.array([2.0, 0.5])
+    decay.grad(x, 3)
+    n_back = len(decay._backwards)
+    back = decay._backward((x, 3))
+    sigs = list(decay.signatures)
+    g1 = decay.grad(x, 5)
+    decay.grad(np.array([1.0, 1.0]), 7)
+    decay.value_and_grad(x, 9)
+    assert len(decay._backwards) == n_back
+    assert decay._backward((x, 3)) is back
+    assert len(back.njit_fn.signatures) == 1
+    assert list(decay.signatures) == sigs
+    np.testing.assert_allclose(g1[0], [0.9 ** 5, 1 - 0.9 ** 5], rtol=1e-12)
+
+
+def test_new_argument_types_get_their_own_backward():
+    f = nad.grad_jit(decay.py_func)
+    f.grad(np.array([2.0, 0.5]), 3)
+    f.grad(np.array([2.0, 0.5], dtype=np.float32), 3)
+    assert len(f._backwards) == 2
+    g32 = f.grad(np.array([2.0, 0.5], dtype=np.float32), 4)[0]
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32, [0.9 ** 4, 1 - 0.9 ** 4], rtol=1e-5)
+
+
+def _plain_decay(x, n):
+    v = x[0]
+    for _ in range(n):
+        v = v * 0.9 + 0.1 * x[1]
+    return v
+
+
+def test_grad_jit_of_existing_njit_dispatcher():
+    d = numba.njit(fastmath=False)(_plain_decay)
+    f = nad.grad_jit(d)
+    assert isinstance(f, nad.GradDispatcher)
+    assert f.py_func is _plain_decay
+    x = np.array([2.0, 0.5])
+    assert f(x, 6) == d(x, 6)
+    np.testing.assert_allclose(f.grad(x, 6)[0], [0.9 ** 6, 1 - 0.9 ** 6], rtol=1e-12)
+
+
+@nad.grad_jit
+def _callee(x, n):
+    v = x[0]
+    for _ in range(n):
+        v = math.sin(v) * 1.01
+    return v
+
+
+@numba.njit
+def _caller(x, n):
+    return 2.0 * _callee(x, n) + 1.0
+
+
+def test_njit_function_calls_grad_jit_function():
+    x = np.array([0.4])
+    assert _caller(x, 7) == 2.0 * _callee(x, 7) + 1.0
+    assert len(_caller.nopython_signatures) == 1
+    # The callee still differentiates after being called from njit code.
+    np.testing.assert_allclose(_callee.grad(x, 7)[0], _sinrec_analytic(x, 7), rtol=1e-12)
+
+
+def test_inspect_adjoint_shows_stack_pushes():
+    src = sinrec.inspect_adjoint(X8.copy(), 4)
+    assert isinstance(src, str)
+    assert "push(" in src and "pop(" in src
+    compile(src, "<adjoint>", "exec")
+
+
+# ---------------------------------------------------------------------------------------
+# Stacks: overflow, heap storage, frame budget
+# ---------------------------------------------------------------------------------------
+def _long_loop(x, n):
+    v = x[0]
+    for _ in range(n):
+        v = math.sin(v) * 1.01
+    return v
+
+
+small_stack = nad.grad_jit(ad_stack_size=16)(_long_loop)
+heap_stack = nad.grad_jit(ad_stack_size=16, storage="heap")(_long_loop)
+
+
+def test_overflow_then_fitting_call():
+    x = np.array([0.4])
+    with pytest.raises(AdStackOverflowError, match="ad_stack_size"):
+        small_stack.grad(x, 100)
+    (g, _) = small_stack.grad(x, 12)
+    np.testing.assert_allclose(g, _sinrec_analytic(x, 12), rtol=1e-12)
+    with pytest.raises(AdStackOverflowError):
+        small_stack.value_and_grad(x, 17)
+    (g, _) = small_stack.grad(x, 16)
+    np.testing.assert_allclose(g, _sinrec_analytic(x, 16), rtol=1e-12)
+
+
+def test_heap_storage_long_loop():
+    x = np.array([0.4])
+    (g, _) = heap_stack.grad(x, 2000)
+    np.testing.assert_allclose(g, _sinrec_analytic(x, 2000), rtol=1e-10)
+    src = heap_stack.inspect_adjoint(x, 2000)
+    assert "push(" in src
+
+
+def _ten_carried_src(loop):
+    names = ["c%d" % k for k in range(10)]
+    lines = ["def f(x, n):"]
+    lines += ["    %s = x[%d]" % (c, k) for k, c in enumerate(names)]
+    lines.append("    for _ in %s:" % loop)
+    rhs = ["math.sin(%s) + 0.1 * %s" % (names[k], names[(k + 1) % 10]) for k in range(10)]
+    lines.append("        %s = %s" % (", ".join(names), ", ".join(rhs)))
+    lines.append("    return %s" % " + ".join(names))
+    ns = dict(_NS)
+    exec("\n".join(lines) + "\n", ns)
+    return ns["f"]
+
+
+def test_budget_constant_trip_count_sized_exactly():
+    f = nad.grad_jit(ad_stack_size=4096)(_ten_carried_src("range(3)"))
+    x = RNG.uniform(-1, 1, 10)
+    check_fd(f, x, 0)
+
+
+def test_budget_error_dynamic_loop_then_process_goes_on():
+    f = nad.grad_jit(ad_stack_size=8192)(_ten_carried_src("range(n)"))
+    x = RNG.uniform(-1, 1, 10)
+    with pytest.raises(AdStackBudgetError):
+        f.grad(x, 3)
+    # The primal still works, and so does another gradient.
+    assert f(x, 3) == f.py_func(x, 3)
+    np.testing.assert_allclose(decay.grad(np.array([2.0, 0.5]), 2)[0], [0.81, 0.19])
+    # Heap storage has no frame budget.
+    h = nad.grad_jit(ad_stack_size=8192, storage="heap")(f.py_func)
+    check_fd(h, x, 3)
+
+
+# ---------------------------------------------------------------------------------------
+# Constructs that cannot be differentiated
+# ---------------------------------------------------------------------------------------
+def uses_erf(x, n):
+    s = 0.0
+    for i in range(n):
+        s += math.erf(x[i])
+    return s
+
+
+def iterates_array(x):
+    s = 0.0
+    for v in x:
+        s += v * v
+    return s
+
+
+def _line_of(fn, text):
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    for k, line in enumerate(lines):
+        if text in line:
+            return first + k
+    raise AssertionError(text)
+
+
+@pytest.mark.parametrize("fn,args,what,line", [
+    (uses_erf, (X8, 4), "erf", "math.erf"),
+    (iterates_array, (X8,), "for", "for v in x"),
+])
+def test_non_differentiable_construct_raises(fn, args, what, line):
+    f = nad.grad_jit(fn)
+    with pytest.raises(NonDifferentiableError) as ei:
+        f.grad(*args)
+    msg = str(ei.value)
+    assert fn.__name__ in msg
+    assert what in msg
+    assert ":%d" % _line_of(fn, line) in msg
+    # The primal is unaffected.
+    assert f(*args) == pytest.approx(fn(*args), rel=1e-12)
+
+
+def test_erf_off_the_gradient_path_is_fine():
+    def f(x, n):
+        s = 0.0
+        for i in range(n):
+            s += x[i] * math.erf(float(i))
+        return s
+    g = nad.grad_jit(f)
+    gx, _ = g.grad(X8.copy(), 4)
+    want = np.zeros(8)
+    want[:4] = [math.erf(float(i)) for i in range(4)]
+    np.testing.assert_allclose(gx, want, rtol=1e-14)
