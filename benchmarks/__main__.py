@@ -29,6 +29,9 @@ def main(argv=None):
     parser.add_argument("--out", default=None,
                         help="folder for benchmarks.{json,png,md} (default: docs/, or "
                              "build/benchmarks-quick/ with --quick)")
+    parser.add_argument("--ad-stack-size", action="append", default=[], metavar="WORKLOAD=N",
+                        help="stack capacity for ours, Taichi and Quadrants on a workload "
+                             "(repeatable); default: each workload's own")
     parser.add_argument("--install-peers", action="store_true",
                         help="create .venv-bench/ and pip-install the peers into it first")
     parser.add_argument("--no-venv", action="store_true",
@@ -39,6 +42,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     peer_names = _names(args.peers, peers.ALL_PEERS, "peers")
     workload_names = _names(args.workloads, list(WORKLOADS), "workloads")
+    stack_sizes = {}
+    for item in args.ad_stack_size:
+        name, _, size = item.partition("=")
+        _names(name, list(WORKLOADS), "workloads")
+        stack_sizes[name] = int(size)
 
     if args.install_peers:
         harness.install_peers([p for p in peer_names if p in peers.PEER_MODULES])
@@ -56,7 +64,8 @@ def main(argv=None):
     out = Path(args.out) if args.out else harness.REPO / (
         "build/benchmarks-quick" if args.quick else "docs")
     doc = harness.run(workload_names, peer_names, quick=args.quick,
-                      in_process=args.in_process, python=Path(sys.executable))
+                      in_process=args.in_process, python=Path(sys.executable),
+                      ad_stack_sizes=stack_sizes)
     for path in report.write_all(doc, out):
         print("wrote", path)
 

@@ -57,9 +57,9 @@ def _save_reference(grads, wrt, path):
     np.savez(path, **{f"g{i}": np.asarray(grads[i], dtype=np.float64) for i in wrt})
 
 
-def _run_in_subprocess(python, workload, peer, quick, reference_path, log):
+def _run_in_subprocess(python, workload, peer, quick, reference_path, ad_stack_size):
     spec = json.dumps({"workload": workload, "peer": peer, "quick": quick,
-                       "reference": str(reference_path)})
+                       "reference": str(reference_path), "ad_stack_size": ad_stack_size})
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p])
     try:
@@ -102,8 +102,11 @@ def machine_info():
 
 
 def run(workloads=None, peer_names=None, quick=False, in_process=False, python=None,
-        log=print):
+        ad_stack_sizes=None, log=print):
     """Measure every (workload, peer) pair; returns the results document.
+
+    ``ad_stack_sizes`` maps workload names to a stack capacity that replaces
+    the workload's own (for ours, Taichi and Quadrants).
 
     ``in_process`` measures in this process (the smoke test does this);
     otherwise each pair runs in a fresh ``python`` process (the peer venv's
@@ -120,8 +123,10 @@ def run(workloads=None, peer_names=None, quick=False, in_process=False, python=N
         for wname in workloads:
             workload = WORKLOADS[wname]
             grads, problems = reference_gradient(workload, quick)
+            stack_size = (ad_stack_sizes or {}).get(wname)
             entry = {"title": workload.title, "description": workload.description,
-                     "ad_stack_size": int(workload.ad_stack_size(workload.make_args(quick))),
+                     "ad_stack_size": stack_size or int(
+                         workload.ad_stack_size(workload.make_args(quick))),
                      "finite_difference_check": problems or "ok", "results": {}}
             doc["workloads"][wname] = entry
             log(f"{workload.title}: hand-written gradient vs finite differences: "
@@ -131,10 +136,10 @@ def run(workloads=None, peer_names=None, quick=False, in_process=False, python=N
             for peer in peer_names:
                 if in_process and peer not in peers.FRAGILE:
                     reference = {i: grads[i] for i in workload.wrt}
-                    result = measure(wname, peer, quick, reference)
+                    result = measure(wname, peer, quick, reference, stack_size)
                 else:
                     result = _run_in_subprocess(python, wname, peer, quick, reference_path,
-                                                log)
+                                                stack_size)
                 entry["results"][peer] = result
                 log("  " + describe(result))
     add_ratios(doc)

@@ -7,6 +7,7 @@ that a peer which crashes takes only its own measurement down).  The result
 is printed as one JSON line prefixed with ``RESULT``.
 """
 import ctypes
+import dataclasses
 import gc
 import json
 import os
@@ -128,10 +129,13 @@ def _version(peer_name):
         return getattr(mod, "__version__", None)
 
 
-def measure(workload_name, peer_name, quick=False, reference=None):
+def measure(workload_name, peer_name, quick=False, reference=None, ad_stack_size=None):
     """Measure one pair in this process.  ``reference`` is the hand-written
-    gradient (computed here when omitted)."""
+    gradient (computed here when omitted); ``ad_stack_size`` overrides the
+    workload's stack capacity."""
     workload = WORKLOADS[workload_name]
+    if ad_stack_size:
+        workload = dataclasses.replace(workload, ad_stack_size=lambda args: ad_stack_size)
     peer = peers.load(peer_name)
     out = {"workload": workload_name, "peer": peer_name, "quick": quick}
     ok, message = peer.available()
@@ -174,7 +178,8 @@ def main(argv):
             reference = {int(k[1:]): (data[k] if data[k].ndim else float(data[k]))
                          for k in data.files}
     try:
-        result = measure(spec["workload"], spec["peer"], spec.get("quick", False), reference)
+        result = measure(spec["workload"], spec["peer"], spec.get("quick", False), reference,
+                         spec.get("ad_stack_size"))
     except Exception as exc:  # a harness bug: report it rather than die silently
         result = {"workload": spec["workload"], "peer": spec["peer"], "status": "error",
                   "message": f"{type(exc).__name__}: {exc}",

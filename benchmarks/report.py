@@ -56,7 +56,8 @@ def plot(doc, path):
                 if value:
                     xs.append(i + (j - len(peers) / 2 + 0.5) * width)
                     ys.append(value)
-            ax.bar(xs, ys, width, label=peer, color=COLORS[peer])
+            if xs:
+                ax.bar(xs, ys, width, label=peer, color=COLORS[peer])
         ax.set_yscale("log")
         ax.axhline(1.0, color="black", linewidth=0.8)
         if key == "over_primal":
@@ -119,7 +120,9 @@ def markdown(doc, png_name, json_name):
            "environment that sees the project's numba and NumPy) and installs the peers into "
            "it; without it, peers that are not installed are reported as missing. Other "
            "options: `--quick` (tiny sizes, a smoke run), `--peers jax,torch`, "
-           "`--workloads sin_recurrence,mc_option`, `--out DIR`.", ""]
+           "`--workloads sin_recurrence,mc_option`, `--out DIR`, "
+           "`--ad-stack-size mass_spring=20000` (the stack capacity given to ours, Taichi and "
+           "Quadrants for a workload).", ""]
     if doc.get("quick"):
         out += ["**These figures come from `--quick` (tiny sizes): they only show that the "
                 "harness runs.**", ""]
@@ -181,10 +184,57 @@ def markdown(doc, png_name, json_name):
                     f"{entry['ours_compile_over_primal_compile']:.2f}.", ""]
         if notes:
             out += ["Peers that did not produce a timed gradient:", ""] + notes + [""]
+    out += goals(doc)
     out += ["## Plot", "", f"![gradient time ratios]({png_name})", "",
             "Top: gradient time over the numba primal's time (log scale; the dashed line is "
             "3x). Bottom, once ours runs: ours over each peer.", ""]
     return "\n".join(out)
+
+
+def goals(doc):
+    """The goals of the project, checked against the figures of this run."""
+    w = doc["workloads"]
+
+    def result(name, peer):
+        return w.get(name, {}).get("results", {}).get(peer, {})
+
+    def ok(name, peer):
+        return result(name, peer).get("status") == "ok"
+
+    rows = []
+
+    def row(goal, name, value, limit, text):
+        if value is None:
+            rows.append(f"| {goal} | {w[name]['title']} | not measured |")
+        else:
+            verdict = "met" if value <= limit else "**missed**"
+            rows.append(f"| {goal} | {w[name]['title']} | {text} = {value:.3g}: {verdict} |")
+
+    for name in ["sin_recurrence", "long_recurrence", "newton_sqrt", "mass_spring"]:
+        if name in w:
+            r = result(name, "ours")
+            row("gradient within 3x of the primal", name,
+                r.get("over_primal") if ok(name, "ours") else None, 3.0, "ours / primal")
+            hand = result(name, "hand")
+            row("within 1.3x of hand-written", name,
+                hand.get("ours_over_this") if ok(name, "hand") else None, 1.3,
+                "ours / hand-written")
+    for name in ["long_recurrence", "newton_sqrt", "mass_spring", "mc_option"]:
+        if name in w:
+            ratios = [r.get("ours_over_this") for p, r in w[name]["results"].items()
+                      if p not in ("numba", "hand", "ours") and r.get("status") == "ok"]
+            ratios = [x for x in ratios if x]
+            row("faster than every peer", name,
+                max(ratios) if ratios and ok(name, "ours") else None, 1.0,
+                "largest ours / peer")
+    for name in w:
+        row("first call within 3x of the primal's", name,
+            w[name].get("ours_compile_over_primal_compile"), 3.0,
+            "ours first call / numba first call")
+    return ["## Goals", "",
+            "The project's goals, checked against this run (\"not measured\" while "
+            "`numba_adstack.grad_jit` does not run the workload).", "",
+            "| goal | workload | result |", "|---|---|---|"] + rows + [""]
 
 
 def write_all(doc, out_dir, stem="benchmarks"):

@@ -10,7 +10,11 @@ Each workload has
     (arguments it does not differentiate are ``None`` too);
   * ``make_args(quick)``: the arguments, full size or tiny (smoke mode);
   * ``wrt``: the indices of the arguments whose gradient is compared;
-  * ``ad_stack_size(args)``: the stack capacity a reverse-mode tool needs.
+  * ``ad_stack_size(args)``: the capacity given to tools whose stacks for
+    loops of run-time length have a fixed size (ours, Taichi, Quadrants):
+    the pushes one stack sees within one iteration of the outermost loop,
+    plus slack (Taichi needs a few slots more than the trip count).  The
+    command line can override it (``--ad-stack-size WORKLOAD=N``).
 
 Everything is float64.
 """
@@ -298,13 +302,13 @@ WORKLOADS = {
             "1000 values, 100 steps of v = sin(v) * 1.01 each, loss = sum of final v; "
             "gradient in x.",
             sin_recurrence, sin_recurrence_grad, _sin_recurrence_args, (0,),
-            lambda args: args[1]),
+            lambda args: args[1] + 16),
         Workload(
             "long_recurrence", "2. long scalar recurrence",
             "10,000 steps of v = sin(v) * 1.01 + 0.1 * w from v = x[0] (x a 1-element "
             "array, w a float scalar), loss = v; gradient in x and w.",
             long_recurrence, long_recurrence_grad, _long_recurrence_args, (0, 1),
-            lambda args: args[2]),
+            lambda args: args[2] + 16),
         Workload(
             "newton_sqrt", "3. Newton's square root (while loop)",
             "x = 0.5 * (x + a / x) from x = a until |x*x - a| < 1e-12 * a, for 1000 values "
@@ -317,7 +321,7 @@ WORKLOADS = {
             "semi-implicit Euler steps (dt = 0.01) updating v and x in place, loss = sum "
             "of squared final positions; gradient in v0 and k.",
             mass_spring, mass_spring_grad, _mass_spring_args, (1, 2),
-            lambda args: args[6] * 8),
+            lambda args: args[6] * args[0].shape[0] + 16),
         Workload(
             "mc_option", "5. Monte Carlo option price",
             "10,000 paths x 50 steps of geometric Brownian motion with fixed normals "
