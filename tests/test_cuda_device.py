@@ -6,7 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("numba_cuda", reason="numba-cuda is not installed (pip install \"numba-cuda[cu12]\")")
+pytest.importorskip("numba_cuda",
+                    reason="numba-cuda is not installed (pip install \"numba-cuda[cu12]\")")
 import numba_adstack.cuda as nadc  # noqa: E402
 
 if not nadc.have_gpu():

@@ -3,7 +3,8 @@ checks, the simulator intrinsics' overflow behaviour, PTX depot parsing, the fak
 import numpy as np
 import pytest
 
-pytest.importorskip("numba_cuda", reason="numba-cuda is not installed (pip install \"numba-cuda[cu12]\")")
+pytest.importorskip("numba_cuda",
+                    reason="numba-cuda is not installed (pip install \"numba-cuda[cu12]\")")
 
 import numba_adstack as nad  # noqa: E402
 import numba_adstack.cuda as nadc  # noqa: E402

@@ -7,7 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("numba_cuda", reason="numba-cuda is not installed (pip install \"numba-cuda[cu12]\")")
+pytest.importorskip("numba_cuda",
+                    reason="numba-cuda is not installed (pip install \"numba-cuda[cu12]\")")
 from numba import cuda, njit, float64, int32  # noqa: E402
 from numba.core.errors import TypingError  # noqa: E402
 

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-pytest.importorskip("numba_cuda", reason="numba-cuda is not installed (pip install \"numba-cuda[cu12]\")")
+pytest.importorskip("numba_cuda",
+                    reason="numba-cuda is not installed (pip install \"numba-cuda[cu12]\")")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -32,7 +32,8 @@ if not SIMULATOR:
 globals().update(intrinsic_functions())
 
 __all__ = ["adstack", "push", "pop", "top", "size", "overflowed", "SIMULATOR",
-           "HEADER_BYTES", "LOCAL_MEMORY_LIMIT_BYTES", "AdStackLocalMemoryError", "AdStackCudaError",
+           "HEADER_BYTES", "LOCAL_MEMORY_LIMIT_BYTES", "AdStackLocalMemoryError",
+           "AdStackCudaError",
            "OverflowCheckedKernel", "array_meta", "check_adjoint_args",
            "compile_kernel_source", "have_gpu", "intrinsic_functions", "kernel_namespace",
            "local_memory_per_thread", "overflow_message", "ptx_local_depots", "stack_bytes"]
