@@ -32,6 +32,8 @@ def main(argv=None):
     parser.add_argument("--ad-stack-size", action="append", default=[], metavar="WORKLOAD=N",
                         help="stack capacity for ours, Taichi and Quadrants on a workload "
                              "(repeatable); default: each workload's own")
+    parser.add_argument("--from-json", metavar="PATH",
+                        help="measure nothing: rewrite the page and plot from a results file")
     parser.add_argument("--install-peers", action="store_true",
                         help="create .venv-bench/ and pip-install the peers into it first")
     parser.add_argument("--no-venv", action="store_true",
@@ -47,6 +49,14 @@ def main(argv=None):
         name, _, size = item.partition("=")
         _names(name, list(WORKLOADS), "workloads")
         stack_sizes[name] = int(size)
+
+    if args.from_json:
+        import json
+        doc = json.loads(Path(args.from_json).read_text())
+        harness.add_ratios(doc)
+        for path in report.write_all(doc, Path(args.out or Path(args.from_json).parent)):
+            print("wrote", path)
+        return
 
     if args.install_peers:
         harness.install_peers([p for p in peer_names if p in peers.PEER_MODULES])

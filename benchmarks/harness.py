@@ -95,6 +95,8 @@ def machine_info():
             info["memory_gib"] = round(int(f.readline().split()[1]) / 2 ** 20, 1)
     except (OSError, ValueError, IndexError):
         pass
+    if hasattr(os, "getloadavg"):
+        info["load_average"] = [round(x, 2) for x in os.getloadavg()]
     import numba
     info["numpy"] = np.__version__
     info["numba"] = numba.__version__

@@ -137,7 +137,11 @@ def markdown(doc, png_name, json_name):
             f"- Python {m.get('python')}, NumPy {m.get('numpy')}, numba {m.get('numba')}",
             "- peers: " + (", ".join(f"{p} {v}" for p, v in versions.items()
                                     if p not in ("numba", "hand")) or "none measured"),
-            f"- measured {doc.get('started')}", "",
+            f"- measured {doc.get('started')}"
+            + (f", load average at the start: {', '.join(map(str, m['load_average']))}"
+               if m.get("load_average") else "")
+            + ". Other processes on a small machine make the medians noisy; the minimum "
+            "is the steadier figure.", "",
             "## How it is measured", "",
             "- Every (workload, peer) pair runs in a fresh Python process. The peer builds "
             "its gradient function and calls it once: that is the **first call** time "
