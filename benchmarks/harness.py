@@ -164,14 +164,21 @@ def add_ratios(doc):
             r = results.get(name)
             return r["median_s"] if r and r["status"] == "ok" else None
 
+        def minimum(name):
+            r = results.get(name)
+            return r["min_s"] if r and r["status"] == "ok" else None
+
         primal, ours = median("numba"), median("ours")
+        primal_min, ours_min = minimum("numba"), minimum("ours")
         for name, r in results.items():
             if r["status"] != "ok":
                 continue
             if primal:
                 r["over_primal"] = r["median_s"] / primal
+                r["over_primal_min"] = r["min_s"] / primal_min
             if ours:
                 r["ours_over_this"] = ours / r["median_s"]
+                r["ours_over_this_min"] = ours_min / r["min_s"]
         primal_first = results.get("numba", {}).get("first_call_s")
         ours_first = results.get("ours", {}).get("first_call_s")
         if primal_first and ours_first and results["ours"]["status"] == "ok":

@@ -84,6 +84,13 @@ def _fmt(value, scale=1.0, digits=3):
     return f"{v:.{digits}g}"
 
 
+def _pair(r, key):
+    """'median ratio (ratio of the minima)'."""
+    if r.get(key) is None:
+        return ""
+    return f"{_fmt(r[key])} ({_fmt(r.get(key + '_min'))})"
+
+
 def _table(entry):
     lines = ["| peer | first call (s) | gradient median (ms) | gradient min (ms) | "
              "gradient / primal | ours / this | peak memory of a call (MiB) | status |",
@@ -97,8 +104,8 @@ def _table(entry):
         if r["status"] == "ok":
             lines.append(
                 f"| {label} | {_fmt(r['first_call_s'])} | {_fmt(r['median_s'], 1e3)} | "
-                f"{_fmt(r['min_s'], 1e3)} | {_fmt(r.get('over_primal'))} | "
-                f"{_fmt(r.get('ours_over_this'))} | {_fmt(r.get('peak_mib'))} | ok |")
+                f"{_fmt(r['min_s'], 1e3)} | {_pair(r, 'over_primal')} | "
+                f"{_pair(r, 'ours_over_this')} | {_fmt(r.get('peak_mib'))} | ok |")
         else:
             lines.append(f"| {label} | | | | | | | {r['status']} (see below) |")
             message = " ".join(r.get("message", "").split())
@@ -167,7 +174,8 @@ def markdown(doc, png_name, json_name):
             "- **gradient / primal** is the gradient's median over the numba primal's median "
             "(the primal is `numba.njit` of the same plain Python function); **ours / this** "
             "is the median of `numba_adstack.grad_jit(primal).grad` over that row's median "
-            "(below 1: ours is faster).",
+            "(below 1: ours is faster). Each ratio is given on the medians and, in "
+            "parentheses, on the minima.",
             "- PyTorch and autograd use vectorised array code over elements, paths or "
             "particles and a Python loop over time steps; JAX uses `lax.fori_loop` with "
             "static trip counts inside `jax.jit(jax.grad(...))`; Taichi and Quadrants run "
