@@ -14,6 +14,7 @@ from numba.core.typed_passes import NopythonTypeInference
 from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.ir_utils import simplify_CFG, guard, GuardException
 from numba.core import postproc
+from numba.core.compiler_lock import global_compiler_lock
 
 from ..errors import NonDifferentiableError
 
@@ -72,8 +73,9 @@ class InlineDispatcherCalls(FunctionPass):
                     raise NonDifferentiableError(
                         f"{state.func_id.func_qualname}: too many nested calls to inline while "
                         f"differentiating (recursion?) at {stmt.loc.strformat()}")
-                _, _, _, new_blocks = worker.inline_function(state.func_ir, block, i,
-                                                             disp.py_func)
+                prepare = getattr(state.pipeline, "prepare", None)
+                callee = disp.py_func if prepare is None else prepare(disp.py_func)
+                _, _, _, new_blocks = worker.inline_function(state.func_ir, block, i, callee)
                 work.extend(new_blocks)
                 modified = True
                 break
@@ -101,6 +103,9 @@ class CaptureTypedIR(FunctionPass):
 
 
 class _CapturePipeline(CompilerBase):
+    # Maps each function about to be read (the root and inlined callees) to the one read.
+    prepare = None
+
     def define_pipelines(self):
         untyped = DefaultPassBuilder.define_untyped_pipeline(self.state)
         pm = PassManager("numba_adstack_capture")
@@ -112,12 +117,21 @@ class _CapturePipeline(CompilerBase):
         return [pm]
 
 
-def typed_ir(py_func, argtypes, typingctx=None, targetctx=None):
-    """Typed SSA IR of ``py_func`` for the given Numba argument types."""
-    if typingctx is None:
-        from numba.core.registry import cpu_target
-        typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
+def typed_ir(py_func, argtypes, prepare=None):
+    """Typed SSA IR of ``py_func`` for the given Numba argument types.
+
+    ``prepare`` (optional) maps each function about to be read (``py_func`` and every
+    inlined callee) to the function actually read.
+    """
+    from numba.core.registry import cpu_target
+    typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
     flags = Flags()
     flags.nrt = True
-    return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags, {},
-                         pipeline_class=_CapturePipeline)
+    pipeline = _CapturePipeline
+    if prepare is not None:
+        pipeline = type("_PreparingCapturePipeline", (_CapturePipeline,),
+                        {"prepare": staticmethod(prepare)})
+        py_func = prepare(py_func)
+    with global_compiler_lock:
+        return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags,
+                             {}, pipeline_class=pipeline)

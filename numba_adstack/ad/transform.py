@@ -77,10 +77,14 @@ class RangeLoop:
 
 
 class Options:
-    def __init__(self, ad_stack_size, storage="frame", target="cpu"):
+    def __init__(self, ad_stack_size, storage="frame", target="cpu", global_map=None,
+                 atomic_add=None, grid=None):
         self.ad_stack_size = int(ad_stack_size)
         self.storage = storage
         self.target = target
+        self.global_map = global_map or {}
+        self.atomic_add = atomic_add      # the object of ``cuda.atomic.add`` in the IR
+        self.grid = grid                  # the object of ``cuda.grid`` in the IR
 
 
 class Lines:
@@ -124,6 +128,9 @@ class Rewrite:
         self.opt = options
         self.s = Structure(self.fir)
         self.globals = {"math": math, "np": np}
+        # Objects the IR names that the generated code must name differently (the CUDA
+        # target types kernels with stand-ins for numba.cuda).
+        self.global_map = dict(options.global_map)
         self._global_names = {}
         self._names = {}
         self._used_names = set(self.globals) | set(keyword.kwlist)
@@ -196,8 +203,9 @@ class Rewrite:
             elif value is np:
                 name = "np"
             else:
+                value = self.global_map.get(id(value), value)
                 base = getattr(value, "__name__", type(value).__name__)
-                name = self.fresh("g_" + re.sub(r"\W", "_", str(base)))
+                name = self.fresh("g_" + re.sub(r"\W", "_", str(base).split(".")[-1]))
                 self.globals[name] = value
             self._global_names[key] = name
         return self._global_names[key]
@@ -337,6 +345,20 @@ class Rewrite:
                     names.add("_c%s" % _node_key(n))
         return names
 
+    def atomic_update(self, stmt):
+        """``(array, index, value)`` when ``stmt`` is ``cuda.atomic.add(array, index,
+        value)``."""
+        if (self.opt.atomic_add is not None and isinstance(stmt, ir.Assign)
+                and isinstance(stmt.value, ir.Expr) and stmt.value.op == "call"
+                and self.resolve_global(stmt.value.func) is self.opt.atomic_add):
+            a = stmt.value.args
+            return a[0], a[1], a[2]
+        return None
+
+    def is_arg_array(self, name):
+        root = self.array_root(name)
+        return root in self.arg_vars
+
     def def_loc(self, name):
         d = self.defs.get(name)
         return None if d is None else d[1].loc
@@ -358,6 +380,8 @@ class Rewrite:
             for stmt in blk.body:
                 if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
                     written.add(self.array_root(stmt.target.name))
+                elif self.atomic_update(stmt) is not None:
+                    written.add(self.array_root(self.atomic_update(stmt)[0].name))
         roots = set()
         for name, t in self.typemap.items():
             if isinstance(t, types.Array) and name in self.defs or name.startswith("arg."):
@@ -413,6 +437,8 @@ class Rewrite:
                 for stmt in blk.body:
                     if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
                         work.append(stmt.value.name)
+                    elif self.atomic_update(stmt) is not None:
+                        work.append(self.atomic_update(stmt)[2].name)
         useful_roots = set()
         while work:
             while work:
@@ -530,6 +556,8 @@ class Rewrite:
         if runtime:
             cap *= self.opt.ad_stack_size
         storage = "heap" if (runtime > 1 or self.opt.storage == "heap") else "frame"
+        if self.opt.target == "cuda":
+            storage = "frame"     # per-thread local memory; overflow sets the flag
         return max(cap, 1), storage
 
     def def_site_loops(self, name):
@@ -898,6 +926,8 @@ class Rewrite:
                     return
             if isinstance(e, ir.Var) and name in self.iter_alias:
                 return
+            if self.opt.target == "cuda" and self.atomic_update(stmt) is not None:
+                return      # the forward kernel did it already
             if name in self.pushed and self._site_repeats(label):
                 L("push(%s, %s)" % (self.pushed[name], self.n(name)))
             if isinstance(e, ir.Var):
@@ -918,6 +948,8 @@ class Rewrite:
             if name in self.array_adjoints and self.array_adjoints[name] == "new":
                 L("%s = np.zeros_like(%s)" % (self.bar(name), self.n(name)))
         elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+            if self.opt.target == "cuda" and self.is_arg_array(stmt.target.name):
+                return      # the forward kernel wrote it already
             if isinstance(stmt, ir.SetItem):
                 idx = self.n(stmt.index)
             elif stmt.index_var is not None:
@@ -1130,6 +1162,12 @@ class Rewrite:
             e = stmt.value
             if isinstance(e, ir.Expr) and e.op == "phi":
                 return
+            upd = self.atomic_update(stmt)
+            if upd is not None:
+                arr, idx, val = upd
+                if val.name in self.useful:
+                    L("%s += %s[%s]" % (self.bar(val), self.ref_bar(arr), self.ref(idx)))
+                return
             if name in self.useful and is_float(self.ty(name)) and not isinstance(e, ir.Arg):
                 g = self.bar(name)
                 for op, src in self.contributions(name, e):
@@ -1143,7 +1181,8 @@ class Rewrite:
         elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
             if not is_float_array(self.ty(stmt.target)):
                 return
-            if self.array_root(stmt.target.name) not in self.useful_roots():
+            if self.array_root(stmt.target.name) not in self.useful_roots() and not (
+                    self.opt.target == "cuda" and self.is_arg_array(stmt.target.name)):
                 return
             if isinstance(stmt, ir.SetItem):
                 idx = self.ref(stmt.index)
@@ -1245,12 +1284,36 @@ class Rewrite:
         return out
 
     def thread_private(self, e):
+        """Is the element ``e`` reads indexed by this thread's own grid position? Then no
+        other thread accumulates into its adjoint and no atomic is needed."""
+        idx = e.index_var if e.op == "static_getitem" else e.index
+        if idx is None:
+            return False
+        return self._grid_derived(idx.name)
+
+    def _grid_derived(self, name, depth=0):
+        if depth > 20:
+            return False
+        ex = self.def_expr(name)
+        if isinstance(ex, ir.Var):
+            return self._grid_derived(ex.name, depth + 1)
+        if not isinstance(ex, ir.Expr):
+            return False
+        if ex.op == "call":
+            fn = self.resolve_global(ex.func)
+            return getattr(fn, "__name__", "") == "grid" and fn is self.opt.grid
+        if ex.op == "build_tuple":
+            return all(self._grid_derived(v.name, depth + 1) for v in ex.items)
+        if ex.op in ("static_getitem", "exhaust_iter"):
+            return self._grid_derived(ex.value.name, depth + 1)
         return False
 
     # ------------------------------------------------------------------ fused loops
     def _choose_fused(self):
         """Top-level loops whose iterations interact only through sums are reversed
         iteration by iteration inside the forward replay (see the module docstring)."""
+        if self.opt.target != "cpu":
+            return
         for lp in self.s.loops:
             if lp.depth == 1:
                 plan = self._fusion_plan(lp)
@@ -1516,7 +1579,11 @@ class Rewrite:
         params = [self.n(a) for a in args]
         if self.opt.target == "cpu":
             params.append("_ret_b")
-        params += [self.bar(a) for a in args if is_float_array(self.ty(a))]
+        if self.opt.target == "cpu":
+            params += [self.bar(a) for a in args if is_float_array(self.ty(a))]
+        else:
+            params += [self.bar(a) for a in args if isinstance(self.ty(a), types.Array)]
+            params.append("_flag")
         fname = "%s_backward" % self.py_func.__name__
         out = Lines()
         out("def %s(%s):" % (fname, ", ".join(params)))
@@ -1541,6 +1608,9 @@ class Rewrite:
                      for a in args if is_float(self.ty(a))]
             body.append("    return _retval, (%s)" % "".join(g + ", " for g in grads))
         else:
+            for st in sorted(self.stacks):
+                body.append("    if overflowed(%s):" % st)
+                body.append("        _flag[0] = 1")
             body.append("    return")
         return fname, "\n".join(body) + "\n"
 

@@ -37,3 +37,6 @@ __all__ = ["adstack", "push", "pop", "top", "size", "overflowed", "SIMULATOR",
            "OverflowCheckedKernel", "array_meta", "check_adjoint_args",
            "compile_kernel_source", "have_gpu", "intrinsic_functions", "kernel_namespace",
            "local_memory_per_thread", "overflow_message", "ptx_local_depots", "stack_bytes"]
+
+from .grad import grad_jit, GradKernel  # noqa: E402,F401
+__all__ += ["grad_jit", "GradKernel"]

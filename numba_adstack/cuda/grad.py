@@ -1,0 +1,130 @@
+"""``numba_adstack.cuda.grad_jit``: numba.cuda kernels with a generated backward kernel.
+
+``k[grid, block](*args)`` launches the kernel as ``numba.cuda.jit`` would.
+``k.grad[grid, block](*args, *adjoints)`` launches its backward: one adjoint per array
+argument, in argument order, same shape and dtype. Adjoints of what the kernel writes are
+the seeds; adjoints of what it reads are accumulated into (``+=``), with atomic adds where
+several threads may read the same element.
+
+The backward kernel comes from the same rewrite as the CPU one. The kernel is typed by
+Numba's CPU pipeline with stand-ins for the ``numba.cuda`` API
+(:mod:`numba_adstack.cuda.standins`), so the same typed IR is read whether a GPU, the
+simulator or neither is present; the generated source names the real ``numba.cuda`` and is
+compiled by ``numba.cuda.jit``.
+"""
+import threading
+
+import numpy as np
+from numba import cuda, typeof
+from numba.core import types
+
+from .. import config
+from ..ad.capture import typed_ir
+from ..ad.transform import Rewrite, Options
+from .kernels import OverflowCheckedKernel, array_meta, compile_kernel_source
+from .standins import STANDIN, cuda_module, with_standin_globals
+
+
+def _argtype(a):
+    """Numba type of a kernel argument (host, device or simulator array, or scalar)."""
+    try:
+        t = typeof(a)
+        if isinstance(t, types.Array):
+            return types.Array(t.dtype, t.ndim, "A" if t.layout == "A" else t.layout)
+        return t
+    except Exception:
+        meta = array_meta(a)
+        if meta is None:
+            raise
+        from numba.np.numpy_support import from_dtype
+        return types.Array(from_dtype(meta[1]), len(meta[0]), "A")
+
+
+class GradKernel:
+    """A kernel launched like ``numba.cuda.jit``'s, with ``.grad`` for its backward."""
+
+    def __init__(self, py_func, ad_stack_size=None, **jit_options):
+        self.py_func = py_func
+        self.__name__ = py_func.__name__
+        self.__doc__ = py_func.__doc__
+        self.ad_stack_size = int(ad_stack_size or config.DEFAULT_AD_STACK_SIZE)
+        self.jit_options = jit_options
+        self.kernel = cuda.jit(**jit_options)(py_func)
+        self.nargs = py_func.__code__.co_argcount
+        self._backwards = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, launch_config):
+        return self.kernel[launch_config]
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError("%s is a kernel: launch it as %s[grid, block](...)"
+                        % (self.__name__, self.__name__))
+
+    @property
+    def grad(self):
+        """``k.grad[grid, block](*args, *adjoints)`` runs the backward kernel."""
+        return _GradLauncher(self)
+
+    def backward(self, args):
+        key = tuple(_argtype(a) for a in args)
+        bw = self._backwards.get(key)
+        if bw is None:
+            with self._lock:
+                bw = self._backwards.get(key)
+                if bw is None:
+                    bw = self._build(key)
+                    self._backwards[key] = bw
+        return bw
+
+    def _build(self, argtypes):
+        typed = typed_ir(self.py_func, argtypes, prepare=with_standin_globals)
+        opts = Options(self.ad_stack_size, "frame", "cuda",
+                       global_map={id(STANDIN): cuda_module()},
+                       atomic_add=STANDIN.atomic.add, grid=STANDIN.grid)
+        rw = Rewrite(typed, self.py_func, opts)
+        name, source = rw.build()
+        dispatcher = compile_kernel_source(source, name, namespace=rw.globals,
+                                           **self.jit_options)
+        names = list(self.py_func.__code__.co_varnames[:self.nargs])
+        positions = [i for i, t in enumerate(argtypes) if isinstance(t, types.Array)]
+        launcher = OverflowCheckedKernel(dispatcher, self.__name__, self.ad_stack_size,
+                                         n_args=self.nargs, arg_names=names,
+                                         adjoint_positions=positions)
+        launcher.source = source
+        return launcher
+
+    def inspect_adjoint(self, *args):
+        """Source of the backward kernel generated for these arguments."""
+        return self.backward(args[:self.nargs]).source
+
+
+class _GradLauncher:
+    def __init__(self, owner):
+        self.owner = owner
+
+    def __getitem__(self, launch_config):
+        owner = self.owner
+        if not isinstance(launch_config, tuple):
+            launch_config = (launch_config,)
+
+        def launch(*args):
+            bw = owner.backward(args[:owner.nargs])
+            return bw.launch(launch_config, args)
+        return launch
+
+
+def grad_jit(fn=None, *, ad_stack_size=None, **jit_options):
+    """Decorator like ``numba.cuda.jit`` for kernels, adding ``k.grad[grid, block]``.
+
+    ad_stack_size: capacity of each per-thread adstack of a loop whose trip count is only
+    known at run time (loops with constant trip counts get exactly what they need).
+    Other keyword arguments go to ``numba.cuda.jit`` for both kernels.
+    """
+    def wrap(f):
+        if hasattr(f, "py_func"):
+            f = f.py_func
+        return GradKernel(f, ad_stack_size=ad_stack_size, **jit_options)
+    if fn is None:
+        return wrap
+    return wrap(fn)
