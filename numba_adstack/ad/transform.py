@@ -157,14 +157,17 @@ class Rewrite:
 
     # ------------------------------------------------------------------ errors
     def error(self, what, loc=None):
-        where = ""
-        if loc is not None:
-            where = " at %s" % loc.strformat().strip().splitlines()[0]
-            line = getattr(loc, "line", None)
-            if line is not None:
-                where = " (%s:%s)%s" % (loc.filename, line, where[len(" at"):] and "")
-        raise NonDifferentiableError(
-            "cannot differentiate %r: %s%s" % (self.qualname, what, where))
+        """Raise NonDifferentiableError naming the function, the construct and the line."""
+        msg = "cannot differentiate %r: %s" % (self.qualname, what)
+        if loc is not None and getattr(loc, "line", None) is not None:
+            msg += "\n  File \"%s\", line %d" % (loc.filename, loc.line)
+            try:
+                text = loc.get_lines()[loc.line - 1].strip()
+            except Exception:
+                text = ""
+            if text:
+                msg += ":\n    " + text
+        raise NonDifferentiableError(msg, highlighting=False)
 
     # ------------------------------------------------------------------ names
     def fresh(self, base):
@@ -299,8 +302,7 @@ class Rewrite:
             fn = self.resolve_global(rng.func)
         if fn is not range:
             self.error("`for` over %s; only `for ... in range(...)` loops are supported "
-                       "(index arrays with range(len(x)))" % self.ty(e.value),
-                       self.def_loc(e.value.name))
+                       "(index arrays with range(len(x)))" % self.ty(e.value), e.loc)
         consts = []
         for a in rng.args:
             c = self.resolve_global(a)
@@ -912,6 +914,8 @@ class Rewrite:
                     return
                 if e.op == "pair_first":
                     rl = self.iter_alias[self._pair_iter(e).name]
+                    if name in self.pushed and self._site_repeats(label):
+                        L("push(%s, %s)" % (self.pushed[name], self.n(name)))
                     L("%s = %s" % (self.n(name), self._range_index(rl, rl.ctr, self.n)))
                     return
                 if e.op == "pair_second":
