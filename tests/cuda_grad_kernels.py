@@ -1,0 +1,140 @@
+"""Kernels differentiated by ``numba_adstack.cuda.grad_jit``, with NumPy references, shared
+by the simulator and device cases (cuda_cases.py) and the PTX tests of the generated
+backward kernels (test_cuda_grad_ptx.py). Importing this module needs numba-cuda; under
+NUMBA_ENABLE_CUDASIM=1 the kernels run in the simulator."""
+import math
+
+import numpy as np
+from numba import cuda
+
+import numba_adstack as nad
+import numba_adstack.cuda  # noqa: F401  (nad.cuda)
+
+#: ad_stack_size of the recurrence kernels below.
+SIZE = 16
+
+
+@nad.cuda.grad_jit(ad_stack_size=SIZE)
+def recurrence(x, w, y, n):
+    """y[i] = f^n(x[i]), f(v) = sin(v) * w[0]: a per-thread loop of run-time length n;
+    w[0] is read by every thread."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        for _ in range(n):
+            v = math.sin(v) * w[0]
+        y[i] = v
+
+
+def recurrence_numpy(x, w0, n):
+    v = np.asarray(x, dtype=np.float64).copy()
+    for _ in range(n):
+        v = np.sin(v) * w0
+    return v
+
+
+@nad.cuda.grad_jit(ad_stack_size=SIZE)
+def private_recurrence(x, y, n):
+    """Only thread-private elements: x[i] and y[i] with i = cuda.grid(1), no shared read."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        for _ in range(n):
+            v = math.sin(v) * 1.1 + 0.1
+        y[i] = v
+
+
+@nad.cuda.grad_jit(ad_stack_size=SIZE)
+def shared_pair(x, y, n):
+    """Threads 2k and 2k+1 both read x[k]: x's adjoint is shared and needs atomics."""
+    i = cuda.grid(1)
+    if i < y.shape[0]:
+        v = x[i // 2]
+        for _ in range(n):
+            v = math.sin(v)
+        y[i] = v
+
+
+@nad.cuda.grad_jit
+def shared_params(x, w, y):
+    """y[i] = w[1] exp(w[0] x[i]) + w[2]: three parameters every thread reads, no loop."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        y[i] = w[1] * math.exp(w[0] * x[i]) + w[2]
+
+
+def shared_params_grads(x, w, y_bar):
+    """Analytic adjoints of sum(y_bar * y): per thread for x, summed over threads for w."""
+    e = np.exp(w[0] * x)
+    x_bar = y_bar * w[1] * w[0] * e
+    w_bar = np.array([np.sum(y_bar * w[1] * x * e), np.sum(y_bar * e), np.sum(y_bar)])
+    return x_bar, w_bar
+
+
+#: Iteration cap of the while loop of branch_while.
+MAX_ITER = 20
+
+
+@nad.cuda.grad_jit(ad_stack_size=32)
+def branch_while(x, y):
+    """A while loop whose trip count depends on the thread's value, with a branch inside."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        k = 0
+        while v < 4.0 and k < MAX_ITER:
+            if v > 1.0:
+                v = v * v * 0.5 + 1.0
+            else:
+                v = v + math.exp(v) * 0.3
+            k += 1
+        y[i] = v
+
+
+def branch_while_python(v):
+    k = 0
+    while v < 4.0 and k < MAX_ITER:
+        if v > 1.0:
+            v = v * v * 0.5 + 1.0
+        else:
+            v = v + math.exp(v) * 0.3
+        k += 1
+    return v
+
+
+@cuda.jit(device=True)
+def damped_sin(v, a):
+    return math.sin(v) * a + 0.05 * v
+
+
+@nad.cuda.grad_jit(ad_stack_size=SIZE)
+def calls_device(x, w, y, n):
+    """A device function called in the per-thread loop."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        for _ in range(n):
+            v = damped_sin(v, w[0])
+        y[i] = v
+
+
+def calls_device_numpy(x, w0, n):
+    v = np.asarray(x, dtype=np.float64).copy()
+    for _ in range(n):
+        v = np.sin(v) * w0 + 0.05 * v
+    return v
+
+
+def make_recurrence(ad_stack_size):
+    """The recurrence kernel with another ``ad_stack_size``."""
+    return nad.cuda.grad_jit(recurrence.py_func, ad_stack_size=ad_stack_size)
+
+
+def fd_elementwise(fn, x, h=1e-6):
+    """Central differences of an elementwise map (y[i] depends on x[i] only)."""
+    x = np.asarray(x, dtype=np.float64)
+    return (fn(x + h) - fn(x - h)) / (2 * h)
+
+
+def fd_scalar(fn, a, h=1e-6):
+    return (fn(a + h) - fn(a - h)) / (2 * h)
