@@ -1,0 +1,157 @@
+"""Property-based tests: gradients of small random programs against finite differences.
+
+A tiny generator writes Python source with straight-line float code, loops (static, dynamic,
+triangular, reversed, while), branches on floats and integers, break/continue, tuple swaps and
+integer variables used as indices. The operations have bounded derivatives, so central finite
+differences of the pure-Python function are an accurate reference; examples that sit on a
+branch threshold (where finite differences disagree with themselves) are discarded.
+"""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import strategies as st
+
+import numba_adstack as nad
+
+from conftest import assert_grads_close, fd_grad
+
+FLOATS = ("f0", "f1", "f2")
+
+
+class _Gen:
+    """Draws one program from hypothesis' ``data`` strategy."""
+
+    def __init__(self, draw):
+        self.draw = draw
+        self.loop_depth = 0
+        self.loop_vars = []
+        self.in_for = False
+
+    def pick(self, seq):
+        return self.draw(st.sampled_from(seq))
+
+    def index(self):
+        return self.pick(["i0"] + ["%s %% 3" % v for v in self.loop_vars])
+
+    def fexpr(self):
+        a, b = self.pick(FLOATS), self.pick(FLOATS)
+        return self.pick([
+            "math.sin(%s)" % a,
+            "math.cos(%s)" % a,
+            "math.tanh(%s + %s)" % (a, b),
+            "%s * %s" % (a, b),
+            "0.5 * (%s + %s)" % (a, b),
+            "%s - 0.3 * %s" % (a, b),
+            "x[%s] * %s" % (self.index(), a),
+            "a * math.sin(%s)" % b,
+            "(%s if %s > 0.1 else 0.5 * %s)" % (a, b, b),
+        ])
+
+    def stmt(self, ind):
+        choices = ["assign", "assign", "carried", "swap", "int", "if"]
+        if self.loop_depth < 2:
+            choices += ["for", "for", "while"]
+        if self.in_for:
+            choices += ["break", "continue"]
+        kind = self.pick(choices)
+        pad = "    " * ind
+        t = self.pick(FLOATS)
+        if kind == "assign":
+            return [pad + "%s = 0.6 * %s" % (t, self.fexpr())]
+        if kind == "carried":
+            return [pad + "%s = 0.5 * %s + 0.4 * %s" % (t, t, self.fexpr())]
+        if kind == "swap":
+            u = self.pick([f for f in FLOATS if f != t])
+            return [pad + "%s, %s = %s, 0.5 * %s + 0.4 * %s" % (t, u, u, t, self.fexpr())]
+        if kind == "int":
+            step = self.pick(["1", "2"] + self.loop_vars)
+            return [pad + "i0 = (i0 + %s) %% 3" % step]
+        if kind == "if":
+            cond = self.pick(["%s > 0.2" % self.pick(FLOATS), "i0 == 1",
+                              "%s < %s" % (self.pick(FLOATS), self.pick(FLOATS))]
+                             + ["%s %% 2 == 0" % v for v in self.loop_vars])
+            out = [pad + "if %s:" % cond] + self.block(ind + 1)
+            tail = self.pick(["", "else", "elif"])
+            if tail == "elif":
+                out += [pad + "elif %s > -0.2:" % self.pick(FLOATS)] + self.block(ind + 1)
+            if tail:
+                out += [pad + "else:"] + self.block(ind + 1)
+            return out
+        if kind == "break":
+            return [pad + "if %s > 0.7:" % self.pick(FLOATS), pad + "    break"]
+        if kind == "continue":
+            return [pad + "if %s %% 2 == 1:" % self.loop_vars[-1], pad + "    continue"]
+        v = "j%d" % self.loop_depth
+        if kind == "for":
+            rng = self.pick(["range(n)", "range(3)", "range(i0, n)", "range(n - 1, -1, -1)",
+                             "range(1, n + 1, 2)"])
+            head = [pad + "for %s in %s:" % (v, rng)]
+            saved = self.in_for
+            self.in_for = True
+            self.loop_depth += 1
+            self.loop_vars.append(v)
+            body = self.block(ind + 1)
+            self.loop_vars.pop()
+            self.loop_depth -= 1
+            self.in_for = saved
+            return head + body
+        # while: a counted while loop (rotated by CPython into guard + bottom test).
+        saved = self.in_for
+        self.in_for = False
+        self.loop_depth += 1
+        self.loop_vars.append(v)
+        body = self.block(ind + 1)
+        self.loop_vars.pop()
+        self.loop_depth -= 1
+        self.in_for = saved
+        return ([pad + "%s = 0" % v, pad + "while %s < n:" % v] + body
+                + [pad + "    %s += 1" % v])
+
+    def block(self, ind):
+        out = []
+        for _ in range(self.draw(st.integers(1, 3))):
+            out += self.stmt(ind)
+        return out
+
+    def program(self):
+        lines = ["def f(x, a, n):", "    f0 = x[0]", "    f1 = x[1]", "    f2 = a * x[2]",
+                 "    i0 = 0"]
+        for _ in range(self.draw(st.integers(1, 4))):
+            lines += self.stmt(1)
+        lines.append("    return f0 + 0.7 * f1 - 0.3 * f2")
+        return "\n".join(lines) + "\n"
+
+
+@st.composite
+def programs(draw):
+    return _Gen(draw).program()
+
+
+def _fd_is_reliable(fn, args):
+    """Finite differences with two step sizes agree: no branch threshold nearby."""
+    g1 = fd_grad(fn, args, eps=1e-6)
+    g2 = fd_grad(fn, args, eps=1e-4)
+    for u, v in zip(g1, g2):
+        if u is not None and not np.allclose(u, v, rtol=1e-3, atol=1e-5):
+            return None
+    return g1
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(src=programs(), seed=st.integers(0, 2 ** 16), n=st.sampled_from([2, 3, 1, 0]))
+def test_random_program_gradient_matches_finite_differences(src, seed, n):
+    note(src)
+    ns = {"math": math}
+    exec(compile(src, "<generated>", "exec"), ns)
+    py = ns["f"]
+    rng = np.random.default_rng(seed)
+    args = (rng.uniform(-1.0, 1.0, 3), float(rng.uniform(0.5, 1.5)), n)
+    want = _fd_is_reliable(py, args)
+    assume(want is not None)
+    f = nad.grad_jit(py)
+    value, got = f.value_and_grad(*args)
+    assert value == pytest.approx(py(*args), rel=1e-12, abs=1e-14)
+    assert_grads_close(got, want, args, rtol=1e-5, atol=1e-7)
