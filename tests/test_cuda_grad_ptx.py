@@ -1,0 +1,165 @@
+"""The backward kernels that ``numba_adstack.cuda.grad_jit`` generates, checked in PTX without
+a GPU (numba.cuda.compile_ptx with cc=(8, 0) and a pip-installed libNVVM): per-thread stacks
+in the local depot, atomics only where an adjoint is shared by threads, no CPU frame budget,
+and the 512 KiB refusal."""
+import re
+import sys
+
+import pytest
+
+pytest.importorskip("numba_cuda",
+                    reason="numba-cuda is not installed (pip install \"numba-cuda[cu12]\")")
+from numba import cuda, float64, int32  # noqa: E402
+from numba.core import types  # noqa: E402
+
+import numba_adstack.cuda as nadc  # noqa: E402
+from numba_adstack import AdStackBudgetError  # noqa: E402
+from numba_adstack.cuda import AdStackLocalMemoryError  # noqa: E402
+from numba_adstack.cuda.testing import fake_current_device  # noqa: E402
+from numba_adstack.typing.types import AdStackType  # noqa: E402
+
+if nadc.SIMULATOR:
+    pytest.skip("PTX checks need the real numba.cuda target, not the simulator",
+                allow_module_level=True)
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import cuda_grad_kernels as G  # noqa: E402
+
+
+def _nvvm_available():
+    try:
+        cuda.compile_ptx(lambda a: None, (float64[:],), cc=(8, 0))
+        return True
+    except Exception:
+        return False
+
+
+pytestmark = pytest.mark.skipif(not _nvvm_available(),
+                                reason="libNVVM not found: pip install \"numba-cuda[cu12]\"")
+
+A = types.Array(float64, 1, "C")
+N = types.int64
+FLAG = int32[:]
+ATOMIC = re.compile(r"\b(?:atom|red)\.global\.add\.f64\b")
+_STACK = re.compile(r"adstack\(np\.(\w+), (\d+)\)")
+
+
+def backward_sig(sig):
+    """The backward kernel's signature: the arguments, one adjoint per array, the flag."""
+    return tuple(sig) + tuple(t for t in sig if isinstance(t, types.Array)) + (FLAG,)
+
+
+def backward_ptx(kernel, sig):
+    """(launcher, PTX) of the backward kernel grad_jit builds for ``sig``."""
+    bw = kernel._build(tuple(sig))
+    with fake_current_device():  # for kernels that call device functions
+        ptx, _ = cuda.compile_ptx(bw.dispatcher.py_func, backward_sig(sig), cc=(8, 0))
+    return bw, ptx
+
+
+def kernel_depot(ptx, name):
+    depots = nadc.ptx_local_depots(ptx)
+    found = [v for k, v in depots.items() if k and name + "_backward" in k]
+    assert len(found) == 1, depots
+    return found[0]
+
+
+def source_stack_bytes(source):
+    """Bytes of the adstacks the generated source declares, by the CUDA layout."""
+    stacks = _STACK.findall(source)
+    assert stacks, source
+    return sum(nadc.stack_bytes(AdStackType(getattr(types, dt), int(cap)))
+               for dt, cap in stacks)
+
+
+def test_recurrence_depot_holds_the_stacks_of_ad_stack_size():
+    bw, ptx = backward_ptx(G.recurrence, (A, A, A, N))
+    stacks = _STACK.findall(bw.source)
+    # every stack of the dynamic loop has ad_stack_size entries of float64
+    assert stacks and all(s == ("float64", str(G.SIZE)) for s in stacks), stacks
+    depot = kernel_depot(ptx, "recurrence")
+    assert depot == source_stack_bytes(bw.source) == len(stacks) * (8 + 8 * G.SIZE)
+    assert re.search(r"\.local \.align 8 \.b8\s+__local_depot\d+\[%d\];" % depot, ptx)
+    assert re.search(r"\bst\.local\.f64\b", ptx) and re.search(r"\bld\.local\.f64\b", ptx)
+
+
+@pytest.mark.parametrize("size", [5, 100])
+def test_depot_follows_ad_stack_size(size):
+    bw, ptx = backward_ptx(G.make_recurrence(size), (A, A, A, N))
+    nstacks = len(_STACK.findall(bw.source))
+    assert kernel_depot(ptx, "recurrence") == nstacks * (8 + 8 * size)
+
+
+def test_shared_parameter_adjoint_is_atomic():
+    bw, ptx = backward_ptx(G.recurrence, (A, A, A, N))
+    # w[0] is read by every thread: its adjoint is added atomically ...
+    assert ATOMIC.search(ptx)
+    assert "cuda.atomic.add(w_bar, 0," in bw.source
+    # ... x[i] with i = cuda.grid(1) by one thread only: a plain +=.
+    assert "x_bar[i] += " in bw.source
+    assert "atomic.add(x_bar" not in bw.source
+
+
+def test_thread_private_adjoints_have_no_atomics():
+    bw, ptx = backward_ptx(G.private_recurrence, (A, A, N))
+    assert "x_bar[i] += " in bw.source and "atomic" not in bw.source
+    assert not re.search(r"\b(?:atom|red)\.", ptx)
+    assert kernel_depot(ptx, "private_recurrence") == 8 + 8 * G.SIZE
+
+
+def test_element_read_by_two_threads_is_atomic():
+    bw, ptx = backward_ptx(G.shared_pair, (A, A, N))
+    assert "cuda.atomic.add(x_bar, (i // 2)," in bw.source
+    assert ATOMIC.search(ptx)
+
+
+def test_every_shared_parameter_gets_an_atomic():
+    bw, ptx = backward_ptx(G.shared_params, (A, A, A))
+    for k in range(3):
+        assert re.search(r"cuda\.atomic\.add\(w_bar, %d," % k, bw.source), bw.source
+    assert len(ATOMIC.findall(ptx)) == 3
+    # no loop with a run-time trip count: no adstack, no depot for the kernel
+    assert "adstack(" not in bw.source
+    assert not any(k and "shared_params_backward" in k for k in nadc.ptx_local_depots(ptx))
+
+
+def test_branch_and_while_backward_compiles():
+    bw, ptx = backward_ptx(G.branch_while, (A, A))
+    assert kernel_depot(ptx, "branch_while") == source_stack_bytes(bw.source)
+    # the branch taken at each step is kept on a stack of integers or bools
+    assert any(not dt.startswith("float") for dt, _ in _STACK.findall(bw.source)), bw.source
+
+
+def test_device_function_is_inlined_and_differentiated():
+    bw, ptx = backward_ptx(G.calls_device, (A, A, A, N))
+    # the rewrite inlines damped_sin: no call is left, its body and its adjoint (cos) are in
+    assert "damped_sin(" not in bw.source
+    assert re.search(r"\bdamped_sin_\w+ = ", bw.source), bw.source
+    assert "math.cos(" in bw.source
+    assert "cuda.atomic.add(w_bar" in bw.source
+    assert kernel_depot(ptx, "calls_device") == source_stack_bytes(bw.source)
+    assert ATOMIC.search(ptx)
+
+
+def test_no_frame_budget_for_cuda_backward():
+    # ad_stack_size=20000: 160008 bytes per float64 stack, at least two stacks, past the
+    # CPU frame budget of 256 KiB; a GPU thread has 512 KiB of local memory.
+    big = 20000
+    bw, ptx = backward_ptx(G.make_recurrence(big), (A, A, A, N))
+    depot = kernel_depot(ptx, "recurrence")
+    assert depot == source_stack_bytes(bw.source) > 256 * 1024
+
+
+def test_over_512_kib_is_refused_through_grad_jit():
+    k = G.make_recurrence(40000)  # two float64 stacks of 40000: 640016 bytes per thread
+    bw = k._build((A, A, A, N))
+    sig = backward_sig((A, A, A, N))
+    with pytest.raises(AdStackLocalMemoryError) as info:
+        cuda.compile_ptx(bw.dispatcher.py_func, sig, cc=(8, 0))
+    msg = str(info.value)
+    assert "recurrence_backward" in msg and "524288" in msg and "ad_stack_size" in msg
+    assert "%d bytes" % source_stack_bytes(bw.source) in msg
+    assert isinstance(info.value, AdStackBudgetError)
+    # The launcher's own compilation (what k.grad[grid, block](...) does) refuses the same.
+    with fake_current_device(), pytest.raises(AdStackLocalMemoryError):
+        bw.dispatcher.compile(sig)
