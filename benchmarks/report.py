@@ -1,5 +1,6 @@
 """Writes the results: JSON, a PNG plot of the ratios, and the Markdown page."""
 import json
+import re
 from pathlib import Path
 
 from .peers import ALL_PEERS
@@ -108,7 +109,7 @@ def _table(entry):
                 f"{_pair(r, 'ours_over_this')} | {_fmt(r.get('peak_mib'))} | ok |")
         else:
             lines.append(f"| {label} | | | | | | | {r['status']} (see below) |")
-            message = " ".join(r.get("message", "").split())
+            message = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", r.get("message", "")).split())
             if len(message) > 400:
                 message = message[:400] + " ..."
             notes.append(f"- **{peer}** ({r['status']}): `{message}`")
@@ -215,22 +216,25 @@ def goals(doc):
 
     rows = []
 
-    def row(goal, name, value, limit, text):
+    def row(goal, name, value, limit, text, on_minima=None):
         if value is None:
             rows.append(f"| {goal} | {w[name]['title']} | not measured |")
         else:
             verdict = "met" if value <= limit else "**missed**"
-            rows.append(f"| {goal} | {w[name]['title']} | {text} = {value:.3g}: {verdict} |")
+            extra = f" (on the minima: {on_minima:.3g})" if on_minima else ""
+            rows.append(f"| {goal} | {w[name]['title']} | {text} = {value:.3g}{extra}: "
+                        f"{verdict} |")
 
     for name in ["sin_recurrence", "long_recurrence", "newton_sqrt", "mass_spring"]:
         if name in w:
             r = result(name, "ours")
             row("gradient within 3x of the primal", name,
-                r.get("over_primal") if ok(name, "ours") else None, 3.0, "ours / primal")
+                r.get("over_primal") if ok(name, "ours") else None, 3.0, "ours / primal",
+                r.get("over_primal_min"))
             hand = result(name, "hand")
             row("within 1.3x of hand-written", name,
                 hand.get("ours_over_this") if ok(name, "hand") else None, 1.3,
-                "ours / hand-written")
+                "ours / hand-written", hand.get("ours_over_this_min"))
     for name in ["long_recurrence", "newton_sqrt", "mass_spring", "mc_option"]:
         if name in w:
             ratios = [r.get("ours_over_this") for p, r in w[name]["results"].items()
