@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: install numba_adstack with its CUDA extra from wheels,
-# run the CUDA tests on the device, then time the per-thread recurrence kernel
-# (forward and backward over 1M threads).
+# run the CUDA tests on the device, then time the per-thread recurrence kernel of
+# nad.cuda.grad_jit (forward, backward and their ratio over 1M threads, local memory per
+# thread).
 #
 #   scripts/gpu_check.sh                      # install from the package index
 #   WHEELHOUSE=/path/to/wheels scripts/gpu_check.sh   # offline, from a folder of wheels
@@ -31,7 +32,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 print('GPU:', c.have_gpu()); sys.exit(0 if c.have_gpu() else 1)" \
   || { echo "no usable CUDA GPU: nothing to check on a device" >&2; exit 1; }
 
-"$PYTHON" -m pytest -q tests/test_cuda_device.py tests/test_cuda_ptx.py \
-  tests/test_cuda_helpers.py tests/test_cuda_simulator.py
+"$PYTHON" -m pytest -q -rxX tests/test_cuda_device.py tests/test_cuda_ptx.py \
+  tests/test_cuda_grad_ptx.py tests/test_cuda_helpers.py tests/test_cuda_simulator.py
 "$PYTHON" benchmarks/gpu/recurrence.py --threads "${THREADS:-1048576}" \
   --steps "${STEPS:-100}" --repeat "${REPEAT:-20}"

@@ -70,3 +70,20 @@ def test_simulator_case(sim_results, case):
 def test_every_case_is_listed(sim_results):
     assert sorted(sim_results) == sorted(CASES)
     assert set(XFAIL) <= set(CASES)
+
+
+def test_gpu_benchmark_runs_in_the_simulator():
+    # benchmarks/gpu/recurrence.py with a handful of threads: the script works and its
+    # grad_jit gradient matches the analytic one it computes in NumPy.
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
+    script = os.path.join(ROOT, "benchmarks", "gpu", "recurrence.py")
+    proc = subprocess.run([sys.executable, script, "--threads", "40", "--steps", "4",
+                           "--block", "32", "--repeat", "1"],
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(proc.stdout)
+    assert report["device"] == "simulator" and report["threads"] == 40
+    assert report["max_abs_err_x_bar"] < 1e-12 and report["rel_err_w_bar"] < 1e-12
+    assert report["stack_bytes_per_thread"] >= 8 + 8 * 4
+    assert report["local_bytes_per_thread"] is None  # a driver figure: none without a GPU
