@@ -146,6 +146,8 @@ class Rewrite:
         self.pushed = {}          # primal var name -> stack var name
         self.decls = {}           # declared locals -> initial value source
         self.needed = set()
+        self._static = {}
+        self._once = {}
         self._counter = 0
         self._collect()
         self._find_ranges()
@@ -492,7 +494,10 @@ class Rewrite:
         if e.op == "cast":
             return [e.value.name]
         if e.op == "call":
-            return [a.name for a in e.args if is_float(self.ty(a))]
+            # Float arrays passed to a call make its float result depend on them: with no
+            # rule for the call, the rewrite must refuse it rather than drop the gradient.
+            return [a.name for a in list(e.args) + [v for _, v in e.kws]
+                    if is_float(self.ty(a)) or is_float_array(self.ty(a))]
         if e.op in ("static_getitem", "getitem"):
             vt = self.ty(e.value)
             if isinstance(vt, types.BaseTuple):
@@ -661,11 +666,49 @@ class Rewrite:
         if not isinstance(var, (ir.Var, str)):
             return repr(var)
         name = var if isinstance(var, str) else var.name
+        static = self.static_src(name)
+        if static is not None:
+            return static
+        if name not in self._once:
+            self._once[name] = (name in self.defs or name in self.phis) and not any(
+                self.def_site_loops(name).values())
+        if self._once[name]:
+            return self.n(name)       # defined once per reversal unit: still there
         if self.is_remat(name):
             return self.remat_src(name)
         if self.collecting:
             self.needed.add(name)
         return self.n(name)
+
+    def static_src(self, name):
+        """Source of a value known before the function runs (constants, globals and their
+        attributes), or None. Such values are written in place, never assigned."""
+        if name in self._static:
+            return self._static[name]
+        out = None
+        if name not in self.phis:
+            e = self.def_expr(name)
+            if isinstance(e, ir.Const):
+                out = self.const_src(e.value)
+            elif isinstance(e, (ir.Global, ir.FreeVar)):
+                out = self.const_src(e.value) if _is_literal(e.value) else \
+                    self.gname(e.value)
+            elif isinstance(e, ir.Var):
+                out = self.static_src(e.name)
+            elif isinstance(e, ir.Expr) and e.op == "getattr":
+                base = self.static_src(e.value.name)
+                if base is not None and not _is_literal(self.resolve_global(e.value)):
+                    out = "%s.%s" % (base, e.attr)
+        self._static[name] = out
+        return out
+
+    def fwd_name(self, var):
+        """Source of an operand in the forward replay."""
+        if not isinstance(var, (ir.Var, str)):
+            return repr(var)
+        name = var if isinstance(var, str) else var.name
+        static = self.static_src(name)
+        return self.n(name) if static is None else static
 
     def remat_src(self, name):
         e = self.def_expr(name)
@@ -778,7 +821,7 @@ class Rewrite:
                         self.emit_arm(L, R, e, j)
             else:
                 term = self.fir.blocks[n].terminator
-                L("if %s:" % self.n(term.cond))
+                L("if %s:" % self.fwd_name(term.cond))
                 with L.indent():
                     self.emit_arm(L, R, (n, term.truebr), j)
                 L("else:")
@@ -867,13 +910,8 @@ class Rewrite:
                 if tgt.name in self.pushed:
                     L("push(%s, %s)" % (self.pushed[tgt.name], self.n(tgt)))
         lhs = ", ".join(self.n(t) for t, _ in cps)
-        rhs = ", ".join(self.fwd_ref(v) for _, v in cps)
+        rhs = ", ".join(self.fwd_name(v) for _, v in cps)
         L("%s = %s" % (lhs, rhs))
-
-    def fwd_ref(self, v):
-        if isinstance(v, ir.Var):
-            return self.n(v)
-        return self.const_src(v)
 
     def emit_block(self, L, label):
         for stmt in self.fir.blocks[label].body:
@@ -884,7 +922,7 @@ class Rewrite:
     def emit_block_end(self, L, label, term):
         if isinstance(term, ir.Return):
             if self.opt.target == "cpu":
-                L("_retval = %s" % self.n(term.value))
+                L("_retval = %s" % self.fwd_name(term.value))
                 if len(self.return_blocks) > 1:
                     L("_rsite = %d" % self.return_blocks.index(label))
             elif len(self.return_blocks) > 1:
@@ -916,7 +954,8 @@ class Rewrite:
                     rl = self.iter_alias[self._pair_iter(e).name]
                     if name in self.pushed and self._site_repeats(label):
                         L("push(%s, %s)" % (self.pushed[name], self.n(name)))
-                    L("%s = %s" % (self.n(name), self._range_index(rl, rl.ctr, self.n)))
+                    L("%s = %s" % (self.n(name), self._range_index(rl, rl.ctr,
+                                                                   self.fwd_name)))
                     return
                 if e.op == "pair_second":
                     rl = self.iter_alias[self._pair_iter(e).name]
@@ -932,20 +971,18 @@ class Rewrite:
                 return
             if self.opt.target == "cuda" and self.atomic_update(stmt) is not None:
                 return      # the forward kernel did it already
+            if self.static_src(name) is not None:
+                return      # written in place where it is used
             if name in self.pushed and self._site_repeats(label):
                 L("push(%s, %s)" % (self.pushed[name], self.n(name)))
             if isinstance(e, ir.Var):
-                src = self.n(e)
-            elif isinstance(e, ir.Const):
-                src = self.const_src(e.value)
-            elif isinstance(e, (ir.Global, ir.FreeVar)):
-                src = self.const_src(e.value) if _is_literal(e.value) else self.gname(e.value)
+                src = self.fwd_name(e)
             elif isinstance(e, ir.Expr):
                 if e.op == "call":
                     self._check_call(e, name)
                 if e.op == "inplace_binop" and isinstance(self.ty(e.lhs), types.Array):
                     self.error("in-place array arithmetic (%s); write the loop" % e, e.loc)
-                src = self.expr_src(e, self.n)
+                src = self.expr_src(e, self.fwd_name)
             else:
                 self.error("the statement %s" % stmt, stmt.loc)
             L("%s = %s" % (self.n(name), src))
@@ -955,12 +992,12 @@ class Rewrite:
             if self.opt.target == "cuda" and self.is_arg_array(stmt.target.name):
                 return      # the forward kernel wrote it already
             if isinstance(stmt, ir.SetItem):
-                idx = self.n(stmt.index)
+                idx = self.fwd_name(stmt.index)
             elif stmt.index_var is not None:
-                idx = self.n(stmt.index_var)
+                idx = self.fwd_name(stmt.index_var)
             else:
                 idx = self.const_src(stmt.index)
-            L("%s[%s] = %s" % (self.n(stmt.target), idx, self.n(stmt.value)))
+            L("%s[%s] = %s" % (self.n(stmt.target), idx, self.fwd_name(stmt.value)))
         elif isinstance(stmt, (ir.Del, ir.Print)):
             return
         elif isinstance(stmt, (ir.StaticRaise, ir.Raise)):
@@ -988,7 +1025,7 @@ class Rewrite:
         rl = self.iter_alias.get(name)
         if rl is None:
             self.error("iteration over %s" % self.ty(e.value), e.loc)
-        args = ", ".join(self.n(a) for a in rl.args)
+        args = ", ".join(self.fwd_name(a) for a in rl.args)
         L("%s = len(range(%s))" % (rl.len, args))
         L("%s = 0" % rl.ctr)
 
@@ -997,8 +1034,8 @@ class Rewrite:
         t = self.ty(name)
         if fn in R.ARRAY_CONSTRUCTORS:
             return
-        if name in self.useful and is_float(t) and fn not in R.CALL_RULES \
-                and fn not in R.NON_DIFFERENTIABLE_CALLS:
+        if name in self.useful and (is_float(t) or is_float_array(t)) \
+                and fn not in R.CALL_RULES and fn not in R.NON_DIFFERENTIABLE_CALLS:
             fname = getattr(fn, "__name__", str(fn))
             self.error("the call to %s has no adjoint rule (add one to "
                        "numba_adstack.ad.rules.CALL_RULES)" % fname, e.loc)
@@ -1172,6 +1209,8 @@ class Rewrite:
                 if val.name in self.useful:
                     L("%s += %s[%s]" % (self.bar(val), self.ref_bar(arr), self.ref(idx)))
                 return
+            if name in self.useful and is_float_array(self.ty(name)):
+                self._check_array_def(name, e, stmt)
             if name in self.useful and is_float(self.ty(name)) and not isinstance(e, ir.Arg):
                 g = self.bar(name)
                 for op, src in self.contributions(name, e):
@@ -1201,6 +1240,19 @@ class Rewrite:
                     self.error("assigning %s into an array element" % self.ty(v), stmt.loc)
                 L("%s += %s" % (self.bar(v), cell))
             L("%s = 0.0" % cell)
+
+    def _check_array_def(self, name, e, stmt):
+        """Arrays on the gradient path must be arguments, fresh arrays, views or aliases;
+        whole-array arithmetic is refused rather than differentiated wrongly."""
+        if isinstance(e, (ir.Arg, ir.Var, ir.Global, ir.FreeVar, ir.Const)):
+            return
+        if isinstance(e, ir.Expr):
+            if e.op in ("getitem", "static_getitem", "cast"):
+                return
+            if e.op == "call" and self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS:
+                return
+        self.error("whole-array arithmetic (%s producing %s); write the element-wise loop"
+                   % (e.op if isinstance(e, ir.Expr) else e, self.ty(name)), stmt.loc)
 
     def useful_roots(self):
         if not hasattr(self, "_useful_roots"):
@@ -1449,6 +1501,9 @@ class Rewrite:
         def hoist(v, depth=0):
             if depth > 20:
                 return None
+            static = self.static_src(v.name)
+            if static is not None:
+                return static
             e = self.def_expr(v.name) if v.name not in self.phis else None
             if v.name in self.phis:
                 label = self.phis[v.name]
