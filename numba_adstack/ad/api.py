@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit, typeof
 from numba.core import types
 from numba.core.registry import CPUDispatcher
+from numba._dispatcher import compute_fingerprint
 
 from .. import config
 from ..errors import AdStackOverflowError, AdStackBudgetError, NonDifferentiableError
@@ -49,7 +50,8 @@ class Backward:
         ns = dict(rw.globals)
         ns.update(_INTRINSICS)
         pyfn = exec_source(self.fname, self.source, ns, dispatcher.py_func.__qualname__)
-        self.njit_fn = njit(**dispatcher.backward_options)(pyfn)
+        self.njit_options = dispatcher.backward_options
+        self.njit_fn = njit(**self.njit_options)(pyfn)
         # Arguments the function writes into: the gradient pass works on copies.
         self.written_args = [i for i, a in enumerate(rw.arg_vars) if a in rw.written_roots]
         self.float_array_args = [i for i, a in enumerate(rw.arg_vars)
@@ -67,25 +69,42 @@ class Backward:
                 raise AdStackBudgetError(
                     "the backward pass of %r: %s" % (self.qualname, e)) from None
 
-    def __call__(self, args, seed=1.0):
-        args = list(args)
+        self.entry = self._make_entry(len(argtypes))
+
+    def _make_entry(self, nargs):
+        """One jitted call that copies written arguments, allocates the adjoints, runs the
+        backward and packs the gradient tuple (Python-level work per call stays tiny)."""
+        params = ["a%d" % i for i in range(nargs)]
+        lines = ["def grad_entry(%s):" % ", ".join(params + ["seed"])]
         for i in self.written_args:
-            args[i] = args[i].copy()
-        bars = [np.zeros_like(args[i]) for i in self.float_array_args]
+            lines.append("    a%d = a%d.copy()" % (i, i))
+        for i in self.float_array_args:
+            lines.append("    b%d = np.zeros_like(a%d)" % (i, i))
+        call = params + ["seed"] + ["b%d" % i for i in self.float_array_args]
+        lines.append("    value, sb = backward(%s)" % ", ".join(call))
+        grads = []
+        for i in range(nargs):
+            if i in self.float_array_args:
+                grads.append("b%d" % i)
+            elif i in self.float_scalar_args:
+                grads.append("sb[%d]" % self.float_scalar_args.index(i))
+            else:
+                grads.append("None")
+        lines.append("    return value, (%s)" % "".join(g + ", " for g in grads))
+        source = "\n".join(lines) + "\n"
+        fn = exec_source("grad_entry", source, {"np": np, "backward": self.njit_fn},
+                         self.qualname + " entry")
+        return njit(**self.njit_options)(fn)
+
+    def __call__(self, args, seed=1.0):
         try:
-            value, scalar_bars = self.njit_fn(*args, seed, *bars)
+            return self.entry(*args, seed)
         except AdStackOverflowError as e:
             raise AdStackOverflowError(
                 "the backward pass of %r overflowed an adstack (ad_stack_size=%d): %s. Pass "
                 "a larger ad_stack_size to grad_jit, e.g. @grad_jit(ad_stack_size=%d), or "
                 "storage=\"heap\"." % (self.qualname, self.opts["ad_stack_size"], e,
                                        4 * self.opts["ad_stack_size"])) from None
-        grads = [None] * len(args)
-        for i, b in zip(self.float_array_args, bars):
-            grads[i] = b
-        for i, b in zip(self.float_scalar_args, scalar_bars):
-            grads[i] = b
-        return value, tuple(grads)
 
 
 class GradDispatcher(CPUDispatcher):
@@ -97,10 +116,18 @@ class GradDispatcher(CPUDispatcher):
         self.ad_options = ad_options
         self.backward_options = {k: v for k, v in (targetoptions or {}).items()
                                  if k not in ("nopython", "parallel", "inline")}
-        self._backwards = {}
+        self._backwards = {}           # by Numba argument types
+        self._by_fingerprint = {}      # the same, by Numba's fast argument fingerprints
         self._bw_lock = threading.Lock()
 
     def _backward(self, args):
+        try:
+            fast = tuple(map(compute_fingerprint, args))
+        except Exception:
+            fast = None
+        bw = self._by_fingerprint.get(fast) if fast is not None else None
+        if bw is not None:
+            return bw
         key = tuple(typeof(a) for a in args)
         bw = self._backwards.get(key)
         if bw is None:
@@ -109,6 +136,8 @@ class GradDispatcher(CPUDispatcher):
                 if bw is None:
                     bw = Backward(self, key)
                     self._backwards[key] = bw
+        if fast is not None:
+            self._by_fingerprint[fast] = bw
         return bw
 
     def grad(self, *args):
