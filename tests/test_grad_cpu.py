@@ -158,7 +158,7 @@ def int_index(x, n):
     s = 0.0
     for _ in range(n):
         s = s * 0.5 + x[j] * x[j]
-        j = (j + 3) % x.shape[0]
+        j = (j + 3) % len(x)
     return s
 
 
@@ -567,13 +567,16 @@ def test_math_functions_through_dynamic_loop(expr):
 
 @pytest.mark.parametrize("expr", ["math.floor(3.0 * a) * b", "math.ceil(3.0 * a) * b",
                                   "np.floor(3.0 * a) * b", "np.ceil(3.0 * a) * b",
-                                  "(7.0 * a) // b"])
+                                  "(7.0 * a) // b", "int(a * 10.0) * b"])
 def test_floor_ceil_floordiv_zero_gradient(expr):
     f = _get(expr)
     gx, gw, _ = f.grad(XM.copy(), WM.copy(), 6)
     np.testing.assert_array_equal(gx, np.zeros(6))
     if "//" in expr:
         np.testing.assert_array_equal(gw, np.zeros(6))
+    elif "int(" in expr:
+        want = np.floor(10.0 * XM) * 0.5 ** (5 - np.arange(6))
+        np.testing.assert_allclose(gw, want, rtol=1e-14)
     else:
         # d/db of floor(3a)*b is floor(3a), weighted by 0.5 ** (n-1-i).
         fl = np.floor(3.0 * XM) if "floor" in expr else np.ceil(3.0 * XM)
@@ -602,6 +605,23 @@ def scalar_only(a, b):
     for _ in range(5):
         v = v * b + a
     return v
+
+
+@nad.grad_jit
+def int_and_bool_args(x, idx, flag, n):
+    s = 0.0
+    for k in range(n):
+        s = s * 0.8 + x[idx[k]] * x[idx[k]]
+    if flag:
+        s = 2.0 * s
+    return s
+
+
+def test_int_array_and_bool_arguments_get_none():
+    idx = np.array([3, 0, 3, 5, 1], dtype=np.int64)
+    for flag in (True, False):
+        g = check_fd(int_and_bool_args, X8.copy(), idx, flag, 5)
+        assert g[1] is None and g[2] is None and g[3] is None
 
 
 def test_scalar_only_arguments():
@@ -793,21 +813,27 @@ def test_heap_storage_long_loop():
     assert "push(" in src
 
 
-def _ten_carried_src(loop):
+def _ten_carried_src(*loops):
     names = ["c%d" % k for k in range(10)]
     lines = ["def f(x, n):"]
     lines += ["    %s = x[%d]" % (c, k) for k, c in enumerate(names)]
-    lines.append("    for _ in %s:" % loop)
-    rhs = ["math.sin(%s) + 0.1 * %s" % (names[k], names[(k + 1) % 10]) for k in range(10)]
-    lines.append("        %s = %s" % (", ".join(names), ", ".join(rhs)))
+    for depth, loop in enumerate(loops):
+        lines.append("    " * (depth + 1) + "for _ in %s:" % loop)
+    rhs = ["math.sin(%s) * 0.9 + 0.1 * %s" % (names[k], names[(k + 1) % 10])
+           for k in range(10)]
+    lines.append("    " * (len(loops) + 1) + "%s = %s" % (", ".join(names), ", ".join(rhs)))
     lines.append("    return %s" % " + ".join(names))
     ns = dict(_NS)
     exec("\n".join(lines) + "\n", ns)
     return ns["f"]
 
 
-def test_budget_constant_trip_count_sized_exactly():
-    f = nad.grad_jit(ad_stack_size=4096)(_ten_carried_src("range(3)"))
+@pytest.mark.parametrize("loops", [("range(3)",), ("range(3)", "range(4)")],
+                         ids=["range3", "range3x4"])
+def test_budget_constant_trip_count_sized_exactly(loops):
+    # Sized by ad_stack_size, ten float64 stacks would take 320 KiB, over the 256 KiB budget;
+    # constant trip counts (nested ones multiply) need only 3 or 12 slots each.
+    f = nad.grad_jit(ad_stack_size=4096)(_ten_carried_src(*loops))
     x = RNG.uniform(-1, 1, 10)
     check_fd(f, x, 0)
 
