@@ -501,6 +501,68 @@ def test_mass_spring_inplace_primal_updates_arguments():
     assert not np.array_equal(x, X0S)
 
 
+def _spring_short(x, v, k, steps):
+    n = x.shape[0]
+    for t in range(steps):
+        for i in range(n):
+            v[i] += 0.01 * (-k * x[i])
+        for i in range(n):
+            x[i] += 0.01 * v[i]
+    return x[0] + 2.0 * x[1]
+
+
+spring_frame = nad.grad_jit(_spring_short)
+spring_heap = nad.grad_jit(storage="heap")(_spring_short)
+
+
+def test_mass_spring_longer_than_stack_needs_heap():
+    x, v = np.array([0.9, 1.1]), np.array([0.1, 0.2])
+    steps = 1100  # more than the default ad_stack_size of 1024
+    with pytest.raises(AdStackOverflowError, match="ad_stack_size"):
+        spring_frame.grad(x, v, 2.0, steps)
+    np.testing.assert_array_equal(x, [0.9, 1.1])
+    check_fd(spring_heap, x, v, 2.0, steps, rtol=1e-5, atol=1e-7)
+    check_fd(spring_frame, x, v, 2.0, 50)
+
+
+@nad.grad_jit
+def augmented(x, n):
+    s = 1.0
+    y = np.ones(3)
+    for i in range(n):
+        s *= x[i]
+        s /= 1.0 + x[i]
+        s -= 0.01 * x[i]
+        s **= 1.1
+        s += -x[i] + 2.0 * x[i]
+        y[i % 3] *= x[i]
+        y[(i + 1) % 3] += 0.1 * y[i % 3]
+    return s + y[0] + 2.0 * y[1] + 3.0 * y[2]
+
+
+def test_augmented_assignment_scalars_and_arrays():
+    check_fd(augmented, np.array([0.9, 1.5, 1.2, 0.7]), 4)
+
+
+@nad.grad_jit
+def raises_on_negative(x, n):
+    s = 0.0
+    for i in range(n):
+        if x[i] < 0.0:
+            raise ValueError("negative input")
+        s += x[i] * x[i]
+    return s
+
+
+def test_exception_in_function_propagates_from_grad():
+    check_fd(raises_on_negative, np.array([0.9, 1.1]), 2)
+    with pytest.raises(ValueError, match="negative input"):
+        raises_on_negative.grad(np.array([0.9, -1.1]), 2)
+    # Nothing is left behind: the next call is right.
+    np.testing.assert_allclose(raises_on_negative.grad(np.array([0.5, 0.25]), 2)[0],
+                               [1.0, 0.5], rtol=1e-14)
+
+
 # ---------------------------------------------------------------------------------------
 # Math functions through a dynamic loop
 # ---------------------------------------------------------------------------------------
