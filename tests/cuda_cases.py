@@ -203,6 +203,22 @@ def case_grad_jit_recurrence():
     np.testing.assert_array_equal(y_bar, np.zeros_like(y_bar))
 
 
+def case_grad_jit_update_in_place():
+    # y[i] += v: the seed y_bar passes through (y's old value counts in the new one).
+    x, y_bar = _grad_inputs(19)
+    n = 3
+    y0 = np.linspace(-1.0, 1.0, x.size)
+    y = y0.copy()
+    G.add_into[GRID, BLOCK](x, y, n)
+    np.testing.assert_allclose(y, y0 + G.private_numpy(x, n), rtol=1e-12)
+    seed = y_bar.copy()
+    x_bar = np.zeros_like(x)
+    G.add_into.grad[GRID, BLOCK](x, y, n, x_bar, y_bar)
+    fd = G.fd_elementwise(lambda a: G.private_numpy(a, n), x)
+    np.testing.assert_allclose(x_bar, seed * fd, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(y_bar, seed, rtol=1e-15)
+
+
 def case_grad_jit_shared_parameters():
     # w[0], w[1], w[2] are read by all 32 threads of 2 blocks: their adjoints are the
     # atomic sums of 32 contributions each.

@@ -55,6 +55,24 @@ def shared_pair(x, y, n):
         y[i] = v
 
 
+@nad.cuda.grad_jit(ad_stack_size=SIZE)
+def add_into(x, y, n):
+    """y[i] += f^n(x[i]): an update in place, the seed of y passes through."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        for _ in range(n):
+            v = math.sin(v) * 1.1 + 0.1
+        y[i] += v
+
+
+def private_numpy(x, n):
+    v = np.asarray(x, dtype=np.float64).copy()
+    for _ in range(n):
+        v = np.sin(v) * 1.1 + 0.1
+    return v
+
+
 @nad.cuda.grad_jit
 def shared_params(x, w, y):
     """y[i] = w[1] exp(w[0] x[i]) + w[2]: three parameters every thread reads, no loop."""
