@@ -360,9 +360,6 @@ def test_return_inside_loop_simple():
     assert return_in_loop_simple(x * 0.1, 8) < 0.0 < return_in_loop_simple(x, 8)
 
 
-@pytest.mark.xfail(raises=nad.AdStackUnderflowError, strict=False, reason=(
-    "return inside a loop whose value reads x[i] with the loop index: the backward pops "
-    "the int64 index stack once too often (AdStackUnderflowError)"))
 def test_return_inside_loop():
     x = X8.copy()
     check_fd(return_in_loop, x, 8)      # returns from inside the loop
@@ -940,9 +937,7 @@ def _line_of(fn, text):
 
 @pytest.mark.parametrize("fn,args,what,line", [
     (uses_erf, (X8, 4), "erf", "math.erf"),
-    pytest.param(iterates_array, (X8,), "for", "for v in x", marks=pytest.mark.xfail(
-        strict=False, reason="the error for `for v in x` names the line of `def`, not the "
-        "line of the loop")),
+    (iterates_array, (X8,), "for", "for v in x"),
 ])
 def test_non_differentiable_construct_raises(fn, args, what, line):
     f = nad.grad_jit(fn)
