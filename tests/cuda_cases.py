@@ -392,21 +392,7 @@ def case_grad_jit_inspect_adjoint():
 
 #: Cases known to fail, by name: (where, reason); where is "simulator" or "everywhere".
 #: test_cuda_simulator.py and test_cuda_device.py mark them xfail(strict=True).
-XFAIL = {
-    "grad_jit_device_function": (
-        "simulator",
-        "grad_jit types the kernel with Numba's CPU pipeline; under NUMBA_ENABLE_CUDASIM a "
-        "@cuda.jit(device=True) function is a simulator FakeCUDAKernel, which has no Numba "
-        "type: TypingError \"Untyped global name 'damped_sin'\" (the real target inlines "
-        "it, see test_cuda_grad_ptx.py)"),
-    "grad_jit_too_few_arguments_refused": (
-        "everywhere",
-        "k.grad[...](*args) with fewer than the kernel's arguments builds a backward for "
-        "the short signature before checking the arguments: Numba's TypeError "
-        "\"Signature mismatch: 2 argument types given, but function takes 4 arguments\" "
-        "instead of AdjointArgumentError"),
-}
-
+XFAIL = {}
 
 CASES = {name[len("case_"):]: fn for name, fn in globals().items()
          if name.startswith("case_")}

@@ -17,5 +17,6 @@ def available():
 
 def build(workload, args):
     import numba_adstack
-    f = numba_adstack.grad_jit(ad_stack_size=int(workload.ad_stack_size(args)))(workload.primal)
+    f = numba_adstack.grad_jit(ad_stack_size=int(workload.ad_stack_size(args)),
+                               wrt=workload.wrt)(workload.primal)
     return lambda: f.grad(*args)

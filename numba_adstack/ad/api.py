@@ -44,8 +44,9 @@ class Backward:
         opts = dispatcher.ad_options
         self.argtypes = argtypes
         typed = typed_ir(dispatcher.py_func, argtypes)
+        wrt = _wrt_indices(dispatcher.py_func, opts["wrt"])
         rw = Rewrite(typed, dispatcher.py_func,
-                     Options(opts["ad_stack_size"], opts["storage"], "cpu"))
+                     Options(opts["ad_stack_size"], opts["storage"], "cpu", wrt=wrt))
         self.fname, self.source = rw.build()
         ns = dict(rw.globals)
         ns.update(_INTRINSICS)
@@ -57,6 +58,7 @@ class Backward:
         self.float_array_args = [i for i, a in enumerate(rw.arg_vars)
                                  if is_float_array(rw.ty(a))]
         self.float_scalar_args = [i for i, a in enumerate(rw.arg_vars) if is_float(rw.ty(a))]
+        self.wrt = range(len(argtypes)) if wrt is None else wrt
         self.qualname = dispatcher.py_func.__qualname__
         self.opts = opts
         budget = opts["frame_budget"]
@@ -84,7 +86,9 @@ class Backward:
         lines.append("    value, sb = backward(%s)" % ", ".join(call))
         grads = []
         for i in range(nargs):
-            if i in self.float_array_args:
+            if i not in self.wrt:
+                grads.append("None")
+            elif i in self.float_array_args:
                 grads.append("b%d" % i)
             elif i in self.float_scalar_args:
                 grads.append("sb[%d]" % self.float_scalar_args.index(i))
@@ -154,7 +158,27 @@ class GradDispatcher(CPUDispatcher):
         return self._backward(args).source
 
 
-def grad_jit(fn=None, *, ad_stack_size=None, storage="frame", frame_budget=None, **options):
+def _wrt_indices(py_func, wrt):
+    """Argument indices from ``wrt`` (names or indices), or None for every argument."""
+    if wrt is None:
+        return None
+    if isinstance(wrt, (str, int)):
+        wrt = (wrt,)
+    names = py_func.__code__.co_varnames[:py_func.__code__.co_argcount]
+    out = set()
+    for w in wrt:
+        if isinstance(w, str):
+            if w not in names:
+                raise ValueError("wrt names %r, which is not an argument of %s%s"
+                                 % (w, py_func.__name__, tuple(names)))
+            out.add(names.index(w))
+        else:
+            out.add(int(w) % len(names))
+    return frozenset(out)
+
+
+def grad_jit(fn=None, *, ad_stack_size=None, storage="frame", frame_budget=None, wrt=None,
+             **options):
     """Decorator like ``numba.njit`` that also gives ``f.grad`` and ``f.value_and_grad``.
 
     ad_stack_size: capacity of the adstacks of loops whose trip count is only known at run
@@ -164,13 +188,15 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="frame", frame_budget=None,
         against the frame budget) or ``"heap"`` (growable stacks that never overflow).
     frame_budget: bytes of frame adstacks the backward function may use (default
         ``numba_adstack.config`` / NUMBA_ADSTACK_FRAME_BUDGET).
+    wrt: the arguments to differentiate (names or indices; default: all). The others get
+        None in the gradient tuple, and the backward does no work for them.
     Other keyword arguments (fastmath, nogil, error_model, boundscheck, cache...) go to
     Numba for both the function and its backward.
     """
     if storage not in ("frame", "heap"):
         raise ValueError("storage must be 'frame' or 'heap', got %r" % (storage,))
     ad_options = {"ad_stack_size": int(ad_stack_size or config.DEFAULT_AD_STACK_SIZE),
-                  "storage": storage, "frame_budget": frame_budget}
+                  "storage": storage, "frame_budget": frame_budget, "wrt": wrt}
     cache = options.pop("cache", False)
 
     def wrap(f):

@@ -32,16 +32,35 @@ class TypedIR:
         self.argtypes = argtypes
 
 
-def _callee_dispatcher(func_ir, expr):
-    """The Numba dispatcher a call expression calls, or None."""
+def _callee_py_func(func_ir, expr):
+    """The Python function of the Numba function a call expression calls, or None."""
     try:
         defn = func_ir.get_definition(expr.func)
     except Exception:
         return None
     val = getattr(defn, "value", None) if isinstance(defn, (ir.Global, ir.FreeVar)) else None
-    if val is None or not hasattr(val, "py_func") or not hasattr(val, "targetoptions"):
+    if val is None:
         return None
-    return val
+    if hasattr(val, "py_func") and hasattr(val, "targetoptions"):
+        return val.py_func
+    if type(val).__name__ == "FakeCUDAKernel":     # a device function in the simulator
+        return getattr(val, "fn", None)
+    return None
+
+
+def _drop_unused_callee_globals(func_ir):
+    """Remove the loads of inlined functions that nothing calls any more (a simulator
+    device function, for one, has no Numba type)."""
+    used = set()
+    for blk in func_ir.blocks.values():
+        for stmt in blk.body:
+            for v in stmt.list_vars():
+                if not (isinstance(stmt, ir.Assign) and v.name == stmt.target.name):
+                    used.add(v.name)
+    for blk in func_ir.blocks.values():
+        blk.body = [s for s in blk.body if not (
+            isinstance(s, ir.Assign) and isinstance(s.value, (ir.Global, ir.FreeVar))
+            and s.target.name not in used and (hasattr(s.value.value, "py_func")))]
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
@@ -65,8 +84,8 @@ class InlineDispatcherCalls(FunctionPass):
                 if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
                         and stmt.value.op == "call"):
                     continue
-                disp = _callee_dispatcher(state.func_ir, stmt.value)
-                if disp is None:
+                callee = _callee_py_func(state.func_ir, stmt.value)
+                if callee is None:
                     continue
                 count += 1
                 if count > _MAX_INLINES:
@@ -74,12 +93,14 @@ class InlineDispatcherCalls(FunctionPass):
                         f"{state.func_id.func_qualname}: too many nested calls to inline while "
                         f"differentiating (recursion?) at {stmt.loc.strformat()}")
                 prepare = getattr(state.pipeline, "prepare", None)
-                callee = disp.py_func if prepare is None else prepare(disp.py_func)
+                if prepare is not None:
+                    callee = prepare(callee)
                 _, _, _, new_blocks = worker.inline_function(state.func_ir, block, i, callee)
                 work.extend(new_blocks)
                 modified = True
                 break
         if modified:
+            _drop_unused_callee_globals(state.func_ir)
             cfg = compute_cfg_from_blocks(state.func_ir.blocks)
             for dead in cfg.dead_nodes():
                 del state.func_ir.blocks[dead]

@@ -78,8 +78,9 @@ class RangeLoop:
 
 class Options:
     def __init__(self, ad_stack_size, storage="frame", target="cpu", global_map=None,
-                 atomic_add=None, grid=None):
+                 atomic_add=None, grid=None, wrt=None):
         self.ad_stack_size = int(ad_stack_size)
+        self.wrt = wrt                    # indices of the arguments to differentiate
         self.storage = storage
         self.target = target
         self.global_map = global_map or {}
@@ -403,10 +404,27 @@ class Rewrite:
         for name, t in self.typemap.items():
             if name in self.defs and isinstance(self.defs[name][1].value, ir.Arg) \
                     and (is_float(t) or is_float_array(t)):
-                varied.add(name)
+                if self.opt.wrt is None or self.defs[name][1].value.index in self.opt.wrt:
+                    varied.add(name)
+        wrt_roots = {a for a in varied if is_float_array(self.typemap[a])}
+        # Arrays whose contents depend on the inputs: the differentiated arguments, and
+        # arrays a varied value is stored into.
+        varied_roots = set()
         changed = True
         while changed:
             changed = False
+            for blk in self.fir.blocks.values():
+                for stmt in blk.body:
+                    upd = None
+                    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                        upd = (stmt.target, stmt.value)
+                    elif self.atomic_update(stmt) is not None:
+                        upd = self.atomic_update(stmt)[0], self.atomic_update(stmt)[2]
+                    if upd is not None and upd[1].name in varied:
+                        root = self.array_root(upd[0].name)
+                        if root not in varied_roots:
+                            varied_roots.add(root)
+                            changed = True
             for name in list(self.defs) + list(self.phis):
                 if name in varied:
                     continue
@@ -416,9 +434,10 @@ class Rewrite:
                 e = None if name in self.phis else self.def_expr(name)
                 if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem") \
                         and isinstance(self.ty(e.value), types.Array):
-                    hit = True
+                    root = self.array_root(e.value.name)
+                    hit = root in wrt_roots or root in varied_roots
                 elif isinstance(e, ir.Expr) and e.op == "call" and is_float_array(t):
-                    hit = True
+                    hit = False
                 else:
                     hit = any(op in varied for op in self._diff_operands(name, False))
                 if hit:

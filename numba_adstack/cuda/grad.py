@@ -19,6 +19,7 @@ from numba import cuda, typeof
 from numba.core import types
 
 from .. import config
+from ..errors import AdjointArgumentError
 from ..ad.capture import typed_ir
 from ..ad.transform import Rewrite, Options
 from .kernels import OverflowCheckedKernel, array_meta, compile_kernel_source
@@ -109,6 +110,11 @@ class _GradLauncher:
             launch_config = (launch_config,)
 
         def launch(*args):
+            if len(args) < owner.nargs:
+                raise AdjointArgumentError(
+                    "%s.grad takes the kernel's %d argument(s) and then one adjoint per array "
+                    "argument, got %d argument(s) in all" % (owner.__name__, owner.nargs,
+                                                           len(args)))
             bw = owner.backward(args[:owner.nargs])
             return bw.launch(launch_config, args)
         return launch
