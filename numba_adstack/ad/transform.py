@@ -279,6 +279,7 @@ class Rewrite:
                 if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
                         and stmt.value.op == "iternext"):
                     rl = self._range_of_iter(stmt.value.value, lp)
+                    rl.block = label
                     lp.range = rl
                     self.ranges[lp.header] = rl
                     for s2 in hdr.body:
@@ -1060,6 +1061,12 @@ class Rewrite:
                        "numba_adstack.ad.rules.CALL_RULES)" % fname, e.loc)
 
     # ------------------------------------------------------------------ loops, forward
+    def counted(self, lp):
+        """A range loop left only when its range is exhausted: its iteration count is the
+        length of the range, which the reverse sweep recomputes instead of storing."""
+        rl = lp.range
+        return rl is not None and len(lp.exits) == 1 and lp.exits[0][0] == rl.block
+
     def emit_loop(self, L, R, lp):
         h = lp.header
         L("_n%d = 0" % h)
@@ -1071,7 +1078,8 @@ class Rewrite:
         loops = self.s.enclosing(h)[1:]
         if len(lp.exits) > 1:
             self.rec_after(L, "_x%d" % h, loops, h)
-        self.rec_after(L, "_n%d" % h, loops, h)
+        if not self.counted(lp):
+            self.rec_after(L, "_n%d" % h, loops, h)
 
     def rec_after(self, L, name, loops, block):
         loops = self.site_loops(loops, block)
@@ -1150,7 +1158,10 @@ class Rewrite:
     def rev_loop(self, L, lp):
         h = lp.header
         loops = self.s.enclosing(h)[1:]
-        self.rec_rev(L, "_n%d" % h, loops, h)
+        if self.counted(lp) and self.site_loops(loops, h):
+            L("_n%d = len(range(%s))" % (h, ", ".join(self.ref(a) for a in lp.range.args)))
+        else:
+            self.rec_rev(L, "_n%d" % h, loops, h)
         Rl = self.s.regions[lp]
         if len(lp.exits) > 1:
             self.rec_rev(L, "_x%d" % h, loops, h)
