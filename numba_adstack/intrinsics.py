@@ -95,6 +95,11 @@ def size(st):
     return len(st.items)
 
 
+def clear(st):
+    """Empty the stack (its overflow flag, where the target keeps one, stays)."""
+    del st.items[:]
+
+
 def overflowed(st):
     """True if a push was dropped for lack of room. Always False on the CPU, where an
     overflow raises instead; targets that cannot raise keep a sticky flag."""

@@ -8,7 +8,7 @@ import pytest
 from numba.core.errors import TypingError
 
 import numba_adstack as nad
-from numba_adstack import (adstack, push, pop, top, size, overflowed,
+from numba_adstack import (adstack, push, pop, top, size, overflowed, clear,
                            AdStackOverflowError, AdStackUnderflowError)
 
 CAP = 8
@@ -238,3 +238,22 @@ def test_push_pop_compile_to_few_instructions():
     asm = _layout.inspect_asm(_layout.signatures[0])
     body = asm.split("_layout")[1].split(".Lfunc_end")[0]
     assert "NRT_" not in body
+
+
+@numba.njit
+def _clear_then_reuse(n):
+    st = adstack(np.float64, 8)
+    hs = adstack(np.int64, 2, "heap")
+    for i in range(n):
+        push(st, i * 1.5)
+        push(hs, i)
+    clear(st)
+    clear(hs)
+    push(st, 7.0)
+    return size(st), size(hs), pop(st)
+
+
+def test_clear_empties_frame_and_heap_stacks():
+    assert _clear_then_reuse(5) == (1, 0, 7.0)
+    # The interpreter implementation agrees.
+    assert _clear_then_reuse.py_func(5) == (1, 0, 7.0)

@@ -17,12 +17,12 @@ from numba._dispatcher import compute_fingerprint
 
 from .. import config
 from ..errors import AdStackOverflowError, AdStackBudgetError, NonDifferentiableError
-from ..intrinsics import adstack, push, pop, top, size, overflowed
+from ..intrinsics import adstack, push, pop, top, size, overflowed, clear
 from .capture import typed_ir
 from .transform import Rewrite, Options, is_float, is_float_array
 
 _INTRINSICS = {"adstack": adstack, "push": push, "pop": pop, "top": top, "size": size,
-               "overflowed": overflowed}
+               "overflowed": overflowed, "clear": clear}
 _source_counter = [0]
 _lock = threading.Lock()
 

@@ -149,6 +149,8 @@ class Rewrite:
         self.needed = set()
         self._static = {}
         self._once = {}
+        self._open_loops = []     # headers of the loops being emitted (forward)
+        self.loop_stacks = {}     # loop header -> stacks pushed inside that loop
         self._counter = 0
         self._collect()
         self._find_ranges()
@@ -893,9 +895,14 @@ class Rewrite:
     def rec_fwd(self, L, name, value, loops, block):
         loops = self.site_loops(loops, block)
         if loops:
-            L("push(%s, %s)" % (self._rec_stack(name, loops), value))
+            self.emit_push(L, self._rec_stack(name, loops), value)
         else:
             L("%s = %s" % (name, value))
+
+    def emit_push(self, L, stack, value):
+        L("push(%s, %s)" % (stack, value))
+        for h in self._open_loops:
+            self.loop_stacks.setdefault(h, set()).add(stack)
 
     def rec_rev(self, L, name, loops, block):
         loops = self.site_loops(loops, block)
@@ -928,7 +935,7 @@ class Rewrite:
         if self.edge_pushes(e):
             for tgt, _ in cps:
                 if tgt.name in self.pushed:
-                    L("push(%s, %s)" % (self.pushed[tgt.name], self.n(tgt)))
+                    self.emit_push(L, self.pushed[tgt.name], self.n(tgt))
         lhs = ", ".join(self.n(t) for t, _ in cps)
         rhs = ", ".join(self.fwd_name(v) for _, v in cps)
         L("%s = %s" % (lhs, rhs))
@@ -973,7 +980,7 @@ class Rewrite:
                 if e.op == "pair_first":
                     rl = self.iter_alias[self._pair_iter(e).name]
                     if name in self.pushed and self._site_repeats(label):
-                        L("push(%s, %s)" % (self.pushed[name], self.n(name)))
+                        self.emit_push(L, self.pushed[name], self.n(name))
                     L("%s = %s" % (self.n(name), self._range_index(rl, rl.ctr,
                                                                    self.fwd_name)))
                     return
@@ -994,7 +1001,7 @@ class Rewrite:
             if self.static_src(name) is not None:
                 return      # written in place where it is used
             if name in self.pushed and self._site_repeats(label):
-                L("push(%s, %s)" % (self.pushed[name], self.n(name)))
+                self.emit_push(L, self.pushed[name], self.n(name))
             if isinstance(e, ir.Var):
                 src = self.fwd_name(e)
             elif isinstance(e, ir.Expr):
@@ -1071,10 +1078,12 @@ class Rewrite:
         h = lp.header
         L("_n%d = 0" % h)
         L("while True:")
+        self._open_loops.append(h)
         with L.indent():
             m = L.mark()
             self.emit_seq(L, self.s.regions[lp], h, None)
             L.close_block(m)
+        self._open_loops.pop()
         loops = self.s.enclosing(h)[1:]
         if len(lp.exits) > 1:
             self.rec_after(L, "_x%d" % h, loops, h)
@@ -1084,7 +1093,7 @@ class Rewrite:
     def rec_after(self, L, name, loops, block):
         loops = self.site_loops(loops, block)
         if loops:
-            L("push(%s, %s)" % (self._rec_stack(name, loops), name))
+            self.emit_push(L, self._rec_stack(name, loops), name)
 
     # ------------------------------------------------------------------ reverse emission
     def emit_reverse_top(self, L):
@@ -1144,7 +1153,20 @@ class Rewrite:
     def rev_node(self, L, R, n):
         if isinstance(n, LoopNode):
             if n not in self.fused:
-                self.rev_loop(L, n)
+                outs = self._skippable(n)
+                if outs is None:
+                    self.rev_loop(L, n)
+                else:
+                    # Nothing flows back into the loop: skip its reverse, drop its history.
+                    L("if %s:" % " or ".join("%s != 0.0" % self.bar(o) for o in outs))
+                    with L.indent():
+                        self.rev_loop(L, n)
+                    L("else:")
+                    with L.indent():
+                        m = L.mark()
+                        for st in sorted(self.loop_stacks.get(n.header, ())):
+                            L("clear(%s)" % st)
+                        L.close_block(m)
             else:
                 # Reversed already, iteration by iteration; a sum's final value depends
                 # on its initial value with slope one.
@@ -1154,6 +1176,27 @@ class Rewrite:
         blk = self.fir.blocks[n]
         for stmt in reversed(blk.body):
             self.rev_stmt(L, n, stmt)
+
+    def _skippable(self, lp):
+        """The adjoints that flow into the reverse of ``lp`` when, all being zero, the
+        reverse can be skipped: ``lp`` sits directly in a fused loop (so its history is
+        this iteration's alone) and writes no memory. None otherwise."""
+        parent = lp.parent
+        if parent is None or parent not in self.fused:
+            return None
+        for b in lp.blocks:
+            for stmt in self.fir.blocks[b].body:
+                if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) or \
+                        self.atomic_update(stmt) is not None:
+                    return None
+        outs = set()
+        for name in self.useful:
+            label = self.phis.get(name) or (self.defs[name][0] if name in self.defs else None)
+            if label is None or label not in lp.blocks or not is_float(self.ty(name)):
+                continue
+            if any(l not in lp.blocks for l, _ in self.uses.get(name, ())):
+                outs.add(name)
+        return sorted(outs) if outs else None
 
     def rev_loop(self, L, lp):
         h = lp.header

@@ -226,6 +226,13 @@ def cuda_size(context, builder, sig, args):
     return context.cast(builder, n, types.uint32, sig.return_type)
 
 
+@lower_builtin(intrinsics.clear, AdStackType)
+def cuda_clear(context, builder, sig, args):
+    view = _View(context, builder, sig.args[0], args[0])
+    view.set_count(ir.Constant(view.count().type, 0))
+    return context.get_dummy_value()
+
+
 @lower_builtin(intrinsics.overflowed, AdStackType)
 def cuda_overflowed(context, builder, sig, args):
     view = _View(context, builder, sig.args[0], args[0])

@@ -78,6 +78,11 @@ def size(st):
     return len(st.items)
 
 
+def clear(st):
+    """Empty the stack; the overflow flag stays."""
+    del st.items[:]
+
+
 def overflowed(st):
     """True once a push was dropped or an empty stack was read."""
     return st.flag

@@ -225,6 +225,12 @@ def lower_size(context, builder, sig, args):
     return _View(context, builder, sig.args[0], args[0]).count()
 
 
+@lower(intrinsics.clear, AdStackType)
+def lower_clear(context, builder, sig, args):
+    _View(context, builder, sig.args[0], args[0]).set_count(_ZERO)
+    return context.get_dummy_value()
+
+
 @lower(intrinsics.overflowed, AdStackType)
 def lower_overflowed(context, builder, sig, args):
     # On the CPU a push past capacity raises, so a live stack never has overflowed.

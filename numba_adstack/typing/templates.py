@@ -114,6 +114,7 @@ pop_signature = _unary("pop", lambda st: st.dtype)
 top_signature = _unary("top", lambda st: st.dtype)
 size_signature = _unary("size", lambda st: types.int64)
 overflowed_signature = _unary("overflowed", lambda st: types.boolean)
+clear_signature = _unary("clear", lambda st: types.none)
 
 
 def _template(func, sig_fn, literal=False):
@@ -135,3 +136,4 @@ PopTemplate = _template(intrinsics.pop, pop_signature)
 TopTemplate = _template(intrinsics.top, top_signature)
 SizeTemplate = _template(intrinsics.size, size_signature)
 OverflowedTemplate = _template(intrinsics.overflowed, overflowed_signature)
+ClearTemplate = _template(intrinsics.clear, clear_signature)
