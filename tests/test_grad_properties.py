@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import HealthCheck, Phase, assume, given, note, settings
 from hypothesis import strategies as st
 
 import numba_adstack as nad
@@ -28,6 +28,8 @@ class _Gen:
         self.loop_depth = 0
         self.loop_vars = []
         self.in_for = False
+        self.if_depth = 0
+        self.budget = 12  # statements in the whole program, keeps compile times small
 
     def pick(self, seq):
         return self.draw(st.sampled_from(seq))
@@ -50,8 +52,11 @@ class _Gen:
         ])
 
     def stmt(self, ind):
-        choices = ["assign", "assign", "carried", "swap", "int", "if"]
-        if self.loop_depth < 2:
+        self.budget -= 1
+        choices = ["assign", "assign", "carried", "swap", "int"]
+        if self.budget > 0 and self.if_depth < 2:
+            choices.append("if")
+        if self.budget > 0 and self.loop_depth < 2:
             choices += ["for", "for", "while"]
         if self.in_for:
             choices += ["break", "continue"]
@@ -72,12 +77,14 @@ class _Gen:
             cond = self.pick(["%s > 0.2" % self.pick(FLOATS), "i0 == 1",
                               "%s < %s" % (self.pick(FLOATS), self.pick(FLOATS))]
                              + ["%s %% 2 == 0" % v for v in self.loop_vars])
+            self.if_depth += 1
             out = [pad + "if %s:" % cond] + self.block(ind + 1)
             tail = self.pick(["", "else", "elif"])
             if tail == "elif":
                 out += [pad + "elif %s > -0.2:" % self.pick(FLOATS)] + self.block(ind + 1)
             if tail:
                 out += [pad + "else:"] + self.block(ind + 1)
+            self.if_depth -= 1
             return out
         if kind == "break":
             return [pad + "if %s > 0.7:" % self.pick(FLOATS), pad + "    break"]
@@ -110,15 +117,17 @@ class _Gen:
                 + [pad + "    %s += 1" % v])
 
     def block(self, ind):
-        out = []
-        for _ in range(self.draw(st.integers(1, 3))):
+        out = self.stmt(ind)
+        for _ in range(self.draw(st.integers(0, 2))):
+            if self.budget <= 0:
+                break
             out += self.stmt(ind)
         return out
 
     def program(self):
         lines = ["def f(x, a, n):", "    f0 = x[0]", "    f1 = x[1]", "    f2 = a * x[2]",
                  "    i0 = 0"]
-        for _ in range(self.draw(st.integers(1, 4))):
+        for _ in range(self.draw(st.integers(1, 3))):
             lines += self.stmt(1)
         lines.append("    return f0 + 0.7 * f1 - 0.3 * f2")
         return "\n".join(lines) + "\n"
@@ -140,6 +149,7 @@ def _fd_is_reliable(fn, args):
 
 
 @settings(max_examples=20, deadline=None, derandomize=True, database=None,
+          phases=(Phase.explicit, Phase.generate),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(src=programs(), seed=st.integers(0, 2 ** 16), n=st.sampled_from([2, 3, 1, 0]))
 def test_random_program_gradient_matches_finite_differences(src, seed, n):
