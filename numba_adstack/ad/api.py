@@ -16,7 +16,7 @@ from numba.core.registry import CPUDispatcher
 from numba._dispatcher import compute_fingerprint
 
 from .. import config
-from ..errors import AdStackOverflowError, AdStackBudgetError, NonDifferentiableError
+from ..errors import AdStackOverflowError, AdStackBudgetError
 from ..intrinsics import adstack, push, pop, top, size, overflowed, clear
 from .capture import typed_ir
 from .transform import Rewrite, Options, is_float, is_float_array

@@ -5,14 +5,14 @@ extra pass inlines every call to another Numba function so that the rewrite diff
 through it; Numba's type inference then types every variable. The pipeline stops right
 after typing: nothing is lowered.
 """
-from numba.core import ir, errors
+from numba.core import ir
 from numba.core.compiler import (CompilerBase, DefaultPassBuilder, Flags, compile_extra,
                                  _EarlyPipelineCompletion)
 from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
 from numba.core.untyped_passes import InlineInlinables
 from numba.core.typed_passes import NopythonTypeInference
 from numba.core.analysis import compute_cfg_from_blocks
-from numba.core.ir_utils import simplify_CFG, guard, GuardException
+from numba.core.ir_utils import simplify_CFG
 from numba.core import postproc
 from numba.core.compiler_lock import global_compiler_lock
 

@@ -28,7 +28,7 @@ from numba.core import ir, types
 
 from ..errors import NonDifferentiableError
 from . import rules as R
-from .structure import Structure, LoopNode, successors
+from .structure import Structure, LoopNode
 
 _OPS = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -155,7 +155,7 @@ class Rewrite:
         self._collect()
         self._find_ranges()
         self.useful = self._useful_vars()
-        self.readonly_roots = self._readonly_roots()
+        self.written_roots = self._written_roots()
         self.arg_vars = self._arg_vars()
         self.array_adjoints = self._array_adjoints()
         self.record_names = self._record_names()
@@ -382,7 +382,8 @@ class Rewrite:
                 return self.array_root(e.value.name)
         return name
 
-    def _readonly_roots(self):
+    def _written_roots(self):
+        """Roots of the arrays the function stores into."""
         written = set()
         for label, blk in self.fir.blocks.items():
             for stmt in blk.body:
@@ -390,11 +391,6 @@ class Rewrite:
                     written.add(self.array_root(stmt.target.name))
                 elif self.atomic_update(stmt) is not None:
                     written.add(self.array_root(self.atomic_update(stmt)[0].name))
-        roots = set()
-        for name, t in self.typemap.items():
-            if isinstance(t, types.Array) and name in self.defs or name.startswith("arg."):
-                pass
-        self.written_roots = written
         return written
 
     def is_readonly_array(self, name):
@@ -1682,7 +1678,6 @@ class Rewrite:
         kind = self.s.regions[lp].edge_kind(e)
         for phi, members, outflow, seed in self.fused_seed[lp]:
             if kind == "back":
-                inc = dict(self.block_phis[lp.header])
                 for tgt, incs in self.block_phis[lp.header]:
                     if tgt.name == phi and isinstance(incs.get(src), ir.Var):
                         L("%s += %s" % (self.bar(incs[src]), self._seed_name(phi)))

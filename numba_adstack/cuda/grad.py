@@ -14,7 +14,6 @@ compiled by ``numba.cuda.jit``.
 """
 import threading
 
-import numpy as np
 from numba import cuda, typeof
 from numba.core import types
 

@@ -37,7 +37,8 @@ from numba.cuda.models import register_model
 from .. import intrinsics
 from ..typing.types import AdStackType
 from .errors import AdStackCudaError, AdStackLocalMemoryError
-from .layout import LOCAL_MEMORY_LIMIT_BYTES, stack_bytes  # noqa: F401
+from ..lowering.names import demangle
+from .layout import LOCAL_MEMORY_LIMIT_BYTES
 
 _I32 = ir.IntType(32)
 _I8 = ir.IntType(8)
@@ -70,22 +71,6 @@ class CudaAdStackModel(models.PrimitiveModel):
 
 # ---------------------------------------------------------------- names for messages
 
-def _demangle(name):
-    if not name.startswith("_ZN"):
-        return name
-    i, parts = 3, []
-    while i < len(name) and name[i].isdigit():
-        j = i
-        while name[j].isdigit():
-            j += 1
-        n = int(name[i:j])
-        parts.append(name[j:j + n])
-        i = j + n
-    import re
-    dotted = ".".join(parts) or name
-    return re.sub(r"_([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), dotted)
-
-
 def function_name(builder):
     """Qualified name of the Python kernel or device function being lowered by ``builder``."""
     llname = builder.function.name
@@ -96,7 +81,7 @@ def function_name(builder):
         if fndesc is not None and getattr(fndesc, "mangled_name", None) == llname:
             return "%s.%s" % (fndesc.modname, fndesc.qualname)
         frame = frame.f_back
-    return _demangle(llname)
+    return demangle(llname)
 
 
 def local_memory_message(fname, used, nbytes, limit):
