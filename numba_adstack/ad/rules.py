@@ -80,6 +80,16 @@ UNARY_RULES = {
     operator.pos: ("{g}",),
 }
 
+# Reductions of whole float arrays to a float. Each entry gives the adjoint of each array
+# operand as an array expression ({g}: the result's adjoint; {0}, {1}: the operand arrays),
+# added into the operand's adjoint array. Methods (``x.sum()``) map to their function.
+REDUCTION_RULES = {
+    np.sum: ("{g}",),
+    np.mean: ("{g} / {0}.size",),
+    np.dot: ("{g} * {1}", "{g} * {0}"),
+}
+REDUCTION_METHODS = {"sum": np.sum, "mean": np.mean, "dot": np.dot}
+
 # Calls whose result carries no gradient whatever their operands (the rewrite still checks
 # that they do not produce floats from floats).
 NON_DIFFERENTIABLE_CALLS = {len, range, int, bool, round, math.isnan, math.isinf,

@@ -329,12 +329,27 @@ class Rewrite:
                 found[stmt.value.index] = stmt.target.name
         return [found[i] for i in sorted(found)]
 
+    def array_copy_source(self, e):
+        """The array copied when call ``e`` is ``np.copy(x)`` or ``x.copy()``, else None."""
+        if not (isinstance(e, ir.Expr) and e.op == "call") or e.kws:
+            return None
+        if self.resolve_global(e.func) is np.copy and len(e.args) == 1:
+            src = e.args[0]
+        else:
+            f = self.def_expr(e.func.name)
+            if not (isinstance(f, ir.Expr) and f.op == "getattr" and f.attr == "copy"
+                    and not e.args):
+                return None
+            src = f.value
+        return src if is_float_array(self.ty(src)) else None
+
     def _array_adjoints(self):
         out = {a: "arg" for a in self.arg_vars if is_float_array(self.ty(a))}
         for name, (label, stmt) in self.defs.items():
             e = stmt.value
             if (isinstance(e, ir.Expr) and e.op == "call" and is_float_array(self.ty(name))
-                    and self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS):
+                    and (self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS
+                         or self.array_copy_source(e) is not None)):
                 if self.s.depth(label) > 0:
                     self.error("creating the array %r inside a loop; create it before the "
                                "loop" % name, stmt.loc)
@@ -352,6 +367,26 @@ class Rewrite:
                 if len(R_.ins[n]) > 1:
                     names.add("_c%s" % _node_key(n))
         return names
+
+    def reduction(self, e):
+        """``(function, array operands)`` when call ``e`` reduces float arrays to a float
+        (``np.sum(x)``, ``x.sum()``, ``np.dot(x, y)``...), else None."""
+        if e.kws or e.vararg is not None:
+            return None
+        fn = self.resolve_global(e.func)
+        operands = list(e.args)
+        if fn is None:
+            f = self.def_expr(e.func.name)
+            if (isinstance(f, ir.Expr) and f.op == "getattr"
+                    and isinstance(self.ty(f.value), types.Array)):
+                fn = R.REDUCTION_METHODS.get(f.attr)
+                operands = [f.value] + operands
+        rule = R.REDUCTION_RULES.get(fn) if fn is not None else None
+        if rule is None or len(rule) != len(operands):
+            return None
+        if not all(isinstance(self.ty(a), types.Array) and a.name for a in operands):
+            return None
+        return fn, operands
 
     def atomic_update(self, stmt):
         """``(array, index, value)`` when ``stmt`` is ``cuda.atomic.add(array, index,
@@ -424,6 +459,13 @@ class Rewrite:
                         if root not in varied_roots:
                             varied_roots.add(root)
                             changed = True
+            for name, (label, stmt) in self.defs.items():
+                src = self.array_copy_source(stmt.value)
+                if src is not None and name not in varied_roots and (
+                        self.array_root(src.name) in varied_roots
+                        or self.array_root(src.name) in wrt_roots):
+                    varied_roots.add(name)
+                    changed = True
             for name in list(self.defs) + list(self.phis):
                 if name in varied:
                     continue
@@ -435,8 +477,11 @@ class Rewrite:
                         and isinstance(self.ty(e.value), types.Array):
                     root = self.array_root(e.value.name)
                     hit = root in wrt_roots or root in varied_roots
-                elif isinstance(e, ir.Expr) and e.op == "call" and is_float_array(t):
-                    hit = False
+                elif is_float_array(t):
+                    # An array is varied when the array it views or aliases holds varied
+                    # values.
+                    root = self.array_root(name)
+                    hit = root in wrt_roots or root in varied_roots
                 else:
                     hit = any(op in varied for op in self._diff_operands(name, False))
                 if hit:
@@ -475,6 +520,21 @@ class Rewrite:
                 if (isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem")
                         and isinstance(self.ty(e.value), types.Array)):
                     useful_roots.add(self.array_root(e.value.name))
+                elif isinstance(e, ir.Expr) and e.op == "call" and self.reduction(e):
+                    for a in self.reduction(e)[1]:
+                        useful_roots.add(self.array_root(a.name))
+            # A copy of an array read usefully makes its source read usefully.
+            grew = True
+            while grew:
+                grew = False
+                for name, (label, stmt) in self.defs.items():
+                    src = self.array_copy_source(stmt.value)
+                    if src is not None and name in useful_roots and \
+                            self.array_root(src.name) not in useful_roots:
+                        useful_roots.add(self.array_root(src.name))
+                        grew = True
+                        if src.name in self.varied:
+                            useful.add(src.name)
             # A value stored into an array matters when that array is read usefully.
             for blk in self.fir.blocks.values():
                 for stmt in blk.body:
@@ -512,6 +572,9 @@ class Rewrite:
         if e.op == "cast":
             return [e.value.name]
         if e.op == "call":
+            red = self.reduction(e)
+            if red is not None:
+                return [a.name for a in red[1] if is_float_array(self.ty(a))]
             # Float arrays passed to a call make its float result depend on them: with no
             # rule for the call, the rewrite must refuse it rather than drop the gradient.
             return [a.name for a in list(e.args) + [v for _, v in e.kws]
@@ -1053,13 +1116,19 @@ class Rewrite:
         L("%s = 0" % rl.ctr)
 
     def _check_call(self, e, name):
+        if self.reduction(e) is not None or self.array_copy_source(e) is not None:
+            return
         fn = self.resolve_global(e.func)
         t = self.ty(name)
         if fn in R.ARRAY_CONSTRUCTORS:
             return
         if name in self.useful and (is_float(t) or is_float_array(t)) \
                 and fn not in R.CALL_RULES and fn not in R.NON_DIFFERENTIABLE_CALLS:
-            fname = getattr(fn, "__name__", str(fn))
+            fname = getattr(fn, "__name__", None)
+            if fname is None:
+                f = self.def_expr(e.func.name)
+                fname = ("the method %s" % f.attr if isinstance(f, ir.Expr)
+                         and f.op == "getattr" else str(fn))
             self.error("the call to %s has no adjoint rule (add one to "
                        "numba_adstack.ad.rules.CALL_RULES)" % fname, e.loc)
 
@@ -1280,11 +1349,22 @@ class Rewrite:
                 return
             if name in self.useful and is_float_array(self.ty(name)):
                 self._check_array_def(name, e, stmt)
+            src = self.array_copy_source(e)
+            if src is not None and src.name in self.varied and \
+                    self.array_root(name) in self.useful_roots():
+                tmp = self.fresh("view")
+                L("%s = %s" % (tmp, self.ref_bar(src)))
+                L("%s += %s" % (tmp, self.bar(name)))
             if name in self.useful and is_float(self.ty(name)) and not isinstance(e, ir.Arg):
                 g = self.bar(name)
                 for op, src in self.contributions(name, e):
                     if op == "_ATOMIC":
                         L("cuda.atomic.add(%s, %s, %s)" % src)
+                    elif op == "_ARRAY":
+                        # In place, through a view when the adjoint is a slice of another.
+                        tmp = self.fresh("view")
+                        L("%s = %s" % (tmp, src[0]))
+                        L("%s += %s" % (tmp, src[1]))
                     else:
                         L("%s += %s" % (op, src))
                 L("%s = 0.0" % g)
@@ -1320,6 +1400,8 @@ class Rewrite:
                 return
             if e.op == "call" and self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS:
                 return
+            if self.array_copy_source(e) is not None:
+                return
         self.error("whole-array arithmetic (%s producing %s); write the element-wise loop"
                    % (e.op if isinstance(e, ir.Expr) else e, self.ty(name)), stmt.loc)
 
@@ -1331,6 +1413,9 @@ class Rewrite:
                 if (isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem")
                         and isinstance(self.ty(e.value), types.Array)):
                     roots.add(self.array_root(e.value.name))
+                elif isinstance(e, ir.Expr) and e.op == "call" and self.reduction(e):
+                    for a in self.reduction(e)[1]:
+                        roots.add(self.array_root(a.name))
             self._useful_roots = roots
         return self._useful_roots
 
@@ -1372,6 +1457,21 @@ class Rewrite:
             if rule is None:
                 self.error("the unary operator %s on floats" % e.fn, e.loc)
             apply(rule, [e.value])
+        elif e.op == "call" and self.reduction(e) is not None:
+            fn, operands = self.reduction(e)
+            rule = R.REDUCTION_RULES[fn]
+            active = [r is not None and a.name in self.varied for r, a in zip(rule, operands)]
+            used = R.needed_operands([r for r, act in zip(rule, active) if act])
+            pos = []
+            for k, a in enumerate(operands):
+                if k in used and not self.is_readonly_array(a.name):
+                    self.error("%s of the array %r, which the function also writes; copy the "
+                               "values it needs or write the loop"
+                               % (getattr(fn, "__name__", fn), a.name), e.loc)
+                pos.append(self.ref(a) if k in used else "")
+            for r, a, act in zip(rule, operands, active):
+                if act:
+                    out.append(("_ARRAY", (self.ref_bar(a), r.format(*pos, g=g))))
         elif e.op == "call":
             fn = self.resolve_global(e.func)
             if fn in R.NON_DIFFERENTIABLE_CALLS or fn in R.ARRAY_CONSTRUCTORS:
@@ -1597,7 +1697,13 @@ class Rewrite:
                     parts[op.name] = h
                 if isinstance(e, ir.Var):
                     return parts[e.name]
-                if e.op not in ("binop", "unary", "call", "getattr", "cast"):
+                if e.op in ("getitem", "static_getitem"):
+                    vt = self.ty(e.value)
+                    if not (isinstance(vt, types.BaseTuple) or (
+                            isinstance(vt, types.Array)
+                            and self.is_readonly_array(e.value.name))):
+                        return None
+                elif e.op not in ("binop", "unary", "call", "getattr", "cast"):
                     return None
                 return "(%s)" % self.expr_src(e, lambda x: parts[x.name])
             return None

@@ -1,0 +1,122 @@
+"""Whole-array reductions (np.sum, np.mean, np.dot and their methods), array copies,
+wrt=, and skipped reverses of loops that receive no adjoint, against finite differences."""
+import math
+
+import numpy as np
+import pytest
+
+import numba_adstack as nad
+from numba_adstack import NonDifferentiableError
+
+from conftest import check_fd
+
+X5 = np.linspace(0.1, 1.2, 5)
+Y5 = np.linspace(2.0, 3.0, 5)
+
+
+@nad.grad_jit
+def reductions(x, y, w):
+    return np.sum(x) * w + x.sum() + np.mean(y) * 2.0 + np.dot(x, y) + x.dot(x)
+
+
+def test_sum_mean_dot_functions_and_methods():
+    gx, gy, gw = check_fd(reductions, X5.copy(), Y5.copy(), 0.7)
+    # Analytic: d/dx = w + 1 + y + 2x, d/dy = 2/n + x, d/dw = sum(x).
+    np.testing.assert_allclose(gx, 0.7 + 1.0 + Y5 + 2.0 * X5, rtol=1e-12)
+    np.testing.assert_allclose(gy, 2.0 / 5 + X5, rtol=1e-12)
+    assert gw == pytest.approx(X5.sum(), rel=1e-12)
+
+
+@nad.grad_jit
+def row_sums(X, n):
+    s = 0.0
+    for i in range(X.shape[0]):
+        r = np.sum(X[i])
+        for _ in range(n):
+            r = math.sin(r) + 0.5
+        s += r
+    return s
+
+
+def test_sum_of_rows_inside_loops():
+    check_fd(row_sums, np.linspace(0.1, 1.2, 6).reshape(3, 2), 4)
+
+
+@nad.grad_jit
+def scratch_then_sum(x, n):
+    y = np.zeros(x.shape[0])
+    for t in range(n):
+        for i in range(x.shape[0]):
+            y[i] = y[i] * 0.5 + x[i] * x[i]
+    return np.sum(y)
+
+
+def test_sum_of_a_scratch_array_written_in_loops():
+    check_fd(scratch_then_sum, X5.copy(), 3)
+
+
+@nad.grad_jit
+def copies_as_state(x0, v0, k, steps):
+    x = x0.copy()
+    v = np.copy(v0)
+    for t in range(steps):
+        for i in range(x.shape[0]):
+            v[i] += 0.01 * (-k * math.sin(x[i]))
+            x[i] += 0.01 * v[i]
+    return x[0] * x[0] + x[1] + np.sum(v)
+
+
+def test_state_copied_from_arguments():
+    check_fd(copies_as_state, np.array([0.3, 0.9, 1.2]), np.array([0.1, -0.2, 0.3]), 2.0, 60)
+
+
+def test_dot_of_an_array_the_function_writes_is_refused():
+    def f(x):
+        y = np.zeros(x.shape[0])
+        for i in range(x.shape[0]):
+            y[i] = x[i] * 2.0
+        return np.dot(y, x)
+    with pytest.raises(NonDifferentiableError, match="dot of the array"):
+        nad.grad_jit(f).grad(X5.copy())
+
+
+def test_wrt_restricts_the_gradient():
+    def f(x, w, k):
+        s = 0.0
+        for i in range(x.shape[0]):
+            s += math.sin(x[i] * w) * k
+        return s
+    full = nad.grad_jit(f)
+    part = nad.grad_jit(wrt=("x", 2))(f)
+    gx, gw, gk = full.grad(X5.copy(), 0.8, 1.5)
+    px, pw, pk = part.grad(X5.copy(), 0.8, 1.5)
+    assert pw is None
+    np.testing.assert_allclose(px, gx, rtol=1e-14)
+    assert pk == pytest.approx(gk, rel=1e-14)
+    with pytest.raises(ValueError, match="not an argument"):
+        nad.grad_jit(wrt="nope")(f).grad(X5.copy(), 0.8, 1.5)
+
+
+@nad.grad_jit
+def option_payoff(S0, K, Z):
+    total = 0.0
+    for p in range(Z.shape[0]):
+        s = S0
+        for t in range(Z.shape[1]):
+            s = s * math.exp(0.01 + 0.2 * Z[p, t])
+        total += max(s - K, 0.0)
+    return total / Z.shape[0]
+
+
+def test_paths_with_zero_adjoint_skip_their_reverse():
+    Z = np.random.default_rng(1).standard_normal((40, 8))
+    src = option_payoff.inspect_adjoint(1.0, 1.05, Z)
+    assert "clear(" in src          # out-of-the-money paths drop their history
+    gS0, gK, _ = check_fd(option_payoff, 1.0, 1.05, Z)
+    # Pathwise: dS_T/dS0 = S_T/S0 on paths that end in the money.
+    ST = np.exp(np.cumsum(0.01 + 0.2 * Z, axis=1))[:, -1]
+    assert gS0 == pytest.approx(np.mean(np.where(ST > 1.05, ST, 0.0)), rel=1e-10)
+    assert gK == pytest.approx(-np.mean(ST > 1.05), rel=1e-10)
+    # Many calls in a row: no history is left behind on the stacks.
+    for _ in range(3):
+        assert option_payoff.grad(1.0, 1.05, Z)[0] == pytest.approx(gS0, rel=1e-14)
