@@ -6,7 +6,9 @@ the primal value of ``y``, ``{0}``, ``{1}``... the primal operands. ``None`` mea
 gets no gradient (for example the exponent of ``floor``). Generated code sees the modules
 ``math`` and ``np``; rules use ``math`` so that the same source compiles for numba.cuda.
 
-Adding a primitive is adding one line here.
+Adding a primitive is adding one line here. Write each expression as ``{g} * (...)``: the
+part in parentheses reads only primal values, so it is computed off the chain of adjoint
+updates that runs through a loop, and the adjoint pays one multiply per step.
 """
 import math
 import operator
@@ -18,27 +20,27 @@ CALL_RULES = {
     math.sin: ("{g} * math.cos({0})",),
     math.cos: ("-{g} * math.sin({0})",),
     math.tan: ("{g} * (1.0 + {y} * {y})",),
-    math.asin: ("{g} / math.sqrt(1.0 - {0} * {0})",),
-    math.acos: ("-{g} / math.sqrt(1.0 - {0} * {0})",),
-    math.atan: ("{g} / (1.0 + {0} * {0})",),
-    math.atan2: ("{g} * {1} / ({0} * {0} + {1} * {1})",
-                 "-{g} * {0} / ({0} * {0} + {1} * {1})"),
+    math.asin: ("{g} * (1.0 / math.sqrt(1.0 - {0} * {0}))",),
+    math.acos: ("{g} * (-1.0 / math.sqrt(1.0 - {0} * {0}))",),
+    math.atan: ("{g} * (1.0 / (1.0 + {0} * {0}))",),
+    math.atan2: ("{g} * ({1} / ({0} * {0} + {1} * {1}))",
+                 "{g} * (-{0} / ({0} * {0} + {1} * {1}))"),
     math.sinh: ("{g} * math.cosh({0})",),
     math.cosh: ("{g} * math.sinh({0})",),
     math.tanh: ("{g} * (1.0 - {y} * {y})",),
     math.exp: ("{g} * {y}",),
     math.expm1: ("{g} * ({y} + 1.0)",),
-    math.log: ("{g} / {0}",),
-    math.log1p: ("{g} / (1.0 + {0})",),
-    math.log10: ("{g} / ({0} * 2.302585092994046)",),
-    math.log2: ("{g} / ({0} * 0.6931471805599453)",),
-    math.sqrt: ("{g} * 0.5 / {y}",),
-    math.hypot: ("{g} * {0} / {y}", "{g} * {1} / {y}"),
-    math.pow: ("{g} * {1} * {0} ** ({1} - 1.0)", "{g} * {y} * math.log({0})"),
+    math.log: ("{g} * (1.0 / {0})",),
+    math.log1p: ("{g} * (1.0 / (1.0 + {0}))",),
+    math.log10: ("{g} * (1.0 / ({0} * 2.302585092994046))",),
+    math.log2: ("{g} * (1.0 / ({0} * 0.6931471805599453))",),
+    math.sqrt: ("{g} * (0.5 / {y})",),
+    math.hypot: ("{g} * ({0} / {y})", "{g} * ({1} / {y})"),
+    math.pow: ("{g} * ({1} * {0} ** ({1} - 1.0))", "{g} * ({y} * math.log({0}))"),
     math.floor: (None,),
     math.ceil: (None,),
     math.trunc: (None,),
-    math.copysign: ("{g} * math.copysign(1.0, {0}) * math.copysign(1.0, {1})", None),
+    math.copysign: ("{g} * (math.copysign(1.0, {0}) * math.copysign(1.0, {1}))", None),
     math.fabs: ("{g} * math.copysign(1.0, {0})",),
     abs: ("{g} * math.copysign(1.0, {0})",),
     float: ("{g}",),
@@ -65,9 +67,9 @@ BINOP_RULES = {
     operator.add: ("{g}", "{g}"),
     operator.sub: ("{g}", "-{g}"),
     operator.mul: ("{g} * {1}", "{g} * {0}"),
-    operator.truediv: ("{g} / {1}", "-{g} * {0} / ({1} * {1})"),
-    operator.pow: ("{g} * {1} * {0} ** ({1} - 1)", "{g} * {y} * math.log({0})"),
-    operator.mod: ("{g}", "-{g} * math.floor({0} / {1})"),
+    operator.truediv: ("{g} * (1.0 / {1})", "{g} * (-{0} / ({1} * {1}))"),
+    operator.pow: ("{g} * ({1} * {0} ** ({1} - 1))", "{g} * ({y} * math.log({0}))"),
+    operator.mod: ("{g}", "{g} * (-math.floor({0} / {1}))"),
     operator.floordiv: (None, None),
 }
 INPLACE_TO_BINOP = {
