@@ -120,3 +120,30 @@ def test_paths_with_zero_adjoint_skip_their_reverse():
     # Many calls in a row: no history is left behind on the stacks.
     for _ in range(3):
         assert option_payoff.grad(1.0, 1.05, Z)[0] == pytest.approx(gS0, rel=1e-14)
+
+
+@nad.grad_jit
+def accumulate_into_elements(x, n):
+    y = np.zeros(3)
+    for t in range(n):
+        for i in range(x.shape[0]):
+            y[i % 3] += x[i] * math.sin(y[(i + 1) % 3] + t)
+            y[i % 3] -= 0.1 * y[i % 3]
+    return y[0] + 2.0 * y[1] * y[2]
+
+
+@nad.grad_jit
+def square_into(x):
+    y = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        y[i] += x[i] * x[i]
+    return y[0] + 3.0 * y[1]
+
+
+def test_in_place_element_updates():
+    # y[j] += e and y[j] -= e pass y[j]'s adjoint through unchanged: the backward reads
+    # it into e's adjoint without clearing and restoring the element.
+    assert "] = 0.0" not in square_into.inspect_adjoint(X5.copy())
+    gx, = check_fd(square_into, X5.copy())
+    np.testing.assert_allclose(gx, [2 * X5[0], 6 * X5[1], 0, 0, 0], rtol=1e-14)
+    check_fd(accumulate_into_elements, X5.copy(), 4)

@@ -157,6 +157,7 @@ class Rewrite:
         self.useful = self._useful_vars()
         self.written_roots = self._written_roots()
         self.arg_vars = self._arg_vars()
+        self.inplace_stores, self.inplace_loads = self._inplace_updates()
         self.array_adjoints = self._array_adjoints()
         self.record_names = self._record_names()
 
@@ -321,6 +322,45 @@ class Rewrite:
         for nm in seen:
             self.iter_alias[nm] = rl
         return rl
+
+    def _inplace_updates(self):
+        """``a[i] = a[i] + e`` (and ``-``, ``+=``, ``-=``) on one element within a block.
+
+        The adjoint of the element passes through such an update unchanged, so the reverse
+        sweep only reads it (into ``e``'s adjoint) instead of clearing it at the store and
+        adding it back at the load. Returns the ids of those stores and the names of their
+        loads."""
+        stores, loads = set(), set()
+        for blk in self.fir.blocks.values():
+            body = blk.body
+            for k, st in enumerate(body):
+                if not isinstance(st, ir.SetItem):
+                    continue
+                t = self.defs.get(st.value.name)
+                if t is None or t[1] not in body or len(self.uses.get(st.value.name, ())) != 1:
+                    continue
+                e = t[1].value
+                if not (isinstance(e, ir.Expr) and e.op in ("binop", "inplace_binop")):
+                    continue
+                fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn)
+                if fn not in (operator.add, operator.sub):
+                    continue
+                ld = self.defs.get(e.lhs.name)
+                if ld is None or ld[1] not in body or len(self.uses.get(e.lhs.name, ())) != 1:
+                    continue
+                le = ld[1].value
+                if not (isinstance(le, ir.Expr) and le.op == "getitem"
+                        and le.value.name == st.target.name
+                        and le.index.name == st.index.name):
+                    continue
+                j = body.index(ld[1])
+                root = self.array_root(st.target.name)
+                if any(isinstance(o, (ir.SetItem, ir.StaticSetItem))
+                       and self.array_root(o.target.name) == root for o in body[j + 1:k]):
+                    continue
+                stores.add(id(st))
+                loads.add(e.lhs.name)
+        return stores, loads
 
     def _arg_vars(self):
         found = {}
@@ -1388,7 +1428,8 @@ class Rewrite:
                 if not is_float(self.ty(v)):
                     self.error("assigning %s into an array element" % self.ty(v), stmt.loc)
                 L("%s += %s" % (self.bar(v), cell))
-            L("%s = 0.0" % cell)
+            if id(stmt) not in self.inplace_stores:
+                L("%s = 0.0" % cell)
 
     def _check_array_def(self, name, e, stmt):
         """Arrays on the gradient path must be arguments, fresh arrays, views or aliases;
@@ -1489,7 +1530,7 @@ class Rewrite:
         elif e.op in ("getitem", "static_getitem"):
             vt = self.ty(e.value)
             if isinstance(vt, types.Array):
-                if isinstance(self.ty(name), types.Array):
+                if isinstance(self.ty(name), types.Array) or name in self.inplace_loads:
                     return out
                 if self.opt.target == "cuda" and not self.thread_private(e):
                     out.append(("_ATOMIC", (self.ref_bar(e.value), self.index_src(e, self.ref),
