@@ -7,8 +7,6 @@ of one element, and ends with ``if overflowed(st): flag[0] = 1`` for each of its
 raises :class:`numba_adstack.AdStackOverflowError` naming the kernel; it resets the flag
 first, so the next launch that fits is right.
 """
-import itertools
-import linecache
 import math
 import re
 import threading
@@ -17,6 +15,7 @@ import numpy as np
 from numba import config as _numba_config
 from numba import cuda
 
+from ..ad.api import exec_source
 from ..errors import AdjointArgumentError, AdStackOverflowError
 
 #: True when numba.cuda is the CUDA simulator (NUMBA_ENABLE_CUDASIM=1).
@@ -46,9 +45,6 @@ def kernel_namespace():
     return ns
 
 
-_source_ids = itertools.count()
-
-
 def compile_kernel_source(source, name, namespace=None, *, device=False, **jit_options):
     """Compile the function ``name`` defined in Python ``source`` with ``numba.cuda.jit``.
 
@@ -60,11 +56,8 @@ def compile_kernel_source(source, name, namespace=None, *, device=False, **jit_o
     ns = kernel_namespace()
     if namespace:
         ns.update(namespace)
-    filename = "<numba_adstack.cuda %s #%d>" % (name, next(_source_ids))
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), ns)
     try:
-        fn = ns[name]
+        fn = exec_source(name, source, ns, "cuda " + name)
     except KeyError:
         raise ValueError("the kernel source defines no function named %r" % (name,)) from None
     return cuda.jit(device=device, **jit_options)(fn)
