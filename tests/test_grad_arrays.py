@@ -147,3 +147,32 @@ def test_in_place_element_updates():
     gx, = check_fd(square_into, X5.copy())
     np.testing.assert_allclose(gx, [2 * X5[0], 6 * X5[1], 0, 0, 0], rtol=1e-14)
     check_fd(accumulate_into_elements, X5.copy(), 4)
+
+
+@nad.grad_jit
+def iterate_values(x, n):
+    s = 0.0
+    for v in x:                       # iteration over the array itself
+        w = v
+        for _ in range(n):
+            w = math.sin(w) * 1.1
+        s = s * 0.5 + w
+    return s
+
+
+@nad.grad_jit
+def iterate_written(x):
+    y = x.copy()
+    s = 0.0
+    for t in range(3):
+        for i in range(y.shape[0]):
+            y[i] = y[i] * 0.5 + 0.1
+        for v in y:
+            s += v * v * (t + 1)
+    return s
+
+
+def test_for_over_array_values():
+    check_fd(iterate_values, X5.copy(), 4)
+    check_fd(iterate_values, X5[:0].copy(), 4)        # no iteration at all
+    check_fd(iterate_written, X5.copy())

@@ -922,10 +922,10 @@ def uses_erf(x, n):
     return s
 
 
-def iterates_array(x):
+def iterates_rows(X):
     s = 0.0
-    for v in x:
-        s += v * v
+    for row in X:
+        s += row[0] * row[1]
     return s
 
 
@@ -940,7 +940,7 @@ def _line_of(fn, text):
 
 @pytest.mark.parametrize("fn,args,what,line", [
     (uses_erf, (X8, 4), "erf", "math.erf"),
-    (iterates_array, (X8,), "for", "for v in x"),
+    (iterates_rows, (X8.reshape(4, 2),), "for", "for row in X"),
 ])
 def test_non_differentiable_construct_raises(fn, args, what, line):
     f = nad.grad_jit(fn)

@@ -68,6 +68,7 @@ class RangeLoop:
         self.args = args              # IR vars of range(...)
         self.const_args = const_args  # their values when all are constants, else None
         self.first = None             # pair_first var (the index) in the header
+        self.array = None             # the array, for ``for v in array``
         self.start, self.stop, self.step, self.len, self.ctr = names
 
     def trip_count(self):
@@ -303,6 +304,15 @@ class Rewrite:
         if not (isinstance(e, ir.Expr) and e.op == "getiter"):
             self.error("a loop over something other than range(...)", lp and
                        self.fir.blocks[lp.header].loc)
+        at = self.ty(e.value)
+        if isinstance(at, types.Array) and at.ndim == 1:
+            k = self.fresh("r")
+            rl = RangeLoop(lp, e, [], None, (k + "_start", k + "_stop", k + "_step",
+                                             k + "_len", k + "_i"))
+            rl.array = e.value
+            for nm in seen:
+                self.iter_alias[nm] = rl
+            return rl
         rng = self.def_expr(e.value.name)
         fn = None
         if isinstance(rng, ir.Expr) and rng.op == "call":
@@ -401,7 +411,8 @@ class Rewrite:
     def _record_names(self):
         names = {"_rsite"}
         for lp in self.s.loops:
-            names.update({"_n%d" % lp.header, "_x%d" % lp.header, "_l%d" % lp.header})
+            names.update({"_n%d" % lp.header, "_x%d" % lp.header, "_l%d" % lp.header,
+                          "_it%d" % lp.header})
         for R_ in self.s.regions.values():
             for n in R_.nodes:
                 if len(R_.ins[n]) > 1:
@@ -427,6 +438,21 @@ class Rewrite:
         if not all(isinstance(self.ty(a), types.Array) and a.name for a in operands):
             return None
         return fn, operands
+
+    def arrays_read(self, name):
+        """Names of the arrays whose elements the definition of ``name`` reads."""
+        e = self.def_expr(name)
+        if not isinstance(e, ir.Expr):
+            return []
+        if e.op in ("getitem", "static_getitem") and isinstance(self.ty(e.value), types.Array):
+            return [e.value.name]
+        if e.op == "call" and self.reduction(e):
+            return [a.name for a in self.reduction(e)[1]]
+        if e.op == "pair_first":
+            rl = self.iter_alias.get(self._pair_iter(e).name)
+            if rl is not None and rl.array is not None:
+                return [rl.array.name]
+        return []
 
     def atomic_update(self, stmt):
         """``(array, index, value)`` when ``stmt`` is ``cuda.atomic.add(array, index,
@@ -556,13 +582,8 @@ class Rewrite:
                 for op in self._diff_operands(name):
                     if op not in useful:
                         work.append(op)
-                e = self.def_expr(name)
-                if (isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem")
-                        and isinstance(self.ty(e.value), types.Array)):
-                    useful_roots.add(self.array_root(e.value.name))
-                elif isinstance(e, ir.Expr) and e.op == "call" and self.reduction(e):
-                    for a in self.reduction(e)[1]:
-                        useful_roots.add(self.array_root(a.name))
+                for a in self.arrays_read(name):
+                    useful_roots.add(self.array_root(a))
             # A copy of an array read usefully makes its source read usefully.
             grew = True
             while grew:
@@ -619,6 +640,11 @@ class Rewrite:
             # rule for the call, the rewrite must refuse it rather than drop the gradient.
             return [a.name for a in list(e.args) + [v for _, v in e.kws]
                     if is_float(self.ty(a)) or is_float_array(self.ty(a))]
+        if e.op == "pair_first":
+            rl = self.iter_alias.get(self._pair_iter(e).name)
+            if rl is not None and rl.array is not None and is_float_array(self.ty(rl.array)):
+                return [rl.array.name]
+            return []
         if e.op in ("static_getitem", "getitem"):
             vt = self.ty(e.value)
             if isinstance(vt, types.BaseTuple):
@@ -764,6 +790,8 @@ class Rewrite:
             rl = lp.range
             if rl is None or rl.first != name or lp in self.fused:
                 continue
+            if rl.array is not None and not self.is_readonly_array(rl.array.name):
+                return None     # the values change: keep them on a stack
             chain, work = set(), [name]
             while work:
                 v = work.pop()
@@ -1080,8 +1108,11 @@ class Rewrite:
                     rl = self.iter_alias[self._pair_iter(e).name]
                     if name in self.pushed and self._site_repeats(label):
                         self.emit_push(L, self.pushed[name], self.n(name))
-                    L("%s = %s" % (self.n(name), self._range_index(rl, rl.ctr,
-                                                                   self.fwd_name)))
+                    value = self._range_index(rl, rl.ctr, self.fwd_name)
+                    if rl.array is not None:      # no read past the end on the last test
+                        value = "%s if %s < %s else %s" % (value, rl.ctr, rl.len,
+                                                           _zero_src(self.ty(name)))
+                    L("%s = %s" % (self.n(name), value))
                     return
                 if e.op == "pair_second":
                     rl = self.iter_alias[self._pair_iter(e).name]
@@ -1139,6 +1170,8 @@ class Rewrite:
         return pair.value
 
     def _range_index(self, rl, counter, r):
+        if rl.array is not None:
+            return "%s[%s]" % (r(rl.array), counter)
         args = rl.args
         if len(args) == 1:
             return counter
@@ -1151,8 +1184,11 @@ class Rewrite:
         rl = self.iter_alias.get(name)
         if rl is None:
             self.error("iteration over %s" % self.ty(e.value), e.loc)
-        args = ", ".join(self.fwd_name(a) for a in rl.args)
-        L("%s = len(range(%s))" % (rl.len, args))
+        if rl.array is not None:
+            L("%s = len(%s)" % (rl.len, self.fwd_name(rl.array)))
+        else:
+            args = ", ".join(self.fwd_name(a) for a in rl.args)
+            L("%s = len(range(%s))" % (rl.len, args))
         L("%s = 0" % rl.ctr)
 
     def _check_call(self, e, name):
@@ -1307,7 +1343,11 @@ class Rewrite:
         h = lp.header
         loops = self.s.enclosing(h)[1:]
         if self.counted(lp) and self.site_loops(loops, h):
-            L("_n%d = len(range(%s))" % (h, ", ".join(self.ref(a) for a in lp.range.args)))
+            if lp.range.array is not None:
+                L("_n%d = len(%s)" % (h, self.ref(lp.range.array)))
+            else:
+                L("_n%d = len(range(%s))" % (h, ", ".join(self.ref(a)
+                                                           for a in lp.range.args)))
         else:
             self.rec_rev(L, "_n%d" % h, loops, h)
         Rl = self.s.regions[lp]
@@ -1344,6 +1384,8 @@ class Rewrite:
 
     def set_rc(self, L, lp, counter):
         rl = lp.range
+        if rl is not None and rl.array is not None:
+            L("_it%d = %s" % (lp.header, counter))
         if rl is None or rl.first is None or not self.is_rc(rl.first):
             return
         L("%s = %s" % (self.n(rl.first), self._range_index(rl, counter, self.ref)))
@@ -1400,6 +1442,9 @@ class Rewrite:
                 for op, src in self.contributions(name, e):
                     if op == "_ATOMIC":
                         L("cuda.atomic.add(%s, %s, %s)" % src)
+                    elif op == "_GUARD":
+                        L("if %s:" % src[0])
+                        L("    %s += %s" % (src[1], src[2]))
                     elif op == "_ARRAY":
                         # In place, through a view when the adjoint is a slice of another.
                         tmp = self.fresh("view")
@@ -1450,13 +1495,8 @@ class Rewrite:
         if not hasattr(self, "_useful_roots"):
             roots = set()
             for name in self.useful:
-                e = self.def_expr(name)
-                if (isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem")
-                        and isinstance(self.ty(e.value), types.Array)):
-                    roots.add(self.array_root(e.value.name))
-                elif isinstance(e, ir.Expr) and e.op == "call" and self.reduction(e):
-                    for a in self.reduction(e)[1]:
-                        roots.add(self.array_root(a.name))
+                for a in self.arrays_read(name):
+                    roots.add(self.array_root(a))
             self._useful_roots = roots
         return self._useful_roots
 
@@ -1545,6 +1585,13 @@ class Rewrite:
                 self.error("indexing %s" % vt, e.loc)
         elif e.op == "exhaust_iter":
             pass
+        elif e.op == "pair_first":
+            rl = self.iter_alias[self._pair_iter(e).name]
+            if rl.array is not None:
+                h = rl.loop.header
+                # The last test of the loop reads no element: guard its (zero) adjoint.
+                out.append(("_GUARD", ("_it%d < %s" % (h, rl.len),
+                                       "%s[_it%d]" % (self.ref_bar(rl.array), h), g)))
         else:
             self.error("the expression %r producing a float" % e.op, e.loc)
         return out
@@ -1823,6 +1870,8 @@ class Rewrite:
         """Reverse, right away, the iteration of fused loop ``lp`` that ends on edge ``e``."""
         src, dst = e
         kind = self.s.regions[lp].edge_kind(e)
+        if lp.range is not None and lp.range.array is not None:
+            L("_it%d = %s - 1" % (lp.header, lp.range.ctr))
         for phi, members, outflow, seed in self.fused_seed[lp]:
             if kind == "back":
                 for tgt, incs in self.block_phis[lp.header]:
