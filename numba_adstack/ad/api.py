@@ -6,6 +6,7 @@ functions, ``inspect_llvm`` and friends behave exactly as with ``numba.njit``. I
 type signature is generated once (from the typed Numba IR), compiled with ``numba.njit`` and
 cached.
 """
+import inspect
 import linecache
 import threading
 
@@ -120,6 +121,7 @@ class GradDispatcher(CPUDispatcher):
         self.ad_options = ad_options
         self.backward_options = {k: v for k, v in (targetoptions or {}).items()
                                  if k not in ("nopython", "parallel", "inline")}
+        self._signature = inspect.signature(py_func)
         self._backwards = {}           # by Numba argument types
         self._by_fingerprint = {}      # the same, by Numba's fast argument fingerprints
         self._bw_lock = threading.Lock()
@@ -144,18 +146,30 @@ class GradDispatcher(CPUDispatcher):
             self._by_fingerprint[fast] = bw
         return bw
 
-    def grad(self, *args):
+    def _all_args(self, args, kwargs):
+        """Positional arguments, with keyword arguments and defaults filled in as Python
+        binds them."""
+        code = self.py_func.__code__
+        if not kwargs and len(args) == code.co_argcount:
+            return args
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.args
+
+    def grad(self, *args, **kwargs):
         """Gradient of the (float scalar) result with respect to every argument: an array
         for each float array argument, a float for each float scalar, None otherwise."""
+        args = self._all_args(args, kwargs)
         return self._backward(args)(args)[1]
 
-    def value_and_grad(self, *args):
+    def value_and_grad(self, *args, **kwargs):
         """``(f(*args), f.grad(*args))`` from one forward replay."""
+        args = self._all_args(args, kwargs)
         return self._backward(args)(args)
 
-    def inspect_adjoint(self, *args):
+    def inspect_adjoint(self, *args, **kwargs):
         """Source of the backward function generated for these arguments."""
-        return self._backward(args).source
+        return self._backward(self._all_args(args, kwargs)).source
 
 
 def _wrt_indices(py_func, wrt):
