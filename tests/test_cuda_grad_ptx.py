@@ -2,6 +2,7 @@
 a GPU (numba.cuda.compile_ptx with cc=(8, 0) and a pip-installed libNVVM): per-thread stacks
 in the local depot, atomics only where an adjoint is shared by threads, no CPU frame budget,
 and the 512 KiB refusal."""
+import math
 import re
 import sys
 
@@ -164,3 +165,20 @@ def test_over_512_kib_is_refused_through_grad_jit():
     # The launcher's own compilation (what k.grad[grid, block](...) does) refuses the same.
     with fake_current_device(), pytest.raises(AdStackLocalMemoryError):
         bw.dispatcher.compile(sig)
+
+
+@nadc.grad_jit(ad_stack_size=G.SIZE)
+def manual_index_recurrence(x, y, n):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < x.shape[0]:
+        v = x[i]
+        for _ in range(n):
+            v = math.sin(v) * 1.1 + 0.1
+        y[i] = v
+
+
+def test_index_built_from_thread_and_block_is_thread_private():
+    # blockIdx.x * blockDim.x + threadIdx.x is cuda.grid(1) by hand: no atomics either.
+    bw, ptx = backward_ptx(manual_index_recurrence, (A, A, N))
+    assert "x_bar[i] += " in bw.source and "atomic" not in bw.source
+    assert not ATOMIC.search(ptx)

@@ -79,7 +79,7 @@ class RangeLoop:
 
 class Options:
     def __init__(self, ad_stack_size, storage="frame", target="cpu", global_map=None,
-                 atomic_add=None, grid=None, wrt=None):
+                 atomic_add=None, grid=None, wrt=None, dims=None):
         self.ad_stack_size = int(ad_stack_size)
         self.wrt = wrt                    # indices of the arguments to differentiate
         self.storage = storage
@@ -87,6 +87,7 @@ class Options:
         self.global_map = global_map or {}
         self.atomic_add = atomic_add      # the object of ``cuda.atomic.add`` in the IR
         self.grid = grid                  # the object of ``cuda.grid`` in the IR
+        self.dims = dims or {}            # id of threadIdx/blockIdx/blockDim objects -> name
 
 
 class Lines:
@@ -1604,6 +1605,15 @@ class Rewrite:
             return False
         return self._grid_derived(idx.name)
 
+    def _dim_x(self, name):
+        """'threadIdx', 'blockIdx' or 'blockDim' when ``name`` is that object's ``.x``."""
+        ex = self.def_expr(name)
+        while isinstance(ex, ir.Var):
+            ex = self.def_expr(ex.name)
+        if isinstance(ex, ir.Expr) and ex.op == "getattr" and ex.attr == "x":
+            return self.opt.dims.get(id(self.resolve_global(ex.value)))
+        return None
+
     def _grid_derived(self, name, depth=0):
         if depth > 20:
             return False
@@ -1617,6 +1627,18 @@ class Rewrite:
             return getattr(fn, "__name__", "") == "grid" and fn is self.opt.grid
         if ex.op == "build_tuple":
             return all(self._grid_derived(v.name, depth + 1) for v in ex.items)
+        if ex.op == "binop" and ex.fn is operator.add:
+            # threadIdx.x + blockIdx.x * blockDim.x, in any order: cuda.grid(1) by hand.
+            terms = [self._dim_x(ex.lhs.name), self._dim_x(ex.rhs.name)]
+            for a, b in ((0, 1), (1, 0)):
+                if terms[a] == "threadIdx":
+                    prod = self.def_expr((ex.rhs if b else ex.lhs).name)
+                    if isinstance(prod, ir.Expr) and prod.op == "binop" and \
+                            prod.fn is operator.mul and {
+                                self._dim_x(prod.lhs.name),
+                                self._dim_x(prod.rhs.name)} == {"blockIdx", "blockDim"}:
+                        return True
+            return False
         if ex.op in ("static_getitem", "exhaust_iter"):
             return self._grid_derived(ex.value.name, depth + 1)
         return False

@@ -81,7 +81,9 @@ class GradKernel:
         typed = typed_ir(self.py_func, argtypes, prepare=with_standin_globals)
         opts = Options(self.ad_stack_size, "frame", "cuda",
                        global_map={id(STANDIN): cuda_module()},
-                       atomic_add=STANDIN.atomic.add, grid=STANDIN.grid)
+                       atomic_add=STANDIN.atomic.add, grid=STANDIN.grid,
+                       dims={id(getattr(STANDIN, d)): d
+                             for d in ("threadIdx", "blockIdx", "blockDim")})
         rw = Rewrite(typed, self.py_func, opts)
         name, source = rw.build()
         dispatcher = compile_kernel_source(source, name, namespace=rw.globals,
