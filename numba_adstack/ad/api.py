@@ -118,7 +118,10 @@ class GradDispatcher(CPUDispatcher):
     def __init__(self, py_func, locals=None, targetoptions=None, ad_options=None, **kw):
         super().__init__(py_func, locals=locals or {}, targetoptions=targetoptions or {},
                          **kw)
-        self.ad_options = ad_options
+        # Numba rebuilds pickled dispatchers without our options: fall back to defaults.
+        self.ad_options = ad_options or {"ad_stack_size": config.DEFAULT_AD_STACK_SIZE,
+                                         "storage": "frame", "frame_budget": None,
+                                         "wrt": None}
         self.backward_options = {k: v for k, v in (targetoptions or {}).items()
                                  if k not in ("nopython", "parallel", "inline")}
         self._signature = inspect.signature(py_func)
