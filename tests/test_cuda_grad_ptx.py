@@ -16,7 +16,7 @@ from numba.core import types  # noqa: E402
 import numba_adstack.cuda as nadc  # noqa: E402
 from numba_adstack import AdStackBudgetError  # noqa: E402
 from numba_adstack.cuda import AdStackLocalMemoryError  # noqa: E402
-from numba_adstack.cuda.testing import fake_current_device  # noqa: E402
+from numba_adstack.cuda.testing import fake_current_device, nvvm_available  # noqa: E402
 from numba_adstack.typing.types import AdStackType  # noqa: E402
 
 if nadc.SIMULATOR:
@@ -27,15 +27,7 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import cuda_grad_kernels as G  # noqa: E402
 
 
-def _nvvm_available():
-    try:
-        cuda.compile_ptx(lambda a: None, (float64[:],), cc=(8, 0))
-        return True
-    except Exception:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _nvvm_available(),
+pytestmark = pytest.mark.skipif(not nvvm_available(),
                                 reason="libNVVM not found: pip install \"numba-cuda[cu12]\"")
 
 A = types.Array(float64, 1, "C")

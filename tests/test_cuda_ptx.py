@@ -15,7 +15,7 @@ from numba.core.errors import TypingError  # noqa: E402
 import numba_adstack.cuda as nadc  # noqa: E402
 from numba_adstack import AdStackBudgetError, adstack, push, pop  # noqa: E402
 from numba_adstack.cuda import AdStackLocalMemoryError, AdStackCudaError  # noqa: E402
-from numba_adstack.cuda.testing import fake_current_device  # noqa: E402
+from numba_adstack.cuda.testing import fake_current_device, nvvm_available  # noqa: E402
 from numba_adstack.typing.types import AdStackType  # noqa: E402
 from numba.core import types  # noqa: E402
 
@@ -27,15 +27,7 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import cuda_kernels as K  # noqa: E402
 
 
-def _nvvm_available():
-    try:
-        cuda.compile_ptx(lambda a: None, (float64[:],), cc=(8, 0))
-        return True
-    except Exception:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _nvvm_available(),
+pytestmark = pytest.mark.skipif(not nvvm_available(),
                                 reason="libNVVM not found: pip install \"numba-cuda[cu12]\"")
 
 A = float64[:]

@@ -30,3 +30,13 @@ def fake_current_device(compute_capability=(8, 0)):
         yield device
     finally:
         dispatcher.get_current_device = saved
+
+
+def nvvm_available(cc=(8, 0)):
+    """Can PTX be compiled here (libNVVM found), GPU or not?"""
+    from numba import cuda, float64
+    try:
+        cuda.compile_ptx(lambda a: None, (float64[:],), cc=cc)
+        return True
+    except Exception:
+        return False
