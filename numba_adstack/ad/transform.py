@@ -60,16 +60,17 @@ def _stack_dtype(t):
 
 
 class RangeLoop:
-    """``for i in range(...)``: the range arguments and the names of its counter state."""
+    """``for i in range(...)`` or ``for v in array``: what is iterated and the names of the
+    counter state the generated code keeps (``len`` iterations, counter ``ctr``)."""
 
-    def __init__(self, loop, getiter_var, args, const_args, names):
+    def __init__(self, loop, prefix, args=(), const_args=None, array=None):
         self.loop = loop
-        self.getiter_var = getiter_var
-        self.args = args              # IR vars of range(...)
+        self.args = list(args)        # IR vars of range(...)
         self.const_args = const_args  # their values when all are constants, else None
+        self.array = array            # the array, for ``for v in array``
         self.first = None             # pair_first var (the index) in the header
-        self.array = None             # the array, for ``for v in array``
-        self.start, self.stop, self.step, self.len, self.ctr = names
+        self.block = None             # label of the block holding the iternext
+        self.len, self.ctr = prefix + "_len", prefix + "_i"
 
     def trip_count(self):
         if self.const_args is None:
@@ -307,10 +308,7 @@ class Rewrite:
                        self.fir.blocks[lp.header].loc)
         at = self.ty(e.value)
         if isinstance(at, types.Array) and at.ndim == 1:
-            k = self.fresh("r")
-            rl = RangeLoop(lp, e, [], None, (k + "_start", k + "_stop", k + "_step",
-                                             k + "_len", k + "_i"))
-            rl.array = e.value
+            rl = RangeLoop(lp, self.fresh("r"), array=e.value)
             for nm in seen:
                 self.iter_alias[nm] = rl
             return rl
@@ -327,9 +325,7 @@ class Rewrite:
             consts.append(c if isinstance(c, (int, np.integer)) and not isinstance(c, bool)
                           else None)
         const_args = None if any(c is None for c in consts) else tuple(int(c) for c in consts)
-        k = self.fresh("r")
-        names = (k + "_start", k + "_stop", k + "_step", k + "_len", k + "_i")
-        rl = RangeLoop(lp, e, list(rng.args), const_args, names)
+        rl = RangeLoop(lp, self.fresh("r"), rng.args, const_args)
         for nm in seen:
             self.iter_alias[nm] = rl
         return rl
@@ -605,6 +601,7 @@ class Rewrite:
                             and stmt.value.name not in useful
                             and stmt.value.name in self.varied):
                         work.append(stmt.value.name)
+        self._useful_roots = useful_roots
         return useful
 
     def _diff_operands(self, name, only_varied=True):
@@ -1493,12 +1490,7 @@ class Rewrite:
                    % (e.op if isinstance(e, ir.Expr) else e, self.ty(name)), stmt.loc)
 
     def useful_roots(self):
-        if not hasattr(self, "_useful_roots"):
-            roots = set()
-            for name in self.useful:
-                for a in self.arrays_read(name):
-                    roots.add(self.array_root(a))
-            self._useful_roots = roots
+        """Roots of the arrays whose contents reach the result (found with ``useful``)."""
         return self._useful_roots
 
     def contributions(self, name, e):
