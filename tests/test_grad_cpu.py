@@ -76,6 +76,25 @@ def test_sum_dynamic_loop():
 
 
 @nad.grad_jit
+def scaled_sum(x, a, n):
+    s = 0.0
+    for i in range(n):
+        s += a * x[i]
+    return s
+
+
+def test_untouched_adjoints_are_positive_zero():
+    # Scalar adjoints are reset to -0.0 inside the backward (so LLVM can fold the first
+    # accumulation); what the user gets back is the ordinary 0.0.
+    gx, ga, gn = scaled_sum.grad(X8, 1.5, 0)
+    assert ga == 0.0 and not math.copysign(1.0, ga) < 0
+    assert not np.signbit(gx).any() and not gx.any()
+    gx, ga, _ = scaled_sum.grad(X8, 1.5, 3)
+    assert ga == pytest.approx(X8[:3].sum(), rel=1e-14)
+    np.testing.assert_allclose(gx, np.r_[np.full(3, 1.5), np.zeros(5)], rtol=1e-14)
+
+
+@nad.grad_jit
 def sinrec(x, n):
     s = 0.0
     for i in range(x.shape[0]):

@@ -30,6 +30,11 @@ from ..errors import NonDifferentiableError
 from . import rules as R
 from .structure import Structure, LoopNode
 
+# What a scalar adjoint is reset to.  ``-0.0 + x`` is ``x`` for every x, so LLVM folds the
+# first ``x_bar += ...`` after a reset into a plain assignment; ``0.0 + x`` it may not fold
+# (it turns -0.0 into 0.0), and the extra adds then sit on every dependency chain.
+ZERO = "-0.0"
+
 _OPS = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
     operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.lshift: "<<",
@@ -1363,8 +1368,12 @@ class Rewrite:
             self.set_rc(L, lp, "_n%d" % h)
             self.rev_seq(L, Rl, Rl.node_of(lp.exits[0][0]), None)
         mvar = "_m%d" % h
-        L("for %s in range(_n%d - 1, -1, -1):" % (mvar, h))
+        # A count-down ``while`` rather than ``range(n - 1, -1, -1)``: LLVM then knows the
+        # index is never negative and drops NumPy's wraparound from every access.
+        L("%s = _n%d" % (mvar, h))
+        L("while %s > 0:" % mvar)
         with L.indent():
+            L("%s -= 1" % mvar)
             m = L.mark()
             self.set_rc(L, lp, mvar)
             if len(lp.latches) == 1:
@@ -1401,7 +1410,7 @@ class Rewrite:
                     L("%s = %s" % (tmp, self.bar(t)))
                     tmps.append(tmp)
                 for (t, v), tmp in zip(flt, tmps):
-                    L("%s = 0.0" % self.bar(t))
+                    L("%s = %s" % (self.bar(t), ZERO))
                 for (t, v), tmp in zip(flt, tmps):
                     if isinstance(v, ir.Var) and v.name in self.useful:
                         L("%s += %s" % (self.bar(v), tmp))
@@ -1409,7 +1418,7 @@ class Rewrite:
                 for t, v in flt:
                     if isinstance(v, ir.Var) and v.name in self.useful:
                         L("%s += %s" % (self.bar(v), self.bar(t)))
-                    L("%s = 0.0" % self.bar(t))
+                    L("%s = %s" % (self.bar(t), ZERO))
         if self.edge_pushes(e):
             for t, _ in reversed(cps):
                 if t.name in self.pushed:
@@ -1450,7 +1459,7 @@ class Rewrite:
                         L("%s += %s" % (tmp, src[1]))
                     else:
                         L("%s += %s" % (op, src))
-                L("%s = 0.0" % g)
+                L("%s = %s" % (g, ZERO))
             if name in self.pushed and self._site_repeats(label):
                 L("%s = pop(%s)" % (self.n(name), self.pushed[name]))
         elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
@@ -1908,7 +1917,7 @@ class Rewrite:
         self.rev_seq(L, Rl, Rl.node_of(src), None)
         for tgt, _ in self.block_phis[lp.header]:
             if tgt.name in self.useful:
-                L("%s = 0.0" % self.bar(tgt))
+                L("%s = %s" % (self.bar(tgt), ZERO))
 
     # ------------------------------------------------------------------ assembly
     def _assemble(self, fwd, rev):
@@ -1934,15 +1943,16 @@ class Rewrite:
             out("%s = %s" % (self.n(name), _zero_src(self.ty(name))))
         for name in sorted(self.useful):
             if is_float(self.ty(name)):
-                out("%s = 0.0" % self.bar(name))
+                out("%s = %s" % (self.bar(name), ZERO))
         for name in sorted(self.record_names):
             out("%s = 0" % name)
         if self.opt.target == "cpu":
             out("_retval = 0.0")
         body = out.lines + fwd.lines + rev.lines
         if self.opt.target == "cpu":
-            grads = [self.bar(a) if (a in self.useful and is_float(self.ty(a))) else "0.0"
-                     for a in args if is_float(self.ty(a))]
+            # ``+ 0.0`` turns an untouched ZERO back into the 0.0 a user expects to see.
+            grads = [self.bar(a) + " + 0.0" if (a in self.useful and is_float(self.ty(a)))
+                     else "0.0" for a in args if is_float(self.ty(a))]
             body.append("    return _retval, (%s)" % "".join(g + ", " for g in grads))
         else:
             for st in sorted(self.stacks):
