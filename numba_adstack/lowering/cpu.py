@@ -10,7 +10,7 @@ from numba.core.imputils import Registry
 from .. import config, intrinsics
 from ..errors import AdStackBudgetError, AdStackOverflowError, AdStackUnderflowError
 from ..typing.types import AdStackType
-from .models import frame_bytes, frame_struct_type, heap_header_type
+from .models import frame_bytes, frame_data_type, heap_header_type
 from .names import function_name
 
 registry = Registry("numba_adstack_cpu")
@@ -72,11 +72,11 @@ def lower_adstack(context, builder, sig, args):
     st = sig.return_type
     if st.storage == "heap":
         return _new_heap(context, builder, st)
-    struct = frame_struct_type(context, st)
     _charge_frame(builder, lambda: function_name(builder), frame_bytes(context, st))
-    ptr = _entry_alloca(builder, struct, 8)
-    builder.store(_ZERO, cgutils.gep_inbounds(builder, ptr, 0, 0))
-    return ptr
+    count = _entry_alloca(builder, _I64, 8)
+    data = _entry_alloca(builder, frame_data_type(context, st), 8)
+    builder.store(_ZERO, count)
+    return cgutils.make_anonymous_struct(builder, [count, data])
 
 
 def _raise_memory_error(context, builder, fname, st):
@@ -120,9 +120,9 @@ class _View:
             self.elt_ty = hdr_ty.elements[2].pointee
             self.count_ptr = cgutils.gep_inbounds(builder, self.hdr, 0, 0)
         else:
-            self.hdr = value
-            self.elt_ty = frame_struct_type(context, st).elements[1].element
-            self.count_ptr = cgutils.gep_inbounds(builder, value, 0, 0)
+            self.count_ptr = builder.extract_value(value, 0)
+            self.data = builder.extract_value(value, 1)
+            self.elt_ty = frame_data_type(context, st).element
         self.esize = context.get_abi_sizeof(self.elt_ty)
 
     def count(self):
@@ -136,7 +136,7 @@ class _View:
         if self.st.storage == "heap":
             data = b.load(cgutils.gep_inbounds(b, self.hdr, 0, 2))
             return b.gep(data, [index], inbounds=True)
-        return b.gep(self.hdr, [_ZERO, ir.Constant(ir.IntType(32), 1), index], inbounds=True)
+        return b.gep(self.data, [_ZERO, index], inbounds=True)
 
     def load(self, index):
         raw = self.builder.load(self.slot(index), align=self.esize)

@@ -1,8 +1,10 @@
 """Data models of AdStackType on the CPU.
 
-Frame storage: the value is a pointer to one entry-block alloca laid out as the packed
-struct ``<{i64 count, [capacity x T] data}>``: 8 bytes of header plus ``capacity *
-sizeof(T)`` bytes (T is the element's in-memory type; bool is i8, 1 byte).
+Frame storage: two entry-block allocas, an ``i64`` count and the ``[capacity x T]`` data;
+the value is the pair of pointers ``{i64*, [capacity x T]*}``. That is 8 bytes of header
+plus ``capacity * sizeof(T)`` bytes (T is the element's in-memory type; bool is i8, 1 byte).
+The count has an alloca of its own so that LLVM keeps it in a register: in one alloca with
+the data, every dynamically indexed store to the data pins the count in memory.
 
 Heap storage: the value is ``{i8* header, meminfo*}``. ``header`` points to an entry-block
 alloca ``{i64 count, i64 capacity, T* data}`` (kept out of memory by LLVM when it does not
@@ -23,10 +25,12 @@ def element_data_type(context, dtype):
     return context.get_data_type(dtype)
 
 
-def frame_struct_type(context, fe_type):
-    elt = element_data_type(context, fe_type.dtype)
-    return ir.LiteralStructType([ir.IntType(64), ir.ArrayType(elt, fe_type.capacity)],
-                                packed=True)
+def frame_data_type(context, fe_type):
+    return ir.ArrayType(element_data_type(context, fe_type.dtype), fe_type.capacity)
+
+
+def _frame_value_type(data_type):
+    return ir.LiteralStructType([ir.IntType(64).as_pointer(), data_type.as_pointer()])
 
 
 def heap_header_type(context, fe_type):
@@ -36,10 +40,8 @@ def heap_header_type(context, fe_type):
 
 class _FrameModel(models.PrimitiveModel):
     def __init__(self, dmm, fe_type):
-        elt = dmm[fe_type.dtype].get_data_type()
-        be = ir.LiteralStructType([ir.IntType(64), ir.ArrayType(elt, fe_type.capacity)],
-                                  packed=True).as_pointer()
-        super().__init__(dmm, fe_type, be)
+        data = ir.ArrayType(dmm[fe_type.dtype].get_data_type(), fe_type.capacity)
+        super().__init__(dmm, fe_type, _frame_value_type(data))
 
 
 class _HeapModel(models.StructModel):
@@ -60,5 +62,5 @@ class AdStackModel(models.DataModel):
 
 
 def frame_bytes(context, fe_type):
-    """Bytes of the entry-block alloca of a frame stack of type ``fe_type``."""
-    return context.get_abi_sizeof(frame_struct_type(context, fe_type))
+    """Bytes of the entry-block allocas of a frame stack of type ``fe_type``."""
+    return HEADER_BYTES + context.get_abi_sizeof(frame_data_type(context, fe_type))
