@@ -96,7 +96,7 @@ def empty_pop(x, out, flag):
 
 def make_big_stack_kernel(capacity, nstacks=1):
     """A kernel whose ``nstacks`` float64 stacks of ``capacity`` carry a value (bytes:
-    nstacks * (8 + 8 * capacity))."""
+    nstacks * 8 * capacity)."""
     src = ["def big_stacks(x, n, flag):",
            "    i = cuda.grid(1)"]
     for k in range(nstacks):

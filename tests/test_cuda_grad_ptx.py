@@ -71,8 +71,8 @@ def test_recurrence_depot_holds_the_stacks_of_ad_stack_size():
     # every stack of the dynamic loop has ad_stack_size entries of float64
     assert stacks and all(s == ("float64", str(G.SIZE)) for s in stacks), stacks
     depot = kernel_depot(ptx, "recurrence")
-    assert depot == source_stack_bytes(bw.source) == len(stacks) * (8 + 8 * G.SIZE)
-    assert re.search(r"\.local \.align 8 \.b8\s+__local_depot\d+\[%d\];" % depot, ptx)
+    assert depot == source_stack_bytes(bw.source) == len(stacks) * 8 * G.SIZE
+    assert re.search(r"\.local \.align 16 \.b8\s+__local_depot\d+\[%d\];" % depot, ptx)
     assert re.search(r"\bst\.local\.f64\b", ptx) and re.search(r"\bld\.local\.f64\b", ptx)
 
 
@@ -80,7 +80,8 @@ def test_recurrence_depot_holds_the_stacks_of_ad_stack_size():
 def test_depot_follows_ad_stack_size(size):
     bw, ptx = backward_ptx(G.make_recurrence(size), (A, A, A, N))
     nstacks = len(_STACK.findall(bw.source))
-    assert kernel_depot(ptx, "recurrence") == nstacks * (8 + 8 * size)
+    padded = (8 * size + 15) // 16 * 16
+    assert kernel_depot(ptx, "recurrence") == nstacks * padded == source_stack_bytes(bw.source)
 
 
 def test_shared_parameter_adjoint_is_atomic():
@@ -97,7 +98,7 @@ def test_thread_private_adjoints_have_no_atomics():
     bw, ptx = backward_ptx(G.private_recurrence, (A, A, N))
     assert "x_bar[i] += " in bw.source and "atomic" not in bw.source
     assert not re.search(r"\b(?:atom|red)\.", ptx)
-    assert kernel_depot(ptx, "private_recurrence") == 8 + 8 * G.SIZE
+    assert kernel_depot(ptx, "private_recurrence") == 8 * G.SIZE
 
 
 def test_element_read_by_two_threads_is_atomic():

@@ -85,5 +85,5 @@ def test_gpu_benchmark_runs_in_the_simulator():
     report = json.loads(proc.stdout)
     assert report["device"] == "simulator" and report["threads"] == 40
     assert report["max_abs_err_x_bar"] < 1e-12 and report["rel_err_w_bar"] < 1e-12
-    assert report["stack_bytes_per_thread"] >= 8 + 8 * 4
+    assert report["stack_bytes_per_thread"] >= 8 * 4
     assert report["local_bytes_per_thread"] is None  # a driver figure: none without a GPU

@@ -24,7 +24,7 @@ from .kernels import (SIMULATOR, OverflowCheckedKernel, array_meta, check_adjoin
                       kernel_namespace, local_memory_per_thread, overflow_message,
                       ptx_local_depots)
 
-from .layout import HEADER_BYTES, LOCAL_MEMORY_LIMIT_BYTES, stack_bytes
+from .layout import LOCAL_MEMORY_LIMIT_BYTES, stack_bytes
 
 if not SIMULATOR:
     from . import lowering as _lowering  # noqa: F401  (registers the CUDA lowering)
@@ -32,7 +32,7 @@ if not SIMULATOR:
 globals().update(intrinsic_functions())
 
 __all__ = ["adstack", "push", "pop", "top", "size", "overflowed", "SIMULATOR",
-           "HEADER_BYTES", "LOCAL_MEMORY_LIMIT_BYTES", "AdStackLocalMemoryError",
+           "LOCAL_MEMORY_LIMIT_BYTES", "AdStackLocalMemoryError",
            "AdStackCudaError",
            "OverflowCheckedKernel", "array_meta", "check_adjoint_args",
            "compile_kernel_source", "have_gpu", "intrinsic_functions", "kernel_namespace",

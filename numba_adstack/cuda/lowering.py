@@ -6,20 +6,12 @@ context. Lowering is not shared: the CPU lowering sits in a registry installed o
 CPU target, and this module registers the CUDA one in numba-cuda's builtin lowering registry
 (``numba.cuda.core.imputils``), which only CUDA target contexts install.
 
-Layout on CUDA (one per stack, a per-thread alloca in the kernel's entry block, which NVVM
-places in local memory, ``__local_depot`` in the PTX)::
-
-    { i32 count, i32 overflowed, [capacity x T] data }
-
-8 bytes of header, then ``capacity * sizeof(T)`` bytes (bool is i8). This is as many bytes
-as the CPU's frame layout ``<{i64 count, [capacity x T]}>``; the CPU needs no flag because
-its overflow raises, a GPU thread cannot raise, so it records the overflow in the header.
-
-- ``push`` past capacity writes nothing and sets ``overflowed``;
-- ``pop``/``top`` on an empty stack read slot 0 (always in bounds), return 0 and set
-  ``overflowed``; the count never goes below zero;
-- ``overflowed(st)`` reads the flag. The kernels that ``numba_adstack.cuda`` generates copy
-  it to a global flag the host checks after the launch.
+Layout on CUDA: per stack, three per-thread allocas in the kernel's entry block, an ``i32``
+count, an ``i32`` overflow flag and the ``[capacity x T]`` data (bool is i8); the value of
+the stack is the triple of pointers. NVVM keeps the count and the flag in registers and
+places the data in local memory (``__local_depot`` in the PTX), so a push or pop touches
+local memory once, for the element. A GPU thread cannot raise, so it records an overflow
+in the flag:
 
 There is no frame budget on CUDA, but a thread cannot address more than 512 KiB of local
 memory: past :data:`LOCAL_MEMORY_LIMIT_BYTES` of stacks in one function, compilation raises
@@ -38,7 +30,7 @@ from .. import intrinsics
 from ..typing.types import AdStackType
 from .errors import AdStackCudaError, AdStackLocalMemoryError
 from ..lowering.names import demangle
-from .layout import LOCAL_MEMORY_LIMIT_BYTES
+from .layout import DATA_ALIGN, LOCAL_MEMORY_LIMIT_BYTES, stack_bytes
 
 _I32 = ir.IntType(32)
 _I8 = ir.IntType(8)
@@ -49,24 +41,21 @@ _TALLY_ATTR = "_numba_adstack_cuda_local_bytes"
 
 # ---------------------------------------------------------------- data model
 
-def stack_struct_type(context, fe_type):
-    """LLVM type of the storage of a stack of type ``fe_type`` on CUDA."""
-    elt = context.get_data_type(fe_type.dtype)
-    return ir.LiteralStructType([_I32, _I32, ir.ArrayType(elt, fe_type.capacity)])
-
-
-def _struct_for_model(dmm, fe_type):
-    elt = dmm[fe_type.dtype].get_data_type()
-    return ir.LiteralStructType([_I32, _I32, ir.ArrayType(elt, fe_type.capacity)])
+def stack_data_type(context, fe_type):
+    """LLVM type of the entries of a stack of type ``fe_type`` on CUDA."""
+    return ir.ArrayType(context.get_data_type(fe_type.dtype), fe_type.capacity)
 
 
 @register_model(AdStackType)
 class CudaAdStackModel(models.PrimitiveModel):
-    """On CUDA a stack value is a pointer to its entry-block storage (any storage kind;
-    heap storage is refused when the stack is created)."""
+    """On CUDA a stack value is ``{i32* count, i32* overflowed, [capacity x T]* data}``,
+    pointers to its entry-block storage (heap storage is refused when the stack is
+    created)."""
 
     def __init__(self, dmm, fe_type):
-        super().__init__(dmm, fe_type, _struct_for_model(dmm, fe_type).as_pointer())
+        data = ir.ArrayType(dmm[fe_type.dtype].get_data_type(), fe_type.capacity)
+        super().__init__(dmm, fe_type, ir.LiteralStructType(
+            [_I32.as_pointer(), _I32.as_pointer(), data.as_pointer()]))
 
 
 # ---------------------------------------------------------------- names for messages
@@ -109,10 +98,11 @@ def local_stack_bytes(llvm_function):
 # ---------------------------------------------------------------- lowering
 
 class _View:
-    def __init__(self, context, builder, st, ptr):
-        self.context, self.builder, self.st, self.ptr = context, builder, st, ptr
-        self.count_ptr = cgutils.gep_inbounds(builder, ptr, 0, 0)
-        self.flag_ptr = cgutils.gep_inbounds(builder, ptr, 0, 1)
+    def __init__(self, context, builder, st, value):
+        self.context, self.builder, self.st = context, builder, st
+        self.count_ptr = builder.extract_value(value, 0)
+        self.flag_ptr = builder.extract_value(value, 1)
+        self.data = builder.extract_value(value, 2)
         self.cap = ir.Constant(_I32, st.capacity)
 
     def count(self):
@@ -130,8 +120,7 @@ class _View:
             b.store(b.or_(old, b.zext(cond, _I32)), self.flag_ptr)
 
     def slot(self, index):
-        return self.builder.gep(self.ptr, [_ZERO, ir.Constant(_I32, 2), index],
-                                inbounds=True)
+        return self.builder.gep(self.data, [_ZERO, index], inbounds=True)
 
     def load(self, index):
         dm = self.context.data_model_manager[self.st.dtype]
@@ -150,17 +139,17 @@ def cuda_adstack(context, builder, sig, args):
             "adstack(): storage=%r is not supported in CUDA function '%s'; on a GPU every "
             "stack lives in local memory (storage='frame')."
             % (st.storage, function_name(builder)))
-    struct = stack_struct_type(context, st)
-    _charge_local(builder, context.get_abi_sizeof(struct))
+    _charge_local(builder, stack_bytes(st))
     # Entry block: one slot per thread for the whole call, not one per loop iteration.
-    # Only the header is initialised, where adstack() is called; the entries are not.
+    # Only the count and the flag are initialised, where adstack() is called.
     with builder.goto_entry_block():
-        ptr = builder.alloca(struct)
-    ptr.align = 8
-    view = _View(context, builder, st, ptr)
-    view.set_count(_ZERO)
-    builder.store(_ZERO, view.flag_ptr)
-    return ptr
+        count = builder.alloca(_I32)
+        flag = builder.alloca(_I32)
+        data = builder.alloca(stack_data_type(context, st))
+    data.align = DATA_ALIGN
+    builder.store(_ZERO, count)
+    builder.store(_ZERO, flag)
+    return cgutils.make_anonymous_struct(builder, [count, flag, data])
 
 
 @lower_builtin(intrinsics.push, AdStackType, types.Any)
