@@ -94,6 +94,76 @@ def test_untouched_adjoints_are_positive_zero():
     np.testing.assert_allclose(gx, np.r_[np.full(3, 1.5), np.zeros(5)], rtol=1e-14)
 
 
+# Kept derivatives: for y = sin(x) in a loop, the replay pushes cos(x) instead of x when the
+# sweep needs x for nothing else.
+@nad.grad_jit
+def sin_drive(x, w, n):
+    v = x[0]
+    for _ in range(n):
+        v = math.sin(v) * 1.01 + 0.1 * w
+    return v
+
+
+@nad.grad_jit
+def sin_and_square(x, n):
+    v = x[0]
+    for _ in range(n):
+        v = math.sin(v) + 0.1 * v * v      # v is needed for the product too
+    return v
+
+
+@nad.grad_jit
+def sin_times_cos(x, n):
+    v = x[0]
+    for _ in range(n):
+        v = math.sin(v) * math.cos(v) + 0.5  # two calls read v
+    return v
+
+
+@nad.grad_jit
+def branch_calls(x, n):
+    v = x[0]
+    for i in range(n):
+        if v > 0.3:
+            v = math.asin(0.9 * v) * 0.8
+        else:
+            v = math.cosh(v) - 0.6
+        v += 0.01 * i
+    return v
+
+
+def _forward_and_sweep(src):
+    """The generated source split at the start of the reverse sweep."""
+    i = src.index("while _m")
+    return src[:i], src[i:]
+
+
+def test_sin_keeps_its_derivative_not_its_operand():
+    x, w, n = np.array([0.7]), 0.3, 25
+    src = sin_drive.inspect_adjoint(x, w, n)
+    fwd, sweep = _forward_and_sweep(src)
+    assert re.search(r"= math\.cos\(", fwd) and "math.cos" not in sweep, src
+    assert len(re.findall(r"adstack\(", src)) == 1, src
+    # d v_n / d x and d v_n / d w by the chain rule, step by step.
+    v, dx, dw = x[0], 1.0, 0.0
+    for _ in range(n):
+        dx, dw = 1.01 * math.cos(v) * dx, 1.01 * math.cos(v) * dw + 0.1
+        v = math.sin(v) * 1.01 + 0.1 * w
+    gx, gw, _ = sin_drive.grad(x, w, n)
+    np.testing.assert_allclose(gx, [dx], rtol=1e-12)
+    assert gw == pytest.approx(dw, rel=1e-12)
+
+
+@pytest.mark.parametrize("f", [sin_and_square, sin_times_cos, branch_calls])
+def test_operands_needed_elsewhere_stay_on_the_stack(f):
+    x = np.array([0.45])
+    src = f.inspect_adjoint(x, 12)
+    _, sweep = _forward_and_sweep(src)
+    if f is not branch_calls:
+        assert "math.cos" in sweep, src    # the operand is kept; the sweep calls cos
+    check_fd(f, x, 12)
+
+
 @nad.grad_jit
 def sinrec(x, n):
     s = 0.0

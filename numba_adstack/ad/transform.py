@@ -155,6 +155,10 @@ class Rewrite:
         self.pushed = {}          # primal var name -> stack var name
         self.decls = {}           # declared locals -> initial value source
         self.needed = set()
+        self.partials = {}        # call target -> (name of its kept derivative, its source)
+        self._extra_types = {}    # types of the names the rewrite adds (kept derivatives)
+        self._ref_ctx = None      # the rule operand being rendered, while collecting
+        self._ref_uses = {}       # name -> rule operands (or None) the reverse reads it for
         self._static = {}
         self._once = {}
         self._open_loops = []     # headers of the loops being emitted (forward)
@@ -229,7 +233,8 @@ class Rewrite:
 
     def ty(self, var):
         name = var if isinstance(var, str) else var.name
-        return self.typemap[name]
+        got = self._extra_types.get(name)
+        return self.typemap[name] if got is None else got
 
     # ------------------------------------------------------------------ IR facts
     def _collect(self):
@@ -668,9 +673,9 @@ class Rewrite:
         self._choose_fused()
         # Dry run: find what the reverse sweep reads, then decide stacks.
         self.collecting = True
-        self.needed = set()
-        self.emit_region_fwd(Lines(), self.s.regions[None], None)
-        self.emit_reverse_top(Lines())
+        self._dry_run()
+        if self._choose_partials():
+            self._dry_run()
         self._decide_stacks()
         self.collecting = False
         fwd = Lines()
@@ -680,6 +685,46 @@ class Rewrite:
         rev.level = 1
         self.emit_reverse_top(rev)
         return self._assemble(fwd, rev)
+
+    def _dry_run(self):
+        self.needed = set()
+        self._ref_uses = {}
+        self.emit_region_fwd(Lines(), self.s.regions[None], None)
+        self.emit_reverse_top(Lines())
+
+    def _choose_partials(self):
+        """Calls ``y = f(x)`` whose rule is ``{g} * P(x)`` with P a library call (``sin``
+        -> ``cos(x)``), where the sweep would read ``x`` from a stack only for P: keep P on
+        the stack instead of ``x``. Same pushes and as many calls, but P is computed in the
+        forward replay, where it overlaps the primal's own chain of dependent calls, and the
+        sweep is left with a multiply per step (JAX's residuals do the same)."""
+        for x, uses in sorted(self._ref_uses.items()):
+            if len(uses) != 1 or None in uses or not self._kept_on_stack(x):
+                continue
+            name, k = next(iter(uses))
+            e = self.def_expr(name)
+            if k != 0 or not (isinstance(e, ir.Expr) and e.op == "call"):
+                continue
+            rule = R.CALL_RULES.get(self.resolve_global(e.func))
+            if rule is None or len(rule) != 1 or rule[0] is None or e.kws:
+                continue
+            head, _, partial = rule[0].partition(" * ")
+            if head != "{g}" or "{g}" in partial or "{y}" in partial or "math." not in partial:
+                continue
+            pname = name + ".d"
+            self._extra_types[pname] = self.ty(x)
+            self.defs[pname] = self.defs[name]
+            self.partials[name] = (pname, partial)
+        return bool(self.partials)
+
+    def _kept_on_stack(self, name):
+        """Will the sweep read ``name`` from a stack (rather than recompute it or find it
+        still in place)?"""
+        if self.is_remat(name) or self.is_rc(name):
+            return False
+        if name not in self.defs and name not in self.phis:
+            return False
+        return any(self.def_site_loops(name).values())
 
     def _check_return(self):
         rt = self.t.return_type
@@ -733,14 +778,9 @@ class Rewrite:
 
     def _decide_stacks(self):
         for name in sorted(self.needed):
-            if self.is_remat(name) or self.is_rc(name):
+            if not self._kept_on_stack(name):
                 continue
-            if name not in self.defs and name not in self.phis:
-                continue
-            sites = self.def_site_loops(name)
-            repeated = [lps for lps in sites.values() if lps]
-            if not repeated:
-                continue
+            repeated = [lps for lps in self.def_site_loops(name).values() if lps]
             dt = _stack_dtype(self.ty(name))
             if dt is None:
                 self.error("the reverse sweep needs the value of %r (%s) from every loop "
@@ -830,6 +870,7 @@ class Rewrite:
             return self.remat_src(name)
         if self.collecting:
             self.needed.add(name)
+            self._ref_uses.setdefault(name, set()).add(self._ref_ctx)
         return self.n(name)
 
     def static_src(self, name):
@@ -1146,6 +1187,11 @@ class Rewrite:
             else:
                 self.error("the statement %s" % stmt, stmt.loc)
             L("%s = %s" % (self.n(name), src))
+            if name in self.partials:
+                pname, partial = self.partials[name]
+                if pname in self.pushed and self._site_repeats(label):
+                    self.emit_push(L, self.pushed[pname], self.n(pname))
+                L("%s = %s" % (self.n(pname), partial.format(self.fwd_name(e.args[0]))))
             if name in self.array_adjoints and self.array_adjoints[name] == "new":
                 L("%s = np.zeros_like(%s)" % (self.bar(name), self.n(name)))
         elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
@@ -1460,6 +1506,10 @@ class Rewrite:
                     else:
                         L("%s += %s" % (op, src))
                 L("%s = %s" % (g, ZERO))
+            if name in self.partials and self.partials[name][0] in self.pushed \
+                    and self._site_repeats(label):
+                pname = self.partials[name][0]
+                L("%s = pop(%s)" % (self.n(pname), self.pushed[pname]))
             if name in self.pushed and self._site_repeats(label):
                 L("%s = pop(%s)" % (self.n(name), self.pushed[name]))
         elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
@@ -1516,9 +1566,18 @@ class Rewrite:
                       and is_float(self.ty(op)) for r, op in zip(rule, operands)]
             if not any(active):
                 return
+            if name in self.partials:
+                out.append((self.bar(operands[0]), "%s * %s"
+                            % (g, self.ref(self.partials[name][0]))))
+                return
             used = R.needed_operands([r for r, a in zip(rule, active) if a])
+            self._ref_ctx = (name, "y")
             fmt = {"g": g, "y": self.ref(name) if "y" in used else ""}
-            pos = [self.ref(op) if k in used else "" for k, op in enumerate(operands)]
+            pos = []
+            for k, op in enumerate(operands):
+                self._ref_ctx = (name, k)
+                pos.append(self.ref(op) if k in used else "")
+            self._ref_ctx = None
             for r, op, a in zip(rule, operands, active):
                 if a:
                     out.append((self.bar(op), r.format(*pos, **fmt)))
