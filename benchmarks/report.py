@@ -197,6 +197,12 @@ def markdown(doc, png_name, json_name):
                     f"{entry['ours_compile_over_primal_compile']:.2f}.", ""]
         if notes:
             out += ["Peers that did not produce a timed gradient:", ""] + notes + [""]
+    out += ["## 6. per-thread recurrence on a GPU", "",
+            "Not part of this page's run, which is CPU only: on a machine with an NVIDIA GPU, "
+            "`bash scripts/gpu_check.sh` runs the CUDA tests on the device and then "
+            "`benchmarks/gpu/recurrence.py` (1M threads, 100 steps of `v = sin(v) * w[0]`): "
+            "forward and backward kernel times, their ratio, a hand-written backward kernel "
+            "for comparison, local memory per thread and the gradient error.", ""]
     out += goals(doc)
     out += ["## Plot", "", f"![gradient time ratios]({png_name})", "",
             "Top: gradient time over the numba primal's time (log scale; the dashed line is "
