@@ -1054,3 +1054,27 @@ def test_erf_off_the_gradient_path_is_fine():
     want = np.zeros(8)
     want[:4] = [math.erf(float(i)) for i in range(4)]
     np.testing.assert_allclose(gx, want, rtol=1e-14)
+
+
+# ---------------------------------------------------------------------------------------
+# prange: the primal runs in parallel as Numba runs it; the backward replays it serially.
+# ---------------------------------------------------------------------------------------
+@nad.grad_jit(parallel=True)
+def prange_paths(x, w, n):
+    out = np.empty(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        v = x[i]
+        for _ in range(n):
+            v = math.sin(v) * w[i % 2]
+        out[i] = v
+    s = 0.0
+    for i in numba.prange(x.shape[0]):
+        s += out[i] * out[i]
+    return s
+
+
+def test_prange_loops_differentiate():
+    x = RNG.uniform(0.1, 1.0, 9)
+    w = np.array([1.01, 0.97])
+    assert prange_paths(x, w, 7) == pytest.approx(prange_paths.py_func(x, w, 7), rel=1e-12)
+    check_fd(prange_paths, x, w, 7)

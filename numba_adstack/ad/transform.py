@@ -23,6 +23,7 @@ import math
 import operator
 import re
 
+import numba
 import numpy as np
 from numba.core import ir, types
 
@@ -326,9 +327,10 @@ class Rewrite:
         fn = None
         if isinstance(rng, ir.Expr) and rng.op == "call":
             fn = self.resolve_global(rng.func)
-        if fn is not range:
-            self.error("`for` over %s; only `for ... in range(...)` loops are supported "
-                       "(index arrays with range(len(x)))" % self.ty(e.value), e.loc)
+        if not _is_range(fn):
+            self.error("`for` over %s; only `for ... in range(...)` (or prange) and 1-d "
+                       "array loops are supported (index arrays with range(len(x)))"
+                       % self.ty(e.value), e.loc)
         consts = []
         for a in rng.args:
             c = self.resolve_global(a)
@@ -1163,7 +1165,7 @@ class Rewrite:
                     L("%s = %s < %s" % (self.n(name), rl.ctr, rl.len))
                     L("%s += 1" % rl.ctr)
                     return
-                if e.op == "call" and self.resolve_global(e.func) is range:
+                if e.op == "call" and _is_range(self.resolve_global(e.func)):
                     return          # consumed by getiter
                 if (isinstance(self.ty(name), types.RangeIteratorType)
                         or name in self.iter_alias):
@@ -2019,6 +2021,11 @@ class Rewrite:
                 body.append("        _flag[0] = 1")
             body.append("    return")
         return fname, "\n".join(body) + "\n"
+
+
+def _is_range(fn):
+    # A prange loop is replayed and reversed as a range loop: the backward runs serially.
+    return fn is range or fn is numba.prange
 
 
 def _zero_src(t):
