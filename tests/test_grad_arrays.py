@@ -176,3 +176,95 @@ def test_for_over_array_values():
     check_fd(iterate_values, X5.copy(), 4)
     check_fd(iterate_values, X5[:0].copy(), 4)        # no iteration at all
     check_fd(iterate_written, X5.copy())
+
+
+# ---------------------------------------------------------------------------------------
+# Whole-array expressions on the gradient path are refused, never treated as constants.
+# ---------------------------------------------------------------------------------------
+def _sin_read_in_loop(x):
+    y = np.sin(x)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += y[i]
+    return s
+
+
+def _scaled_element(x):
+    y = x * 2.0
+    return y[1]
+
+
+def _mean_of_exp(x):
+    return np.mean(np.exp(x * 0.5))
+
+
+def _sum_of_products(x):
+    return np.sum(x[1:] * x[:-1])
+
+
+def _transposed(x):
+    y = x.T
+    return y[0]
+
+
+def _raveled(x):
+    y = x.ravel()
+    return y[2]
+
+
+def _where(x):
+    y = np.where(x > 0.5, x, 0.0)
+    return y[3]
+
+
+def _array_of_list(x):
+    y = np.array([x[0], x[1] * 2.0])
+    return y[0] + y[1]
+
+
+def _list_of_floats(x):
+    values = [x[0], x[1]]
+    return values[0] * values[1]
+
+
+def _inplace_array(x):
+    y = np.zeros(5)
+    y += x
+    return y[0]
+
+
+@pytest.mark.parametrize("fn,what,line", [
+    (_sin_read_in_loop, "np.sin", "y = np.sin(x)"),
+    (_scaled_element, "arithmetic (`*`)", "y = x * 2.0"),
+    (_mean_of_exp, "np.exp", "return np.mean"),
+    (_sum_of_products, "arithmetic (`*`)", "return np.sum"),
+    (_transposed, "`.T`", "y = x.T"),
+    (_raveled, "`.ravel()`", "y = x.ravel()"),
+    (_where, "np.where", "y = np.where"),
+    (_array_of_list, "np.array", "y = np.array"),
+    (_list_of_floats, "list", "return values[0]"),
+    (_inplace_array, "`+=`", "y += x"),
+])
+def test_whole_array_expressions_are_refused(fn, what, line):
+    f = nad.grad_jit(fn)
+    with pytest.raises(NonDifferentiableError) as ei:
+        f.grad(X5.copy())
+    msg = str(ei.value)
+    assert fn.__name__ in msg and what in msg and line in msg, msg
+
+
+@nad.grad_jit
+def tuple_of_arrays(x, y):
+    pair = (x, y)
+    a = pair[0]
+    b = pair[1]
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i] * b[i]
+    return s
+
+
+def test_arrays_read_through_a_tuple():
+    gx, gy = check_fd(tuple_of_arrays, X5.copy(), Y5.copy())
+    np.testing.assert_allclose(gx, Y5 ** 2, rtol=1e-12)
+    np.testing.assert_allclose(gy, 2.0 * X5 * Y5, rtol=1e-12)

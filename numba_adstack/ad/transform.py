@@ -490,7 +490,26 @@ class Rewrite:
         if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem", "cast"):
             if isinstance(self.ty(e.value), types.Array):
                 return self.array_root(e.value.name)
+            item = self.tuple_item(e)
+            if item is not None:
+                return self.array_root(item.name)
         return name
+
+    def tuple_item(self, e):
+        """The variable ``t[k]`` reads, for a tuple ``t`` built in the function and a
+        constant ``k``; else None."""
+        if e.op not in ("getitem", "static_getitem") or \
+                not isinstance(self.ty(e.value), types.BaseTuple):
+            return None
+        src = self.def_expr(e.value.name)
+        if isinstance(src, ir.Expr) and src.op == "exhaust_iter":
+            src = self.def_expr(src.value.name)
+        if not (isinstance(src, ir.Expr) and src.op == "build_tuple"):
+            return None
+        idx = e.index if e.op == "static_getitem" else self.resolve_global(e.index)
+        if isinstance(idx, int) and -len(src.items) <= idx < len(src.items):
+            return src.items[idx]
+        return None
 
     def _written_roots(self):
         """Roots of the arrays the function stores into."""
@@ -535,16 +554,37 @@ class Rewrite:
                             varied_roots.add(root)
                             changed = True
             for name, (label, stmt) in self.defs.items():
+                if name in varied_roots:
+                    continue
                 src = self.array_copy_source(stmt.value)
-                if src is not None and name not in varied_roots and (
-                        self.array_root(src.name) in varied_roots
-                        or self.array_root(src.name) in wrt_roots):
+                if src is not None:
+                    inputs = [src.name]
+                elif self._computed_array(name):
+                    # Whole-array arithmetic (x * 2.0, np.sin(x), x.T): its values depend on
+                    # its inputs. Marking it lets the sweep refuse it where its values reach
+                    # the result, instead of treating it as a constant.
+                    inputs = self._expr_inputs(stmt.value)
+                else:
+                    continue
+                if any(v in varied or self.array_root(v) in varied_roots
+                       or self.array_root(v) in wrt_roots for v in inputs):
                     varied_roots.add(name)
                     changed = True
             for name in list(self.defs) + list(self.phis):
                 if name in varied:
                     continue
                 t = self.typemap.get(name)
+                if isinstance(t, (types.BaseTuple, types.List)):
+                    # A tuple or list holding varied values: what is read out of it
+                    # depends on them too.
+                    e = self.def_expr(name)
+                    if isinstance(e, ir.Expr) and any(
+                            v in varied or self.array_root(v) in varied_roots
+                            or self.array_root(v) in wrt_roots
+                            for v in self._expr_inputs(e)):
+                        varied.add(name)
+                        changed = True
+                    continue
                 if not (is_float(t) or is_float_array(t)):
                     continue
                 e = None if name in self.phis else self.def_expr(name)
@@ -559,10 +599,38 @@ class Rewrite:
                     hit = root in wrt_roots or root in varied_roots
                 else:
                     hit = any(op in varied for op in self._diff_operands(name, False))
+                    if not hit and isinstance(e, ir.Expr) and e.op in (
+                            "getitem", "static_getitem") and e.value.name in varied:
+                        hit = True      # out of a varied tuple or list
                 if hit:
                     varied.add(name)
                     changed = True
         return varied
+
+    def _computed_array(self, name):
+        """Is ``name`` a float array computed from other values (not an argument, a view,
+        an alias, a fresh array from a constructor, or a copy)?"""
+        if not is_float_array(self.ty(name)) or self.array_root(name) != name:
+            return False
+        e = self.def_expr(name)
+        if not isinstance(e, ir.Expr) or self.array_copy_source(e) is not None:
+            return False
+        if e.op == "call" and self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS:
+            return False
+        if e.op in ("getitem", "static_getitem"):
+            return True     # out of a tuple or list the rewrite cannot follow
+        return e.op in ("binop", "inplace_binop", "unary", "call", "getattr")
+
+    def _expr_inputs(self, e):
+        """Variables an expression reads, including the object of a bound method
+        (``x`` in ``x.reshape(...)``)."""
+        out = []
+        for v in e.list_vars():
+            out.append(v.name)
+            d = self.def_expr(v.name)
+            if isinstance(d, ir.Expr) and d.op == "getattr":
+                out.append(d.value.name)
+        return out
 
     def _useful_vars(self):
         """Float variables whose adjoint can be non-zero: they depend on a differentiable
@@ -925,9 +993,14 @@ class Rewrite:
         if isinstance(e, ir.Expr) and e.op == "cast":
             return self.ref_bar(e.value)
         if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem"):
+            item = self.tuple_item(e)
+            if item is not None:
+                return self.ref_bar(item)
             return "%s[%s]" % (self.ref_bar(e.value), self.index_src(e, self.ref))
         if isinstance(e, ir.Arg) or name in self.array_adjoints:
             return self.bar(name)
+        if self._computed_array(name):
+            self.error(self._array_expr_message(name), self.def_loc(name))
         self.error("the array %r is produced by an expression that is not differentiated "
                    "(%s); build arrays with np.zeros/np.empty/np.ones and write them with "
                    "loops" % (name, e), self.def_loc(name))
@@ -1184,7 +1257,9 @@ class Rewrite:
                 if e.op == "call":
                     self._check_call(e, name)
                 if e.op == "inplace_binop" and isinstance(self.ty(e.lhs), types.Array):
-                    self.error("in-place array arithmetic (%s); write the loop" % e, e.loc)
+                    self.error("in-place whole-array arithmetic (`%s=` on %s); write the "
+                               "element-wise loop" % (_OPS.get(e.immutable_fn, "?"),
+                                                      self.ty(e.lhs)), e.loc)
                 src = self.expr_src(e, self.fwd_name)
             else:
                 self.error("the statement %s" % stmt, stmt.loc)
@@ -1530,7 +1605,8 @@ class Rewrite:
             v = stmt.value
             if v.name in self.useful:
                 if not is_float(self.ty(v)):
-                    self.error("assigning %s into an array element" % self.ty(v), stmt.loc)
+                    self.error("assigning %s into a slice of an array (`a[i:j] = ...`); "
+                               "write the element-wise loop" % self.ty(v), stmt.loc)
                 L("%s += %s" % (self.bar(v), cell))
             if id(stmt) not in self.inplace_stores:
                 L("%s = 0.0" % cell)
@@ -1547,8 +1623,32 @@ class Rewrite:
                 return
             if self.array_copy_source(e) is not None:
                 return
-        self.error("whole-array arithmetic (%s producing %s); write the element-wise loop"
-                   % (e.op if isinstance(e, ir.Expr) else e, self.ty(name)), stmt.loc)
+        self.error(self._array_expr_message(name), stmt.loc)
+
+    def _array_expr_message(self, name):
+        e = self.def_expr(name)
+        what = "an array expression"
+        if isinstance(e, ir.Expr):
+            if e.op in ("binop", "inplace_binop"):
+                fn = e.immutable_fn if e.op == "inplace_binop" else e.fn
+                what = "whole-array arithmetic (`%s`)" % _OPS.get(fn, fn)
+            elif e.op == "unary":
+                what = "whole-array arithmetic (unary `%s`)" % _UNARY.get(e.fn, e.fn).strip()
+            elif e.op == "getattr":
+                what = "the array attribute `.%s`" % e.attr
+            elif e.op == "call":
+                fn = self.resolve_global(e.func)
+                d = self.def_expr(e.func.name)
+                if fn is None and isinstance(d, ir.Expr) and d.op == "getattr":
+                    what = "the array method `.%s()`" % d.attr
+                else:
+                    prefix = "np." if isinstance(fn, np.ufunc) or getattr(
+                        fn, "__module__", "").startswith("numpy") else ""
+                    what = "the array function `%s%s`" % (prefix, getattr(fn, "__name__", fn))
+        target = "" if name.startswith("$") else ", assigned to %r," % name
+        return ("%s%s producing %s: write the element-wise loop (the whole-array reductions "
+                "np.sum, np.mean, np.dot and copies are supported)"
+                % (what, target, self.ty(name)))
 
     def useful_roots(self):
         """Roots of the arrays whose contents reach the result (found with ``useful``)."""
@@ -1645,7 +1745,8 @@ class Rewrite:
                 for op in self._diff_operands(name):
                     out.append((self.bar(op), g))
             else:
-                self.error("indexing %s" % vt, e.loc)
+                self.error("reading floats out of a %s; keep them in an array or a tuple"
+                           % vt, e.loc)
         elif e.op == "exhaust_iter":
             pass
         elif e.op == "pair_first":
