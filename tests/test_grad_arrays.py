@@ -2,6 +2,7 @@
 wrt=, and skipped reverses of loops that receive no adjoint, against finite differences."""
 import math
 
+import numba
 import numpy as np
 import pytest
 
@@ -233,7 +234,31 @@ def _inplace_array(x):
     return y[0]
 
 
+def _complex_numbers(x):
+    z = complex(x[0], x[1])
+    return (z * z).real
+
+
+def _array_methods(x):
+    return x.max() + x.min()
+
+
+def _item_method(x):
+    return x[0] * x[1].item()
+
+
+def _flat_iterator(x):
+    s = 0.0
+    for i in range(x.size):
+        s += x.flat[i]
+    return s
+
+
 @pytest.mark.parametrize("fn,what,line", [
+    (_complex_numbers, "`.real`", "return (z * z).real"),
+    (_array_methods, "method max", "return x.max()"),
+    (_item_method, "method item", "return x[0] * x[1].item()"),
+    (_flat_iterator, "array.flat", "s += x.flat[i]"),
     (_sin_read_in_loop, "np.sin", "y = np.sin(x)"),
     (_scaled_element, "arithmetic (`*`)", "y = x * 2.0"),
     (_mean_of_exp, "np.exp", "return np.mean"),
@@ -268,3 +293,22 @@ def test_arrays_read_through_a_tuple():
     gx, gy = check_fd(tuple_of_arrays, X5.copy(), Y5.copy())
     np.testing.assert_allclose(gx, Y5 ** 2, rtol=1e-12)
     np.testing.assert_allclose(gy, 2.0 * X5 * Y5, rtol=1e-12)
+
+
+@numba.njit
+def _square_and_next(v):
+    return v * v, v + 1.0
+
+
+@nad.grad_jit
+def tuple_from_a_call(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        p, q = _square_and_next(x[i])
+        s += p * q
+    return s
+
+
+def test_tuple_returned_by_a_called_function():
+    (gx,) = check_fd(tuple_from_a_call, X5.copy())
+    np.testing.assert_allclose(gx, 3.0 * X5 ** 2 + 2.0 * X5, rtol=1e-12)

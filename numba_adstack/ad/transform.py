@@ -501,14 +501,27 @@ class Rewrite:
         if e.op not in ("getitem", "static_getitem") or \
                 not isinstance(self.ty(e.value), types.BaseTuple):
             return None
-        src = self.def_expr(e.value.name)
-        if isinstance(src, ir.Expr) and src.op == "exhaust_iter":
-            src = self.def_expr(src.value.name)
-        if not (isinstance(src, ir.Expr) and src.op == "build_tuple"):
+        src = self.tuple_build(e.value.name)
+        if src is None:
             return None
         idx = e.index if e.op == "static_getitem" else self.resolve_global(e.index)
         if isinstance(idx, int) and -len(src.items) <= idx < len(src.items):
             return src.items[idx]
+        return None
+
+    def tuple_build(self, name):
+        """The ``build_tuple`` expression a tuple variable comes from (through copies,
+        casts and unpacking, as an inlined function's return leaves them), or None."""
+        for _ in range(100):
+            e = self.def_expr(name)
+            if isinstance(e, ir.Var):
+                name = e.name
+            elif isinstance(e, ir.Expr) and e.op in ("exhaust_iter", "cast"):
+                name = e.value.name
+            elif isinstance(e, ir.Expr) and e.op == "build_tuple":
+                return e
+            else:
+                return None
         return None
 
     def _written_roots(self):
@@ -538,6 +551,20 @@ class Rewrite:
         # Arrays whose contents depend on the inputs: the differentiated arguments, and
         # arrays a varied value is stored into.
         varied_roots = set()
+
+        def depends(name, e):
+            if name in self.phis:
+                inputs = [v.name for _, incs in self.block_phis[self.phis[name]] if _.name == name
+                          for v in incs.values() if isinstance(v, ir.Var)]
+            elif isinstance(e, ir.Expr):
+                inputs = self._expr_inputs(e)
+            elif isinstance(e, ir.Var):
+                inputs = [e.name]
+            else:
+                return False
+            return any(v in varied or self.array_root(v) in varied_roots
+                       or self.array_root(v) in wrt_roots for v in inputs)
+
         changed = True
         while changed:
             changed = False
@@ -574,20 +601,16 @@ class Rewrite:
                 if name in varied:
                     continue
                 t = self.typemap.get(name)
-                if isinstance(t, (types.BaseTuple, types.List)):
-                    # A tuple or list holding varied values: what is read out of it
-                    # depends on them too.
-                    e = self.def_expr(name)
-                    if isinstance(e, ir.Expr) and any(
-                            v in varied or self.array_root(v) in varied_roots
-                            or self.array_root(v) in wrt_roots
-                            for v in self._expr_inputs(e)):
+                e = None if name in self.phis else self.def_expr(name)
+                if _carries_floats(t):
+                    # A tuple, list, complex number, bound method... built from varied
+                    # values: whatever float is read out of it depends on them too.
+                    if depends(name, e):
                         varied.add(name)
                         changed = True
                     continue
                 if not (is_float(t) or is_float_array(t)):
                     continue
-                e = None if name in self.phis else self.def_expr(name)
                 if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem") \
                         and isinstance(self.ty(e.value), types.Array):
                     root = self.array_root(e.value.name)
@@ -598,10 +621,11 @@ class Rewrite:
                     root = self.array_root(name)
                     hit = root in wrt_roots or root in varied_roots
                 else:
-                    hit = any(op in varied for op in self._diff_operands(name, False))
-                    if not hit and isinstance(e, ir.Expr) and e.op in (
-                            "getitem", "static_getitem") and e.value.name in varied:
-                        hit = True      # out of a varied tuple or list
+                    # Every input counts, not only those a rule differentiates: a float
+                    # that depends on the inputs through a construct without a rule must
+                    # be refused, not taken as a constant.
+                    hit = depends(name, e) or any(
+                        op in varied for op in self._diff_operands(name, False))
                 if hit:
                     varied.add(name)
                     changed = True
@@ -726,14 +750,9 @@ class Rewrite:
         if e.op in ("static_getitem", "getitem"):
             vt = self.ty(e.value)
             if isinstance(vt, types.BaseTuple):
-                src = self.def_expr(e.value.name)
-                if isinstance(src, ir.Expr) and src.op == "exhaust_iter":
-                    src = self.def_expr(src.value.name)
-                if isinstance(src, ir.Expr) and src.op == "build_tuple":
-                    idx = e.index if e.op == "static_getitem" else self.resolve_global(e.index)
-                    if isinstance(idx, int):
-                        item = src.items[idx]
-                        return [item.name] if is_float(self.ty(item)) else []
+                item = self.tuple_item(e)
+                if item is not None and is_float(self.ty(item)):
+                    return [item.name]
             return []
         return []
 
@@ -1742,7 +1761,11 @@ class Rewrite:
                     out.append(("%s[%s]" % (self.ref_bar(e.value), self.index_src(e, self.ref)),
                                 g))
             elif isinstance(vt, types.BaseTuple):
-                for op in self._diff_operands(name):
+                ops = self._diff_operands(name)
+                if not ops and e.value.name in self.varied:
+                    self.error("reading a float out of a tuple that is not built in the "
+                               "function (%s)" % vt, e.loc)
+                for op in ops:
                     out.append((self.bar(op), g))
             else:
                 self.error("reading floats out of a %s; keep them in an array or a tuple"
@@ -1756,6 +1779,8 @@ class Rewrite:
                 # The last test of the loop reads no element: guard its (zero) adjoint.
                 out.append(("_GUARD", ("_it%d < %s" % (h, rl.len),
                                        "%s[_it%d]" % (self.ref_bar(rl.array), h), g)))
+        elif e.op == "getattr":
+            self.error("the attribute `.%s` of %s" % (e.attr, self.ty(e.value)), e.loc)
         else:
             self.error("the expression %r producing a float" % e.op, e.loc)
         return out
@@ -2122,6 +2147,12 @@ class Rewrite:
                 body.append("        _flag[0] = 1")
             body.append("    return")
         return fname, "\n".join(body) + "\n"
+
+
+def _carries_floats(t):
+    """Types other than floats and float arrays that can hold a differentiable value."""
+    return isinstance(t, (types.Complex, types.BaseTuple, types.List, types.BoundFunction,
+                          types.NumpyFlatType, types.Record))
 
 
 def _is_range(fn):
