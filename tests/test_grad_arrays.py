@@ -312,3 +312,75 @@ def tuple_from_a_call(x):
 def test_tuple_returned_by_a_called_function():
     (gx,) = check_fd(tuple_from_a_call, X5.copy())
     np.testing.assert_allclose(gx, 3.0 * X5 ** 2 + 2.0 * X5, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# Filling arrays: np.full with a differentiated value, a scalar stored into a slice; calls
+# that write into arrays the gradient reads are refused.
+# ---------------------------------------------------------------------------------------
+@nad.grad_jit
+def filled(x, c):
+    y = np.full(4, c * 2.0)
+    z = np.full_like(x, x[0])
+    s = 0.0
+    for i in range(4):
+        s += y[i] * x[i] + z[i] * z[i]
+    return s
+
+
+@nad.grad_jit
+def scalar_into_slices(x, c):
+    y = np.zeros((3, 5))
+    y[1:, :] = c
+    y[0, ::2] = x[1]
+    y[2, 3] = x[0] * c
+    s = 0.0
+    for i in range(3):
+        for j in range(5):
+            s += y[i, j] * x[j]
+    return s
+
+
+def test_full_and_slice_stores_differentiate():
+    x = X5.copy()
+    gx, gc = check_fd(filled, x, 0.7)
+    assert gc == pytest.approx(2.0 * x[:4].sum(), rel=1e-12)
+    gx, gc = check_fd(scalar_into_slices, x, 0.7)
+    # s = c * (sum(x) for row 1) + c * sum(x) over row 2 but y[2,3] = x0 c, + x1 (x0+x2+x4)
+    want_c = x.sum() + (x.sum() - x[3]) + x[0] * x[3]
+    assert gc == pytest.approx(want_c, rel=1e-12)
+
+
+def _fills_in_place(x):
+    y = np.empty(3)
+    y.fill(x[0])
+    return y[1] * 2.0
+
+
+def _sorts_in_place(x):
+    y = x.copy()
+    y.sort()
+    return y[0]
+
+
+@pytest.mark.parametrize("fn,what", [(_fills_in_place, ".fill()"),
+                                     (_sorts_in_place, ".sort()")])
+def test_calls_writing_into_read_arrays_are_refused(fn, what):
+    with pytest.raises(NonDifferentiableError) as ei:
+        nad.grad_jit(fn).grad(X5.copy())
+    msg = str(ei.value)
+    assert fn.__name__ in msg and what in msg and "writes into the array" in msg, msg
+
+
+@nad.grad_jit
+def sorts_its_argument_off_the_path(x, w):
+    x.sort()
+    return w * 3.0
+
+
+def test_grad_leaves_an_argument_sorted_in_place_unchanged():
+    x = X5[::-1].copy()
+    before = x.copy()
+    gx, gw = sorts_its_argument_off_the_path.grad(x, 0.5)
+    np.testing.assert_array_equal(x, before)
+    assert gw == 3.0 and not gx.any()

@@ -495,6 +495,19 @@ class Rewrite:
                 return self.array_root(item.name)
         return name
 
+    def fill_value(self, e):
+        """The value ``np.full(shape, v)`` / ``np.full_like(a, v)`` fills with, or None."""
+        if not (isinstance(e, ir.Expr) and e.op == "call"):
+            return None
+        k = R.FILL_ARGUMENT.get(self.resolve_global(e.func))
+        if k is None:
+            return None
+        if len(e.args) > k:
+            v = e.args[k]
+        else:
+            v = dict(e.kws).get("fill_value")
+        return v if isinstance(v, ir.Var) and is_float(self.ty(v)) else None
+
     def tuple_item(self, e):
         """The variable ``t[k]`` reads, for a tuple ``t`` built in the function and a
         constant ``k``; else None."""
@@ -533,6 +546,9 @@ class Rewrite:
                     written.add(self.array_root(stmt.target.name))
                 elif self.atomic_update(stmt) is not None:
                     written.add(self.array_root(self.atomic_update(stmt)[0].name))
+                elif isinstance(stmt, ir.Assign):
+                    for a in self._mutated_arrays(stmt.value):
+                        written.add(self.array_root(a.name))
         return written
 
     def is_readonly_array(self, name):
@@ -551,6 +567,10 @@ class Rewrite:
         # Arrays whose contents depend on the inputs: the differentiated arguments, and
         # arrays a varied value is stored into.
         varied_roots = set()
+
+        def depends_on_inputs(v):
+            return v in varied or self.array_root(v) in varied_roots \
+                or self.array_root(v) in wrt_roots
 
         def depends(name, e):
             if name in self.phis:
@@ -580,12 +600,23 @@ class Rewrite:
                         if root not in varied_roots:
                             varied_roots.add(root)
                             changed = True
+                    written = self._mutated_arrays(stmt.value) \
+                        if isinstance(stmt, ir.Assign) else []
+                    if written and any(depends_on_inputs(v) for v in
+                                       self._expr_inputs(stmt.value)):
+                        for a in written:
+                            if self.array_root(a.name) not in varied_roots:
+                                varied_roots.add(self.array_root(a.name))
+                                changed = True
             for name, (label, stmt) in self.defs.items():
                 if name in varied_roots:
                     continue
                 src = self.array_copy_source(stmt.value)
+                fill = self.fill_value(stmt.value)
                 if src is not None:
                     inputs = [src.name]
+                elif fill is not None:
+                    inputs = [fill.name]
                 elif self._computed_array(name):
                     # Whole-array arithmetic (x * 2.0, np.sin(x), x.T): its values depend on
                     # its inputs. Marking it lets the sweep refuse it where its values reach
@@ -697,6 +728,12 @@ class Rewrite:
                         grew = True
                         if src.name in self.varied:
                             useful.add(src.name)
+            # So does the value a useful array is filled with at its creation.
+            for name, (label, stmt) in self.defs.items():
+                fill = self.fill_value(stmt.value)
+                if fill is not None and name in useful_roots and fill.name not in useful \
+                        and fill.name in self.varied:
+                    work.append(fill.name)
             # A value stored into an array matters when that array is read usefully.
             for blk in self.fir.blocks.values():
                 for stmt in blk.body:
@@ -1275,6 +1312,7 @@ class Rewrite:
             elif isinstance(e, ir.Expr):
                 if e.op == "call":
                     self._check_call(e, name)
+                    self._check_mutating_call(e)
                 if e.op == "inplace_binop" and isinstance(self.ty(e.lhs), types.Array):
                     self.error("in-place whole-array arithmetic (`%s=` on %s); write the "
                                "element-wise loop" % (_OPS.get(e.immutable_fn, "?"),
@@ -1580,6 +1618,9 @@ class Rewrite:
                 return
             if name in self.useful and is_float_array(self.ty(name)):
                 self._check_array_def(name, e, stmt)
+            fill = self.fill_value(e)
+            if fill is not None and fill.name in self.useful:
+                L("%s += np.sum(%s)" % (self.bar(fill), self.ref_bar(name)))
             src = self.array_copy_source(e)
             if src is not None and src.name in self.varied and \
                     self.array_root(name) in self.useful_roots():
@@ -1626,9 +1667,55 @@ class Rewrite:
                 if not is_float(self.ty(v)):
                     self.error("assigning %s into a slice of an array (`a[i:j] = ...`); "
                                "write the element-wise loop" % self.ty(v), stmt.loc)
-                L("%s += %s" % (self.bar(v), cell))
+                if self._region_index(stmt):
+                    L("%s += np.sum(%s)" % (self.bar(v), cell))   # one value, many cells
+                else:
+                    L("%s += %s" % (self.bar(v), cell))
             if id(stmt) not in self.inplace_stores:
                 L("%s = 0.0" % cell)
+
+    def _mutated_arrays(self, e):
+        """Float arrays a call writes into (``y`` of ``y.fill(v)``), by the lists in
+        rules.py; [] for anything else."""
+        if not (isinstance(e, ir.Expr) and e.op == "call"):
+            return []
+        fn = self.resolve_global(e.func)
+        d = self.def_expr(e.func.name)
+        if fn is None and isinstance(d, ir.Expr) and d.op == "getattr" \
+                and d.attr in R.MUTATING_METHODS:
+            arrays = [d.value]
+        elif fn in R.MUTATING_FUNCTIONS:
+            arrays = list(e.args)
+        else:
+            return []
+        return [a for a in arrays if is_float_array(self.ty(a))]
+
+    def _check_mutating_call(self, e):
+        """Refuse a call that writes into an array the gradient reads (``y.fill(v)``,
+        ``np.fill_diagonal(y, v)``): what it writes is invisible to the rewrite."""
+        arrays = self._mutated_arrays(e)
+        if not arrays:
+            return
+        fn = self.resolve_global(e.func)
+        what = "%s()" % getattr(fn, "__name__", fn) if fn is not None else \
+            "the method .%s()" % self.def_expr(e.func.name).attr
+        for a in arrays:
+            if is_float_array(self.ty(a)) and self.array_root(a.name) in self.useful_roots():
+                self.error("%s writes into the array %r, which the gradient reads; write "
+                           "the element-wise loop" % (what, self.array_root(a.name)), e.loc)
+
+    def _region_index(self, stmt):
+        """Does this store write a region (a slice, ``...``) rather than one element?"""
+        if isinstance(stmt, ir.StaticSetItem):
+            t = self.ty(stmt.index_var) if stmt.index_var is not None else None
+            if t is None:
+                ix = stmt.index
+                parts = ix if isinstance(ix, tuple) else (ix,)
+                return any(isinstance(p, slice) or p is Ellipsis for p in parts)
+        else:
+            t = self.ty(stmt.index)
+        parts = t.types if isinstance(t, types.BaseTuple) else (t,)
+        return any(isinstance(p, (types.SliceType, types.EllipsisType)) for p in parts)
 
     def _check_array_def(self, name, e, stmt):
         """Arrays on the gradient path must be arguments, fresh arrays, views or aliases;
