@@ -8,7 +8,7 @@ import numpy as np
 from numba import cuda
 
 import numba_adstack.cuda as nadc
-from numba_adstack import AdStackOverflowError, AdjointArgumentError
+from numba_adstack import AdStackOverflowError, AdjointArgumentError, NonDifferentiableError
 
 import cuda_grad_kernels as G
 import cuda_kernels as K
@@ -233,6 +233,37 @@ def case_grad_jit_shared_parameters():
     x_bar_ref, w_bar_ref = G.shared_params_grads(x, w, seed)
     np.testing.assert_allclose(x_bar, x_bar_ref, rtol=1e-12)
     np.testing.assert_allclose(w_bar, w_bar_ref, rtol=1e-12)
+
+
+def case_grad_jit_local_array_state():
+    x, y_bar = _grad_inputs(21, -0.5, 0.8)
+    w = np.array([1.1, 0.9, 1.05])
+    n = 4
+    seed = y_bar.copy()
+    y = np.zeros_like(x)
+    G.local_state[GRID, BLOCK](x, w, y, n)
+    np.testing.assert_allclose(y, G.local_state_numpy(x, w, n), rtol=1e-12)
+    x_bar, w_bar = np.zeros_like(x), np.zeros_like(w)
+    G.local_state.grad[GRID, BLOCK](x, w, y, n, x_bar, w_bar, y_bar)
+    fd_x = seed * G.fd_elementwise(lambda a: G.local_state_numpy(a, w, n), x)
+    np.testing.assert_allclose(x_bar, fd_x, rtol=1e-6, atol=1e-9)
+    for k in range(3):
+        def total(a, k=k):
+            wk = w.copy()
+            wk[k] = a
+            return float(np.sum(seed * G.local_state_numpy(x, wk, n)))
+        np.testing.assert_allclose(w_bar[k], G.fd_scalar(total, w[k]), rtol=1e-6)
+
+
+def case_grad_jit_shared_array_refused():
+    x, y_bar = _grad_inputs(22)
+    y = np.zeros_like(x)
+    try:
+        G.shared_scratch.grad[GRID, BLOCK](x, y, np.zeros_like(x), y_bar)
+    except NonDifferentiableError as e:
+        assert "shared_scratch" in str(e) and "cuda.shared.array" in str(e), str(e)
+    else:
+        raise AssertionError("a cuda.shared.array on the gradient path was accepted")
 
 
 def case_grad_jit_shared_input_element():

@@ -143,6 +143,38 @@ def calls_device_numpy(x, w0, n):
     return v
 
 
+@nad.cuda.grad_jit(ad_stack_size=SIZE)
+def local_state(x, w, y, n):
+    """A per-thread state vector in cuda.local.array, stepped n times: its adjoint is
+    per-thread too (no atomics)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        s = cuda.local.array(3, np.float64)
+        for k in range(3):
+            s[k] = x[i] * (k + 1)
+        for _ in range(n):
+            for k in range(3):
+                s[k] = math.sin(s[k]) * w[k]
+        y[i] = s[0] * s[1] + s[2]
+
+
+def local_state_numpy(x, w, n):
+    s = [np.asarray(x, dtype=np.float64) * (k + 1) for k in range(3)]
+    for _ in range(n):
+        s = [np.sin(s[k]) * w[k] for k in range(3)]
+    return s[0] * s[1] + s[2]
+
+
+@nad.cuda.grad_jit(ad_stack_size=SIZE)
+def shared_scratch(x, y):
+    """A cuda.shared.array on the gradient path: refused."""
+    i = cuda.grid(1)
+    tmp = cuda.shared.array(32, np.float64)
+    if i < x.shape[0]:
+        tmp[cuda.threadIdx.x] = x[i] * 2.0
+        y[i] = tmp[cuda.threadIdx.x]
+
+
 def make_recurrence(ad_stack_size):
     """The recurrence kernel with another ``ad_stack_size``."""
     return nad.cuda.grad_jit(recurrence.py_func, ad_stack_size=ad_stack_size)

@@ -108,6 +108,16 @@ def test_element_read_by_two_threads_is_atomic():
     assert ATOMIC.search(ptx)
 
 
+def test_local_array_adjoint_is_per_thread():
+    bw, ptx = backward_ptx(G.local_state, (A, A, A, N))
+    # the adjoint of the cuda.local.array is a local array of its own, zeroed by hand ...
+    assert re.search(r"s_bar = \w+\.local\.array\(3, ", bw.source), bw.source
+    # ... accumulated with plain adds; only w (read by every thread) gets atomics
+    assert not re.search(r"atomic\.add\(s_bar", bw.source), bw.source
+    assert re.search(r"cuda\.atomic\.add\(w_bar, ", bw.source), bw.source
+    assert ATOMIC.search(ptx)
+
+
 def test_every_shared_parameter_gets_an_atomic():
     bw, ptx = backward_ptx(G.shared_params, (A, A, A))
     for k in range(3):

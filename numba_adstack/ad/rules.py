@@ -113,6 +113,16 @@ NON_DIFFERENTIABLE_CALLS = {len, range, int, bool, round, math.isnan, math.isinf
 ARRAY_CONSTRUCTORS = {np.zeros, np.empty, np.ones, np.empty_like, np.zeros_like,
                       np.ones_like, np.full, np.full_like}
 
+# Per-thread scratch arrays of the CUDA target (``cuda.local.array``; the CUDA module adds
+# the function it types them with). Their adjoints are per-thread too: no atomics.
+THREAD_LOCAL_CONSTRUCTORS = set()
+
+# How messages name functions that stand for others while a kernel is typed.
+DISPLAY_NAMES = {}
+
+# Array constructors refused on the gradient path, with what to do instead.
+REFUSED_CONSTRUCTORS = {}
+
 # Constructors that fill the new array with a value (by argument position): the value's
 # adjoint is the sum of the array's adjoint.
 FILL_ARGUMENT = {np.full: 1, np.full_like: 1}

@@ -227,7 +227,11 @@ class Rewrite:
             else:
                 value = self.global_map.get(id(value), value)
                 base = getattr(value, "__name__", type(value).__name__)
-                name = self.fresh("g_" + re.sub(r"\W", "_", str(base).split(".")[-1]))
+                if base == "numba.cuda" and "cuda" not in self._used_names:
+                    name = "cuda"       # kernels read as they were written
+                    self._used_names.add(name)
+                else:
+                    name = self.fresh("g_" + re.sub(r"\W", "_", str(base).split(".")[-1]))
                 self.globals[name] = value
             self._global_names[key] = name
         return self._global_names[key]
@@ -406,6 +410,17 @@ class Rewrite:
         out = {a: "arg" for a in self.arg_vars if is_float_array(self.ty(a))}
         for name, (label, stmt) in self.defs.items():
             e = stmt.value
+            if self.local_array(name):
+                if self.s.depth(label) > 0:
+                    self.error("creating the array %r inside a loop; create it before the "
+                               "loop" % name, stmt.loc)
+                if self.ty(name).ndim != 1:
+                    if self.array_root(name) in self._useful_roots:
+                        self.error("a %d-d cuda.local.array on the gradient path; use a 1-d "
+                                   "one" % self.ty(name).ndim, stmt.loc)
+                    continue
+                out[name] = "local"
+                continue
             if (isinstance(e, ir.Expr) and e.op == "call" and is_float_array(self.ty(name))
                     and (self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS
                          or self.array_copy_source(e) is not None)):
@@ -494,6 +509,12 @@ class Rewrite:
             if item is not None:
                 return self.array_root(item.name)
         return name
+
+    def local_array(self, name):
+        """Is ``name`` created by ``cuda.local.array`` (a per-thread scratch array)?"""
+        e = self.def_expr(name)
+        return (isinstance(e, ir.Expr) and e.op == "call" and is_float_array(self.ty(name))
+                and self.resolve_global(e.func) in R.THREAD_LOCAL_CONSTRUCTORS)
 
     def fill_value(self, e):
         """The value ``np.full(shape, v)`` / ``np.full_like(a, v)`` fills with, or None."""
@@ -670,7 +691,8 @@ class Rewrite:
         e = self.def_expr(name)
         if not isinstance(e, ir.Expr) or self.array_copy_source(e) is not None:
             return False
-        if e.op == "call" and self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS:
+        if e.op == "call" and (self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS
+                               or self.local_array(name)):
             return False
         if e.op in ("getitem", "static_getitem"):
             return True     # out of a tuple or list the rewrite cannot follow
@@ -1328,6 +1350,11 @@ class Rewrite:
                 L("%s = %s" % (self.n(pname), partial.format(self.fwd_name(e.args[0]))))
             if name in self.array_adjoints and self.array_adjoints[name] == "new":
                 L("%s = np.zeros_like(%s)" % (self.bar(name), self.n(name)))
+            elif name in self.array_adjoints and self.array_adjoints[name] == "local":
+                L("%s = %s" % (self.bar(name), src))     # local memory is not zeroed
+                k = self.fresh("k")
+                L("for %s in range(%s.shape[0]):" % (k, self.bar(name)))
+                L("    %s[%s] = 0.0" % (self.bar(name), k))
         elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
             if self.opt.target == "cuda" and self.is_arg_array(stmt.target.name):
                 return      # the forward kernel wrote it already
@@ -1725,7 +1752,8 @@ class Rewrite:
         if isinstance(e, ir.Expr):
             if e.op in ("getitem", "static_getitem", "cast"):
                 return
-            if e.op == "call" and self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS:
+            if e.op == "call" and (self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS
+                                   or self.local_array(name)):
                 return
             if self.array_copy_source(e) is not None:
                 return
@@ -1733,6 +1761,11 @@ class Rewrite:
 
     def _array_expr_message(self, name):
         e = self.def_expr(name)
+        if isinstance(e, ir.Expr) and e.op == "call":
+            fn = self.resolve_global(e.func)
+            if fn in R.REFUSED_CONSTRUCTORS:
+                return "`%s` on the gradient path: %s" % (R.DISPLAY_NAMES.get(fn, fn),
+                                                           R.REFUSED_CONSTRUCTORS[fn])
         what = "an array expression"
         if isinstance(e, ir.Expr):
             if e.op in ("binop", "inplace_binop"):
@@ -1747,6 +1780,8 @@ class Rewrite:
                 d = self.def_expr(e.func.name)
                 if fn is None and isinstance(d, ir.Expr) and d.op == "getattr":
                     what = "the array method `.%s()`" % d.attr
+                elif fn in R.DISPLAY_NAMES:
+                    what = "`%s`" % R.DISPLAY_NAMES[fn]
                 else:
                     prefix = "np." if isinstance(fn, np.ufunc) or getattr(
                         fn, "__module__", "").startswith("numpy") else ""
@@ -1841,7 +1876,8 @@ class Rewrite:
             if isinstance(vt, types.Array):
                 if isinstance(self.ty(name), types.Array) or name in self.inplace_loads:
                     return out
-                if self.opt.target == "cuda" and not self.thread_private(e):
+                if self.opt.target == "cuda" and not self.thread_private(e) \
+                        and not self.local_array(self.array_root(e.value.name)):
                     out.append(("_ATOMIC", (self.ref_bar(e.value), self.index_src(e, self.ref),
                                             g)))
                 else:

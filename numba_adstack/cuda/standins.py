@@ -14,6 +14,8 @@ from numba import types
 from numba.core.extending import overload, typeof_impl, type_callable
 from numba.core.typing.templates import AttributeTemplate, infer_getattr
 
+from ..ad import rules as R
+
 
 class _Dim3:
     """``threadIdx``, ``blockIdx``, ``blockDim``, ``gridDim``: typed as three int32s."""
@@ -91,9 +93,25 @@ def _local_array(shape, dtype):
     raise NotImplementedError
 
 
+def _shared_array(shape, dtype):
+    raise NotImplementedError
+
+
 @overload(_local_array)
 def _ov_local_array(shape, dtype):
     return lambda shape, dtype: np.empty(shape, dtype)
+
+
+@overload(_shared_array)
+def _ov_shared_array(shape, dtype):
+    return lambda shape, dtype: np.empty(shape, dtype)
+
+
+R.THREAD_LOCAL_CONSTRUCTORS.add(_local_array)
+R.DISPLAY_NAMES.update({_local_array: "cuda.local.array", _shared_array: "cuda.shared.array"})
+R.REFUSED_CONSTRUCTORS[_shared_array] = (
+    "its adjoint would be shared by the threads of a block; keep per-thread values in "
+    "cuda.local.array or in variables")
 
 
 def _namespace(**attrs):
@@ -108,9 +126,10 @@ def make_standin():
                                                   "and_", "or_", "xor", "inc", "dec",
                                                   "nanmax", "nanmin")})
     local = _namespace(array=_local_array)
+    shared = _namespace(array=_shared_array)
     return _namespace(grid=grid, gridsize=gridsize, syncthreads=syncthreads,
                       threadIdx=_Dim3(), blockIdx=_Dim3(), blockDim=_Dim3(),
-                      gridDim=_Dim3(), atomic=atomic, local=local, shared=local,
+                      gridDim=_Dim3(), atomic=atomic, local=local, shared=shared,
                       warpsize=32, laneid=0)
 
 
