@@ -1082,3 +1082,59 @@ def test_prange_loops_differentiate():
     w = np.array([1.01, 0.97])
     assert prange_paths(x, w, 7) == pytest.approx(prange_paths.py_func(x, w, 7), rel=1e-12)
     check_fd(prange_paths, x, w, 7)
+
+
+def _paths(S0, sigma, Z, w):
+    # Independent paths summed: with parallel=True the backward runs them in parallel.
+    total = 0.0
+    for p in numba.prange(Z.shape[0]):
+        s = S0
+        row = Z[p]
+        for t in range(Z.shape[1]):
+            s = s * math.exp(sigma * row[t] - 0.5 * sigma * sigma) + w[p] * Z[p, t]
+        total += s * s + np.sum(row) * w[p]
+    return total / Z.shape[0]
+
+
+def _shared_weight(x, w, n):
+    # Every iteration reads w[0]: its adjoint is shared, so the backward stays serial.
+    total = 0.0
+    for p in numba.prange(x.shape[0]):
+        v = x[p]
+        for _ in range(n):
+            v = math.sin(v) * w[0]
+        total += v
+    return total
+
+
+paths_parallel = nad.grad_jit(parallel=True, ad_stack_size=16)(_paths)
+paths_serial = nad.grad_jit(ad_stack_size=16)(_paths)
+shared_parallel = nad.grad_jit(parallel=True, ad_stack_size=16)(_shared_weight)
+
+
+def test_parallel_backward_of_independent_iterations():
+    Z = RNG.standard_normal((12, 6))
+    w = RNG.uniform(0.1, 0.3, 12)
+    args = (1.3, 0.2, Z, w)
+    src = paths_parallel.inspect_adjoint(*args)
+    assert "numba.prange(" in src and "def _paths_iteration" in src, src
+    assert "numba.prange(" not in paths_serial.inspect_adjoint(*args)
+    got = check_fd(paths_parallel, *args)
+    want = paths_serial.grad(*args)
+    for g, s in zip(got, want):
+        np.testing.assert_allclose(g, s, rtol=1e-12, atol=1e-15)
+
+
+def test_parallel_loop_with_a_shared_adjoint_stays_serial():
+    x = RNG.uniform(0.1, 1.0, 10)
+    w = np.array([1.05])
+    assert "numba.prange(" not in shared_parallel.inspect_adjoint(x, w, 4)
+    check_fd(shared_parallel, x, w, 4)
+
+
+def test_parallel_backward_overflow_is_the_real_error():
+    Z = RNG.standard_normal((4, 40))      # 40 steps > ad_stack_size=16
+    w = np.full(4, 0.1)
+    with pytest.raises(AdStackOverflowError, match="ad_stack_size=16"):
+        paths_parallel.grad(1.0, 0.2, Z, w)
+    check_fd(paths_parallel, 1.0, 0.2, Z[:, :6].copy(), w)

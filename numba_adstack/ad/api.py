@@ -41,18 +41,31 @@ def exec_source(fname, source, namespace, tag):
 class Backward:
     """The compiled backward function of one argument type signature."""
 
-    def __init__(self, dispatcher, argtypes):
+    def __init__(self, dispatcher, argtypes, parallel=None):
         opts = dispatcher.ad_options
         self.argtypes = argtypes
+        self.dispatcher = dispatcher
+        if parallel is None:
+            parallel = bool(dispatcher.targetoptions.get("parallel"))
         typed = typed_ir(dispatcher.py_func, argtypes)
         wrt = _wrt_indices(dispatcher.py_func, opts["wrt"])
         rw = Rewrite(typed, dispatcher.py_func,
-                     Options(opts["ad_stack_size"], opts["storage"], "cpu", wrt=wrt))
+                     Options(opts["ad_stack_size"], opts["storage"], "cpu", wrt=wrt,
+                             parallel=parallel))
         self.fname, self.source = rw.build()
         ns = dict(rw.globals)
         ns.update(_INTRINSICS)
         pyfn = exec_source(self.fname, self.source, ns, dispatcher.py_func.__qualname__)
-        self.njit_options = dispatcher.backward_options
+        self.njit_options = dict(dispatcher.backward_options)
+        self.entry_options = dict(dispatcher.backward_options)
+        # Helpers of parallel loops are called from the backward's prange loops: compiled
+        # first, by name, and the backward is compiled parallel.
+        for helper in rw.helpers:
+            ns[helper] = njit(**self.njit_options)(ns[helper])
+        if rw.helpers:
+            self.njit_options["parallel"] = True
+        self.parallel = bool(rw.helpers)
+        self._serial = None
         self.njit_fn = njit(**self.njit_options)(pyfn)
         # Arguments the function writes into: the gradient pass works on copies.
         self.written_args = [i for i, a in enumerate(rw.arg_vars) if a in rw.written_roots]
@@ -99,7 +112,7 @@ class Backward:
         source = "\n".join(lines) + "\n"
         fn = exec_source("grad_entry", source, {"np": np, "backward": self.njit_fn},
                          self.qualname + " entry")
-        return njit(**self.njit_options)(fn)
+        return njit(**self.entry_options)(fn)
 
     def __call__(self, args, seed=1.0):
         try:
@@ -110,6 +123,15 @@ class Backward:
                 "a larger ad_stack_size to grad_jit, e.g. @grad_jit(ad_stack_size=%d), or "
                 "storage=\"heap\"." % (self.qualname, self.opts["ad_stack_size"], e,
                                        4 * self.opts["ad_stack_size"])) from None
+        except Exception:
+            if not self.parallel:
+                raise
+            # An exception inside a parallel region reaches Python as a bare SystemError:
+            # run the serial backward, which raises the real one (an overflow, a user
+            # raise) or, if the error does not happen again, gives the gradient.
+            if self._serial is None:
+                self._serial = Backward(self.dispatcher, self.argtypes, parallel=False)
+            return self._serial(args, seed)
 
 
 class GradDispatcher(CPUDispatcher):

@@ -18,6 +18,7 @@ The backward function replays the forward code, then walks it backwards:
 
 The primitive adjoints live in :mod:`numba_adstack.ad.rules`.
 """
+import builtins
 import keyword
 import math
 import operator
@@ -77,6 +78,7 @@ class RangeLoop:
         self.first = None             # pair_first var (the index) in the header
         self.block = None             # label of the block holding the iternext
         self.len, self.ctr = prefix + "_len", prefix + "_i"
+        self.parallel = False         # numba.prange
 
     def trip_count(self):
         if self.const_args is None:
@@ -86,8 +88,9 @@ class RangeLoop:
 
 class Options:
     def __init__(self, ad_stack_size, storage="frame", target="cpu", global_map=None,
-                 atomic_add=None, grid=None, wrt=None, dims=None):
+                 atomic_add=None, grid=None, wrt=None, dims=None, parallel=False):
         self.ad_stack_size = int(ad_stack_size)
+        self.parallel = parallel          # run prange loops of the backward in parallel
         self.wrt = wrt                    # indices of the arguments to differentiate
         self.storage = storage
         self.target = target
@@ -157,6 +160,11 @@ class Rewrite:
         self.decls = {}           # declared locals -> initial value source
         self.needed = set()
         self.partials = {}        # call target -> (name of its kept derivative, its source)
+        self.parallel = {}        # fused prange loop -> name of its per-iteration helper
+        self.helpers = {}         # helper name -> its source
+        self.helper_stacks = set()  # stacks declared in helpers, not in the backward
+        self._helper_loop = None  # the parallel loop whose helper is being emitted
+        self._private_failed = set()  # parallel loops found writing shared adjoints
         self._extra_types = {}    # types of the names the rewrite adds (kept derivatives)
         self._ref_ctx = None      # the rule operand being rendered, while collecting
         self._ref_uses = {}       # name -> rule operands (or None) the reverse reads it for
@@ -342,6 +350,7 @@ class Rewrite:
                           else None)
         const_args = None if any(c is None for c in consts) else tuple(int(c) for c in consts)
         rl = RangeLoop(lp, self.fresh("r"), rng.args, const_args)
+        rl.parallel = fn is numba.prange
         for nm in seen:
             self.iter_alias[nm] = rl
         return rl
@@ -819,13 +828,20 @@ class Rewrite:
     def build(self):
         self._check_return()
         self._choose_fused()
+        self._choose_parallel()
         # Dry run: find what the reverse sweep reads, then decide stacks.
         self.collecting = True
         self._dry_run()
+        if self._private_failed:
+            for lp in self._private_failed:
+                del self.parallel[lp]
+            self._dry_run()
         if self._choose_partials():
             self._dry_run()
         self._decide_stacks()
         self.collecting = False
+        self.helpers = {}
+        self.helper_stacks = set()
         fwd = Lines()
         fwd.level = 1
         self.emit_region_fwd(fwd, self.s.regions[None], None)
@@ -1186,6 +1202,9 @@ class Rewrite:
         """Emit what happens on edge ``e`` of region ``R``; the next node, if inside R."""
         kind = R.edge_kind(e)
         lp = R.loop
+        if kind == "exit" and lp is self._helper_loop:
+            L("break")      # never taken: the helper runs one iteration that exists
+            return None
         if kind == "exit":
             if lp in self.fused:
                 self.emit_fused_iteration_reverse(L, lp, e)
@@ -1203,7 +1222,7 @@ class Rewrite:
                     self.rec_fwd(L, "_l%d" % lp.header, lp.latches.index(e[0]),
                                  self.s.enclosing(lp.header), lp.header)
                 L("_n%d += 1" % lp.header)
-            L("continue")
+            L("break" if lp is self._helper_loop else "continue")
             return None
         self.emit_copies(L, e)
         m = R.node_of(e[1])
@@ -1856,6 +1875,7 @@ class Rewrite:
                 pos.append(self.ref(a) if k in used else "")
             for r, a, act in zip(rule, operands, active):
                 if act:
+                    self._check_private(a, None)
                     out.append(("_ARRAY", (self.ref_bar(a), r.format(*pos, g=g))))
         elif e.op == "call":
             fn = self.resolve_global(e.func)
@@ -1876,6 +1896,7 @@ class Rewrite:
             if isinstance(vt, types.Array):
                 if isinstance(self.ty(name), types.Array) or name in self.inplace_loads:
                     return out
+                self._check_private(e.value, self.index_var(e))
                 if self.opt.target == "cuda" and not self.thread_private(e) \
                         and not self.local_array(self.array_root(e.value.name)):
                     out.append(("_ATOMIC", (self.ref_bar(e.value), self.index_src(e, self.ref),
@@ -1899,6 +1920,7 @@ class Rewrite:
             rl = self.iter_alias[self._pair_iter(e).name]
             if rl.array is not None:
                 h = rl.loop.header
+                self._check_private(rl.array, None)
                 # The last test of the loop reads no element: guard its (zero) adjoint.
                 out.append(("_GUARD", ("_it%d < %s" % (h, rl.len),
                                        "%s[_it%d]" % (self.ref_bar(rl.array), h), g)))
@@ -2190,11 +2212,191 @@ class Rewrite:
         h = lp.header
         for phi, members, outflow, seed in self.fused_seed[lp]:
             L("%s = %s" % (self._seed_name(phi), seed))
+        if lp in self.parallel:
+            self.emit_parallel_loop(L, lp)
+            return
         L("while True:")
         with L.indent():
             m = L.mark()
             self.emit_seq(L, self.s.regions[lp], h, None)
             L.close_block(m)
+
+    # ------------------------------------------------------------------ parallel loops
+    def _choose_parallel(self):
+        """Fused ``prange`` loops run in parallel in the backward too: each iteration, its
+        forward replay and its reverse, is a call to a helper function (its stacks are in
+        the helper's frame, so each thread has its own), and the sums and the adjoints of
+        values from before the loop are reductions. Only where every array adjoint the
+        iteration writes is indexed by the loop's own index (checked while emitting)."""
+        if self.opt.target != "cpu" or not self.opt.parallel:
+            return
+        for lp in self.fused:
+            rl = lp.range
+            if rl is None or not rl.parallel or rl.array is not None \
+                    or rl.block != lp.header or len(lp.exits) != 1 \
+                    or lp.exits[0][0] != lp.header:
+                continue
+            sums = {phi for phi, _, _, _ in self.fused_seed[lp]}
+            if any(tgt.name not in sums for tgt, _ in self.block_phis[lp.header]):
+                continue        # something else is carried from one iteration to the next
+            self.parallel[lp] = "%s_iteration%d" % (self.py_func.__name__, lp.header)
+
+    def index_var(self, e):
+        """The index variable of a getitem (the first one of a tuple index), or None."""
+        idx = e.index_var if e.op == "static_getitem" else e.index
+        if idx is None:
+            return None
+        d = self.def_expr(idx.name)
+        if isinstance(d, ir.Expr) and d.op == "build_tuple" and d.items:
+            return d.items[0]
+        return idx
+
+    def _is_iteration_index(self, var, lp):
+        name = var.name if var is not None else None
+        for _ in range(100):
+            if name is None:
+                return False
+            if name == lp.range.first:
+                return True
+            d = self.def_expr(name)
+            name = d.name if isinstance(d, ir.Var) else None
+        return False
+
+    def _check_private(self, arr, idx):
+        """Inside a parallel loop's helper, an adjoint written at ``arr[idx]`` must belong
+        to this iteration: ``idx`` or the index of a view ``arr`` comes from is the loop's
+        index. Otherwise the loop goes back to running serially."""
+        lp = self._helper_loop
+        if lp is None:
+            return
+        if self._is_iteration_index(idx, lp):
+            return
+        name = arr.name
+        for _ in range(100):
+            d = self.def_expr(name)
+            if isinstance(d, ir.Var):
+                name = d.name
+            elif isinstance(d, ir.Expr) and d.op in ("getitem", "static_getitem") \
+                    and isinstance(self.ty(d.value), types.Array):
+                if self._is_iteration_index(self.index_var(d), lp):
+                    return
+                name = d.value.name
+            else:
+                break
+        if self.collecting:
+            self._private_failed.add(lp)
+        else:
+            self.error("internal: the parallel loop writes a shared adjoint")
+
+    def emit_parallel_loop(self, L, lp):
+        h = lp.header
+        rl = lp.range
+        helper = self.parallel[lp]
+        # The helper: one iteration, from the loop's index ``_p``.
+        H = Lines()
+        H.level = 1
+        saved = self._helper_loop
+        self._helper_loop = lp
+        H("%s = _p" % rl.ctr)
+        H("while True:")
+        with H.indent():
+            m = H.mark()
+            self.emit_seq(H, self.s.regions[lp], h, None)
+            H.close_block(m)
+        self._helper_loop = saved
+        params, sums, adjoints, stacks, locals_ = self._helper_names(lp, H.lines)
+        out = Lines()
+        out("def %s(%s):" % (helper, ", ".join(["_p"] + params)))
+        out.level = 1
+        for st in sorted(stacks):
+            dt, cap, storage = self.stacks[st]
+            out("%s = adstack(%s, %d%s)" % (st, dt, cap,
+                                             ', "heap"' if storage == "heap" else ""))
+        for name, init in locals_:
+            out("%s = %s" % (name, init))
+        for name in sums:
+            out("%s = 0.0" % name)
+        for name in adjoints:
+            out("%s = %s" % (name, ZERO))
+        out.lines.extend(H.lines)
+        results = sums + adjoints
+        out("return (%s)" % "".join(r + ", " for r in results))
+        self.helpers[helper] = "\n".join(out.lines) + "\n"
+        self.helper_stacks |= stacks
+        # The loop: reductions of what each iteration adds.
+        L("for _p in numba.prange(%s):" % rl.len)
+        with L.indent():
+            L("_c = %s(%s)" % (helper, ", ".join(["_p"] + params)))
+            for k, r in enumerate(results):
+                L("%s += _c[%d]" % (r, k))
+        # Leaving the loop: the test that ends it and what the reverse does there.
+        L("%s = %s" % (rl.ctr, rl.len))
+        L("while True:")
+        with L.indent():
+            self.emit_block(L, h)
+            self.follow(L, self.s.regions[lp], lp.exits[0])
+
+    def _helper_names(self, lp, lines):
+        """Split the names of a helper body: parameters (read, never written), sums and
+        outer adjoints (returned and reduced), stacks, and the helper's own locals."""
+        import ast
+        tree = ast.parse("def _f():\n" + "\n".join(lines) + "\n")
+        stored, augmented, loaded = set(), set(), set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                augmented.add(node.target.id)
+        by_source = {v: k for k, v in self._names.items()}
+        inside = set(self._loop_names(lp))
+        sums = sorted(self.n(phi) for phi, _, _, _ in self.fused_seed[lp]
+                      if self.n(phi) in stored | loaded)
+        adjoints, locals_ = [], []
+        decl = self._declarations()
+        for name in sorted(stored | augmented):
+            if name in sums:
+                continue
+            ir_name = by_source.get(name)
+            base = ir_name[:-4] if ir_name and ir_name.endswith(".bar") else None
+            if base is not None and base not in inside and is_float(self.ty(base)):
+                adjoints.append(name)           # outer adjoint: += only
+                continue
+            if ir_name is not None and base is None and ir_name not in inside \
+                    and ir_name not in self._extra_types:
+                # A value from before the loop reassigned in it: not independent iterations.
+                if self.collecting:
+                    self._private_failed.add(lp)
+                else:
+                    self.error("internal: a parallel loop assigns %r, defined before it"
+                               % name)
+            if name in decl:
+                locals_.append((name, decl[name]))
+        stacks = {n for n in loaded if n in self.stacks}
+        known = set(self.globals) | set(_INTRINSIC_NAMES) | set(dir(builtins)) | {"numba"}
+        params = sorted(n for n in loaded - stored - augmented
+                        if n not in known and n not in stacks and n != "_p")
+        return params, sums, adjoints, stacks, locals_
+
+    def _loop_names(self, lp):
+        """IR names defined inside loop ``lp`` (statements and phis of its blocks)."""
+        for name, (label, _) in self.defs.items():
+            if label in lp.blocks:
+                yield name
+        for name, label in self.phis.items():
+            if label in lp.blocks:
+                yield name
+
+    def _declarations(self):
+        """Generated name -> initial value, for the locals the backward declares."""
+        out = {}
+        for name in self.pushed:
+            out[self.n(name)] = _zero_src(self.ty(name))
+        for name in self.useful:
+            if is_float(self.ty(name)):
+                out[self.bar(name)] = ZERO
+        for name in self.record_names:
+            out[name] = "0"
+        return out
 
     def _seed_name(self, phi):
         return "_seed_" + self.n(phi)
@@ -2242,20 +2444,23 @@ class Rewrite:
             params.append("_flag")
         fname = "%s_backward" % self.py_func.__name__
         out = Lines()
+        for helper in sorted(self.helpers):
+            out.lines.extend(self.helpers[helper].splitlines())
+            out("")
+            out("")
+        if self.helpers:
+            self.globals["numba"] = numba
         out("def %s(%s):" % (fname, ", ".join(params)))
         out.level = 1
         for st, (dt, cap, storage) in sorted(self.stacks.items()):
+            if st in self.helper_stacks:
+                continue
             if storage == "heap":
                 out("%s = adstack(%s, %d, \"heap\")" % (st, dt, cap))
             else:
                 out("%s = adstack(%s, %d)" % (st, dt, cap))
-        for name in sorted(self.pushed):
-            out("%s = %s" % (self.n(name), _zero_src(self.ty(name))))
-        for name in sorted(self.useful):
-            if is_float(self.ty(name)):
-                out("%s = %s" % (self.bar(name), ZERO))
-        for name in sorted(self.record_names):
-            out("%s = 0" % name)
+        for name, init in sorted(self._declarations().items()):
+            out("%s = %s" % (name, init))
         if self.opt.target == "cpu":
             out("_retval = 0.0")
         body = out.lines + fwd.lines + rev.lines
@@ -2270,6 +2475,10 @@ class Rewrite:
                 body.append("        _flag[0] = 1")
             body.append("    return")
         return fname, "\n".join(body) + "\n"
+
+
+#: Names the generated code calls that are not in its module namespace as globals.
+_INTRINSIC_NAMES = ("adstack", "push", "pop", "top", "size", "overflowed", "clear")
 
 
 def _carries_floats(t):
