@@ -46,3 +46,12 @@ def test_quick_run_in_process(tmp_path):
     text = (tmp_path / "benchmarks.md").read_text()
     assert "python -m benchmarks" in text and "sin recurrence" in text
     assert (tmp_path / "benchmarks.json") in written
+
+
+def test_parallel_benchmark_runs_and_agrees():
+    # Tiny sizes: the serial and parallel gradients are compared inside run(); no timing
+    # is asserted.
+    from benchmarks.bench_parallel import run
+    res = run(paths=64, steps=5, repeat=2)
+    assert set(res["seconds"]) == {"primal_serial", "primal_parallel", "grad_serial",
+                                   "grad_parallel"}
