@@ -604,7 +604,8 @@ class Rewrite:
 
         def depends(name, e):
             if name in self.phis:
-                inputs = [v.name for _, incs in self.block_phis[self.phis[name]] if _.name == name
+                inputs = [v.name for tgt, incs in self.block_phis[self.phis[name]]
+                          if tgt.name == name
                           for v in incs.values() if isinstance(v, ir.Var)]
             elif isinstance(e, ir.Expr):
                 inputs = self._expr_inputs(e)
@@ -612,8 +613,7 @@ class Rewrite:
                 inputs = [e.name]
             else:
                 return False
-            return any(v in varied or self.array_root(v) in varied_roots
-                       or self.array_root(v) in wrt_roots for v in inputs)
+            return any(depends_on_inputs(v) for v in inputs)
 
         changed = True
         while changed:
@@ -654,8 +654,7 @@ class Rewrite:
                     inputs = self._expr_inputs(stmt.value)
                 else:
                     continue
-                if any(v in varied or self.array_root(v) in varied_roots
-                       or self.array_root(v) in wrt_roots for v in inputs):
+                if any(depends_on_inputs(v) for v in inputs):
                     varied_roots.add(name)
                     changed = True
             for name in list(self.defs) + list(self.phis):
