@@ -1097,7 +1097,7 @@ def _paths(S0, sigma, Z, w):
 
 
 def _shared_weight(x, w, n):
-    # Every iteration reads w[0]: its adjoint is shared, so the backward stays serial.
+    # Every iteration reads w[0]: its adjoint is shared, so each thread adds into a copy.
     total = 0.0
     for p in numba.prange(x.shape[0]):
         v = x[p]
@@ -1125,11 +1125,22 @@ def test_parallel_backward_of_independent_iterations():
         np.testing.assert_allclose(g, s, rtol=1e-12, atol=1e-15)
 
 
-def test_parallel_loop_with_a_shared_adjoint_stays_serial():
+def test_parallel_loop_with_a_shared_adjoint_uses_per_thread_copies():
     x = RNG.uniform(0.1, 1.0, 10)
     w = np.array([1.05])
-    assert "numba.prange(" not in shared_parallel.inspect_adjoint(x, w, 4)
+    src = shared_parallel.inspect_adjoint(x, w, 4)
+    assert "numba.prange(" in src and "_t_w_bar" in src and "_t_x_bar" not in src, src
     check_fd(shared_parallel, x, w, 4)
+
+
+def test_parallel_loop_past_the_copy_limit_runs_serially(monkeypatch):
+    from numba_adstack.ad import transform
+    monkeypatch.setattr(transform, "SHARED_COPY_LIMIT", 1)
+    f = nad.grad_jit(parallel=True, ad_stack_size=16)(_shared_weight)
+    x = RNG.uniform(0.1, 1.0, 10)
+    w = np.array([1.05])
+    assert "raise MemoryError" in f.inspect_adjoint(x, w, 4)
+    check_fd(f, x, w, 4)
 
 
 def test_parallel_backward_overflow_is_the_real_error():

@@ -164,7 +164,8 @@ class Rewrite:
         self.helpers = {}         # helper name -> its source
         self.helper_stacks = set()  # stacks declared in helpers, not in the backward
         self._helper_loop = None  # the parallel loop whose helper is being emitted
-        self._private_failed = set()  # parallel loops found writing shared adjoints
+        self._private_failed = set()  # fused prange loops that cannot run in parallel
+        self._shared_roots = {}   # parallel loop -> arrays whose adjoints it shares
         self._extra_types = {}    # types of the names the rewrite adds (kept derivatives)
         self._ref_ctx = None      # the rule operand being rendered, while collecting
         self._ref_uses = {}       # name -> rule operands (or None) the reverse reads it for
@@ -2262,9 +2263,10 @@ class Rewrite:
         return False
 
     def _check_private(self, arr, idx):
-        """Inside a parallel loop's helper, an adjoint written at ``arr[idx]`` must belong
-        to this iteration: ``idx`` or the index of a view ``arr`` comes from is the loop's
-        index. Otherwise the loop goes back to running serially."""
+        """Inside a parallel loop's helper, an adjoint written at ``arr[idx]`` belongs to
+        this iteration when ``idx``, or the index of a view ``arr`` comes from, is the
+        loop's index. Otherwise several iterations add into it: the array's adjoint is
+        shared, and each thread gets a copy of its own (summed after the loop)."""
         lp = self._helper_loop
         if lp is None:
             return
@@ -2282,10 +2284,7 @@ class Rewrite:
                 name = d.value.name
             else:
                 break
-        if self.collecting:
-            self._private_failed.add(lp)
-        else:
-            self.error("internal: the parallel loop writes a shared adjoint")
+        self._shared_roots.setdefault(lp, set()).add(self.array_root(arr.name))
 
     def emit_parallel_loop(self, L, lp):
         h = lp.header
@@ -2303,6 +2302,7 @@ class Rewrite:
             self.emit_seq(H, self.s.regions[lp], h, None)
             H.close_block(m)
         self._helper_loop = saved
+        shared = sorted(self.bar(r) for r in self._shared_roots.get(lp, ()))
         params, sums, adjoints, stacks, locals_ = self._helper_names(lp, H.lines)
         out = Lines()
         out("def %s(%s):" % (helper, ", ".join(["_p"] + params)))
@@ -2322,12 +2322,24 @@ class Rewrite:
         out("return (%s)" % "".join(r + ", " for r in results))
         self.helpers[helper] = "\n".join(out.lines) + "\n"
         self.helper_stacks |= stacks
-        # The loop: reductions of what each iteration adds.
+        # The loop: reductions of what each iteration adds, and per-thread copies of the
+        # adjoints several iterations add into. Copies past SHARED_COPY_LIMIT elements make
+        # the backward raise, and the caller then runs the serial one.
+        if shared:
+            L("if (%s) * numba.get_num_threads() > %d:" % (
+                " + ".join("%s.size" % b for b in shared), SHARED_COPY_LIMIT))
+            L("    raise MemoryError(\"per-thread adjoint copies past the limit\")")
+        for b in shared:
+            L("_t_%s = np.zeros((numba.get_num_threads(),) + %s.shape, %s.dtype)" % (b, b, b))
+        args = ["_p"] + ["_t_%s[numba.get_thread_id()]" % p if p in shared else p
+                         for p in params]
         L("for _p in numba.prange(%s):" % rl.len)
         with L.indent():
-            L("_c = %s(%s)" % (helper, ", ".join(["_p"] + params)))
+            L("_c = %s(%s)" % (helper, ", ".join(args)))
             for k, r in enumerate(results):
                 L("%s += _c[%d]" % (r, k))
+        for b in shared:
+            L("%s += _t_%s.sum(axis=0)" % (b, b))
         # Leaving the loop: the test that ends it and what the reverse does there.
         L("%s = %s" % (rl.ctr, rl.len))
         L("while True:")
@@ -2475,6 +2487,10 @@ class Rewrite:
             body.append("    return")
         return fname, "\n".join(body) + "\n"
 
+
+#: Elements of per-thread adjoint copies (all threads together) a parallel loop may make;
+#: past it the backward runs serially.
+SHARED_COPY_LIMIT = 1 << 22
 
 #: Names the generated code calls that are not in its module namespace as globals.
 _INTRINSIC_NAMES = ("adstack", "push", "pop", "top", "size", "overflowed", "clear")
