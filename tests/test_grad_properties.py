@@ -8,6 +8,7 @@ branch threshold (where finite differences disagree with themselves) are discard
 """
 import math
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, note, settings
@@ -133,9 +134,29 @@ class _Gen:
         return "\n".join(lines) + "\n"
 
 
+    def parallel_program(self):
+        """The same statements inside the body of a ``prange`` loop over paths whose
+        results are summed: the shape the parallel backward takes."""
+        lines = ["def f(x, a, n):", "    total = 0.0",
+                 "    for p in numba.prange(x.shape[0]):",
+                 "        f0 = x[p]", "        f1 = x[(p + 1) % x.shape[0]]",
+                 "        f2 = a * x[p]", "        i0 = 0"]
+        self.budget = 8
+        for _ in range(self.draw(st.integers(1, 2))):
+            lines += self.stmt(2)
+        lines.append("        total += f0 + 0.7 * f1 - 0.3 * f2")
+        lines.append("    return total")
+        return "\n".join(lines) + "\n"
+
+
 @st.composite
 def programs(draw):
     return _Gen(draw).program()
+
+
+@st.composite
+def parallel_programs(draw):
+    return _Gen(draw).parallel_program()
 
 
 def _fd_is_reliable(fn, args):
@@ -162,6 +183,25 @@ def test_random_program_gradient_matches_finite_differences(src, seed, n):
     want = _fd_is_reliable(py, args)
     assume(want is not None)
     f = nad.grad_jit(py)
+    value, got = f.value_and_grad(*args)
+    assert value == pytest.approx(py(*args), rel=1e-12, abs=1e-14)
+    assert_grads_close(got, want, args, rtol=1e-5, atol=1e-7)
+
+
+@settings(max_examples=8, deadline=None, derandomize=True, database=None,
+          phases=(Phase.explicit, Phase.generate),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(src=parallel_programs(), seed=st.integers(0, 2 ** 16), n=st.sampled_from([2, 3, 0]))
+def test_random_parallel_program_gradient_matches_finite_differences(src, seed, n):
+    note(src)
+    ns = {"math": math, "numba": numba}
+    exec(compile(src, "<generated>", "exec"), ns)
+    py = ns["f"]
+    rng = np.random.default_rng(seed)
+    args = (rng.uniform(-1.0, 1.0, 5), float(rng.uniform(0.5, 1.5)), n)
+    want = _fd_is_reliable(py, args)
+    assume(want is not None)
+    f = nad.grad_jit(py, parallel=True)
     value, got = f.value_and_grad(*args)
     assert value == pytest.approx(py(*args), rel=1e-12, abs=1e-14)
     assert_grads_close(got, want, args, rtol=1e-5, atol=1e-7)
