@@ -7,8 +7,10 @@ speed-up of the parallel backward.
 ``run(paths, steps, repeat)`` returns the timings and ratios as a dict. The gradients of
 the two versions are checked against each other before anything is timed.
 """
+import inspect
 import math
 import sys
+import textwrap
 import time
 
 import numba
@@ -16,19 +18,21 @@ import numpy as np
 
 import numba_adstack as nad
 
+from .workloads import mc_option
 
-def mc_option_prange(S0, sigma, r, K, T, Z):
-    n_paths, n_steps = Z.shape
-    dt = T / n_steps
-    drift = (r - 0.5 * sigma * sigma) * dt
-    vol = sigma * math.sqrt(dt)
-    total = 0.0
-    for p in numba.prange(n_paths):
-        s = S0
-        for t in range(n_steps):
-            s = s * math.exp(drift + vol * Z[p, t])
-        total += max(s - K, 0.0)
-    return math.exp(-r * T) * total / n_paths
+
+def _prange_version(fn):
+    """``fn`` with its top-level ``for p in range(n_paths)`` written as ``numba.prange``."""
+    src = textwrap.dedent(inspect.getsource(fn)).replace(
+        "range(n_paths)", "numba.prange(n_paths)")
+    ns = {}
+    exec(compile(src, "<%s with prange>" % fn.__name__, "exec"),
+         {"math": math, "np": np, "numba": numba}, ns)
+    return ns[fn.__name__]
+
+
+#: The Monte Carlo workload of ``python -m benchmarks`` with prange over its paths.
+mc_option_prange = _prange_version(mc_option)
 
 
 def _median(fn, repeat):

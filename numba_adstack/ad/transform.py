@@ -1746,7 +1746,7 @@ class Rewrite:
         what = "%s()" % getattr(fn, "__name__", fn) if fn is not None else \
             "the method .%s()" % self.def_expr(e.func.name).attr
         for a in arrays:
-            if is_float_array(self.ty(a)) and self.array_root(a.name) in self.useful_roots():
+            if self.array_root(a.name) in self.useful_roots():
                 self.error("%s writes into the array %r, which the gradient reads; write "
                            "the element-wise loop" % (what, self.array_root(a.name)), e.loc)
 
