@@ -1134,8 +1134,8 @@ def test_parallel_loop_with_a_shared_adjoint_uses_per_thread_copies():
 
 
 def test_parallel_loop_past_the_copy_limit_runs_serially(monkeypatch):
-    from numba_adstack.ad import transform
-    monkeypatch.setattr(transform, "SHARED_COPY_LIMIT", 1)
+    from numba_adstack.ad.emit import parallel
+    monkeypatch.setattr(parallel, "SHARED_COPY_LIMIT", 1)
     f = nad.grad_jit(parallel=True, ad_stack_size=16)(_shared_weight)
     x = RNG.uniform(0.1, 1.0, 10)
     w = np.array([1.05])

@@ -20,7 +20,8 @@ from .. import config
 from ..errors import AdStackOverflowError, AdStackBudgetError
 from ..intrinsics import adstack, push, pop, top, size, overflowed, clear
 from .capture import typed_ir
-from .transform import Rewrite, Options, is_float, is_float_array
+from .rewrite import Options, build_backward
+from .typeinfo import is_float, is_float_array
 
 _INTRINSICS = {"adstack": adstack, "push": push, "pop": pop, "top": top, "size": size,
                "overflowed": overflowed, "clear": clear}
@@ -49,10 +50,10 @@ class Backward:
             parallel = bool(dispatcher.targetoptions.get("parallel"))
         typed = typed_ir(dispatcher.py_func, argtypes)
         wrt = _wrt_indices(dispatcher.py_func, opts["wrt"])
-        rw = Rewrite(typed, dispatcher.py_func,
-                     Options(opts["ad_stack_size"], opts["storage"], "cpu", wrt=wrt,
-                             parallel=parallel))
-        self.fname, self.source = rw.build()
+        rw = build_backward(typed, dispatcher.py_func,
+                            Options(opts["ad_stack_size"], opts["storage"], wrt=wrt,
+                                    parallel=parallel))
+        self.fname, self.source = rw.fname, rw.source
         ns = dict(rw.globals)
         ns.update(_INTRINSICS)
         pyfn = exec_source(self.fname, self.source, ns, dispatcher.py_func.__qualname__)
@@ -68,10 +69,13 @@ class Backward:
         self._serial = None
         self.njit_fn = njit(**self.njit_options)(pyfn)
         # Arguments the function writes into: the gradient pass works on copies.
-        self.written_args = [i for i, a in enumerate(rw.arg_vars) if a in rw.written_roots]
-        self.float_array_args = [i for i, a in enumerate(rw.arg_vars)
-                                 if is_float_array(rw.ty(a))]
-        self.float_scalar_args = [i for i, a in enumerate(rw.arg_vars) if is_float(rw.ty(a))]
+        facts = rw.facts
+        self.written_args = [i for i, a in enumerate(facts.arg_vars)
+                             if a in facts.written_roots]
+        self.float_array_args = [i for i, a in enumerate(facts.arg_vars)
+                                 if is_float_array(facts.ty(a))]
+        self.float_scalar_args = [i for i, a in enumerate(facts.arg_vars)
+                                  if is_float(facts.ty(a))]
         self.wrt = range(len(argtypes)) if wrt is None else wrt
         self.qualname = dispatcher.py_func.__qualname__
         self.opts = opts

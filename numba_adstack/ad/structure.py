@@ -219,3 +219,33 @@ class Structure:
     def edge_loops(self, src, dst):
         """Loops in which an edge executes once per iteration: those holding both ends."""
         return [lp for lp in self.enclosing(src) if dst in lp.blocks]
+
+
+def dominates(region, a, b):
+    """Does node ``a`` dominate node ``b`` in ``region``?"""
+    x = b
+    while True:
+        if x == a:
+            return True
+        if x == region.entry:
+            return False
+        x = region.idom[x]
+
+
+def common_dominator(region, a, b):
+    """The nearest node of ``region`` that dominates both ``a`` and ``b``."""
+    da, x = [], a
+    while True:
+        da.append(x)
+        if x == region.entry:
+            break
+        x = region.idom[x]
+    x = b
+    while x not in da:
+        x = region.idom[x]
+    return x
+
+
+def node_key(n):
+    """A short stable key of a region node (a block label or a loop), for record names."""
+    return "L%d" % n.header if isinstance(n, LoopNode) else str(n)

@@ -20,9 +20,10 @@ from numba.core import types
 from .. import config
 from ..errors import AdjointArgumentError
 from ..ad.capture import typed_ir
-from ..ad.transform import Rewrite, Options
+from ..ad.rewrite import Options, build_backward
 from .kernels import OverflowCheckedKernel, array_meta, compile_kernel_source
-from .standins import STANDIN, cuda_module, with_standin_globals
+from .standins import with_standin_globals
+from .target import CudaTarget
 
 
 def _argtype(a):
@@ -79,14 +80,10 @@ class GradKernel:
 
     def _build(self, argtypes):
         typed = typed_ir(self.py_func, argtypes, prepare=with_standin_globals)
-        opts = Options(self.ad_stack_size, "frame", "cuda",
-                       global_map={id(STANDIN): cuda_module()},
-                       atomic_add=STANDIN.atomic.add, grid=STANDIN.grid,
-                       dims={id(getattr(STANDIN, d)): d
-                             for d in ("threadIdx", "blockIdx", "blockDim")})
-        rw = Rewrite(typed, self.py_func, opts)
-        name, source = rw.build()
-        dispatcher = compile_kernel_source(source, name, namespace=rw.globals,
+        bw = build_backward(typed, self.py_func, Options(self.ad_stack_size, "frame"),
+                            CudaTarget())
+        name, source = bw.fname, bw.source
+        dispatcher = compile_kernel_source(source, name, namespace=bw.globals,
                                            **self.jit_options)
         names = list(self.py_func.__code__.co_varnames[:self.nargs])
         positions = [i for i, t in enumerate(argtypes) if isinstance(t, types.Array)]

@@ -14,7 +14,6 @@ from numba import types
 from numba.core.extending import overload, typeof_impl, type_callable
 from numba.core.typing.templates import AttributeTemplate, infer_getattr
 
-from ..ad import rules as R
 
 
 class _Dim3:
@@ -107,11 +106,9 @@ def _ov_shared_array(shape, dtype):
     return lambda shape, dtype: np.empty(shape, dtype)
 
 
-R.THREAD_LOCAL_CONSTRUCTORS.add(_local_array)
-R.DISPLAY_NAMES.update({_local_array: "cuda.local.array", _shared_array: "cuda.shared.array"})
-R.REFUSED_CONSTRUCTORS[_shared_array] = (
-    "its adjoint would be shared by the threads of a block; keep per-thread values in "
-    "cuda.local.array or in variables")
+#: What the kernel's ``cuda.local.array`` / ``cuda.shared.array`` are typed as.
+local_array_standin = _local_array
+shared_array_standin = _shared_array
 
 
 def _namespace(**attrs):

@@ -1,0 +1,233 @@
+"""Activity: which values carry a derivative, and which of those reach the result.
+
+Reads the :class:`~.facts.IRFacts`, the target and ``wrt``; produces an :class:`Activity`:
+
+* **varied**: values that depend on a differentiated argument, through arithmetic, phis,
+  tuples, and arrays that varied values are stored into;
+* **useful**: varied floats that flow into the result (for kernels: into the arrays they
+  write). Only these get adjoints;
+* **useful_roots**: the arrays whose contents reach the result;
+* **array_adjoints**: the arrays that get an adjoint array, and where it comes from
+  (``"arg"``: passed in, ``"new"``: allocated beside a fresh array, ``"local"``: a
+  per-thread scratch array of the target).
+"""
+from dataclasses import dataclass
+
+from numba.core import ir, types
+
+from . import rules as R
+from .typeinfo import carries_floats, is_float, is_float_array
+
+
+@dataclass(frozen=True)
+class Activity:
+    varied: frozenset
+    useful: frozenset
+    useful_roots: frozenset
+    array_adjoints: dict
+
+    def diff_operands(self, facts, name):
+        """Varied operands through which an adjoint flows from ``name``."""
+        return [o for o in facts.adjoint_operands(name) if o in self.varied]
+
+
+def analyse(facts, wrt):
+    """The :class:`Activity` of the function described by ``facts``."""
+    varied = frozenset(_varied(facts, wrt))
+    useful, useful_roots = _useful(facts, varied)
+    adjoints = _array_adjoints(facts, useful_roots)
+    return Activity(varied, frozenset(useful), frozenset(useful_roots), adjoints)
+
+
+# ---------------------------------------------------------------------- varied
+def _varied(facts, wrt):
+    """Values that depend on a differentiable input (float arguments and float array
+    contents)."""
+    varied = set()
+    for name, t in facts.typemap.items():
+        if name in facts.defs and isinstance(facts.defs[name][1].value, ir.Arg) \
+                and (is_float(t) or is_float_array(t)):
+            if wrt is None or facts.defs[name][1].value.index in wrt:
+                varied.add(name)
+    wrt_roots = {a for a in varied if is_float_array(facts.typemap[a])}
+    # Arrays whose contents depend on the inputs: the differentiated arguments, and arrays
+    # a varied value is stored into.
+    varied_roots = set()
+
+    def depends_on_inputs(v):
+        root = facts.array_root(v)
+        return v in varied or root in varied_roots or root in wrt_roots
+
+    def depends(name, e):
+        if name in facts.phis:
+            inputs = [v.name for v in facts.phi_incoming(name).values()
+                      if isinstance(v, ir.Var)]
+        elif isinstance(e, ir.Expr):
+            inputs = facts.expr_inputs(e)
+        elif isinstance(e, ir.Var):
+            inputs = [e.name]
+        else:
+            return False
+        return any(depends_on_inputs(v) for v in inputs)
+
+    changed = True
+    while changed:
+        changed = _grow_varied_roots(facts, varied, varied_roots, depends_on_inputs)
+        for name in list(facts.defs) + list(facts.phis):
+            if name in varied:
+                continue
+            t = facts.typemap.get(name)
+            e = None if name in facts.phis else facts.def_expr(name)
+            if carries_floats(t):
+                # A tuple, list, complex number, bound method... built from varied values:
+                # whatever float is read out of it depends on them too.
+                hit = depends(name, e)
+            elif not (is_float(t) or is_float_array(t)):
+                continue
+            elif isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem") \
+                    and isinstance(facts.ty(e.value), types.Array):
+                root = facts.array_root(e.value.name)
+                hit = root in wrt_roots or root in varied_roots
+            elif is_float_array(t):
+                # An array is varied when the array it views or aliases holds varied values.
+                root = facts.array_root(name)
+                hit = root in wrt_roots or root in varied_roots
+            else:
+                # Every input counts, not only those a rule differentiates: a float that
+                # depends on the inputs through a construct without a rule must be refused,
+                # not taken as a constant.
+                hit = depends(name, e) or any(op in varied
+                                              for op in facts.adjoint_operands(name))
+            if hit:
+                varied.add(name)
+                changed = True
+    return varied
+
+
+def _grow_varied_roots(facts, varied, varied_roots, depends_on_inputs):
+    """Add the arrays that stores, writing calls, copies and fills make depend on the
+    inputs; True when any was added."""
+    changed = False
+    for blk in facts.fir.blocks.values():
+        for stmt in blk.body:
+            upd = facts.array_update(stmt)
+            if upd is not None and upd[1].name in varied:
+                root = facts.array_root(upd[0].name)
+                if root not in varied_roots:
+                    varied_roots.add(root)
+                    changed = True
+            written = facts.mutated_arrays(stmt.value) if isinstance(stmt, ir.Assign) else []
+            if written and any(depends_on_inputs(v) for v in facts.expr_inputs(stmt.value)):
+                for a in written:
+                    if facts.array_root(a.name) not in varied_roots:
+                        varied_roots.add(facts.array_root(a.name))
+                        changed = True
+    for name, (label, stmt) in facts.defs.items():
+        if name in varied_roots:
+            continue
+        src = facts.array_copy_source(stmt.value)
+        fill = facts.fill_value(stmt.value)
+        if src is not None:
+            inputs = [src.name]
+        elif fill is not None:
+            inputs = [fill.name]
+        elif facts.computed_array(name):
+            # Whole-array arithmetic (x * 2.0, np.sin(x), x.T): its values depend on its
+            # inputs. Marking it lets the sweep refuse it where its values reach the
+            # result, instead of treating it as a constant.
+            inputs = facts.expr_inputs(stmt.value)
+        else:
+            continue
+        if any(depends_on_inputs(v) for v in inputs):
+            varied_roots.add(name)
+            changed = True
+    return changed
+
+
+# ---------------------------------------------------------------------- useful
+def _useful(facts, varied):
+    """Varied floats whose adjoint can be non-zero (they flow into the result), and the
+    roots of the arrays whose contents do."""
+    useful, useful_roots = set(), set()
+    work = []
+    for blk in facts.fir.blocks.values():
+        if isinstance(blk.terminator, ir.Return):
+            work.append(blk.terminator.value.name)
+    if not facts.target.returns_value:
+        for blk in facts.fir.blocks.values():
+            for stmt in blk.body:
+                upd = facts.array_update(stmt)
+                if upd is not None:
+                    work.append(upd[1].name)
+    while work:
+        while work:
+            name = work.pop()
+            if name in useful or name not in varied:
+                continue
+            useful.add(name)
+            for op in facts.adjoint_operands(name):
+                if op in varied and op not in useful:
+                    work.append(op)
+            for a in facts.arrays_read(name):
+                useful_roots.add(facts.array_root(a))
+        _grow_useful_copies(facts, varied, useful, useful_roots)
+        # So does the value a useful array is filled with at its creation.
+        for name, (label, stmt) in facts.defs.items():
+            fill = facts.fill_value(stmt.value)
+            if fill is not None and name in useful_roots and fill.name not in useful \
+                    and fill.name in varied:
+                work.append(fill.name)
+        # A value stored into an array matters when that array is read usefully.
+        for blk in facts.fir.blocks.values():
+            for stmt in blk.body:
+                if (isinstance(stmt, (ir.SetItem, ir.StaticSetItem))
+                        and facts.array_root(stmt.target.name) in useful_roots
+                        and stmt.value.name not in useful
+                        and stmt.value.name in varied):
+                    work.append(stmt.value.name)
+    return useful, useful_roots
+
+
+def _grow_useful_copies(facts, varied, useful, useful_roots):
+    """A copy of an array read usefully makes its source read usefully."""
+    grew = True
+    while grew:
+        grew = False
+        for name, (label, stmt) in facts.defs.items():
+            src = facts.array_copy_source(stmt.value)
+            if src is not None and name in useful_roots and \
+                    facts.array_root(src.name) not in useful_roots:
+                useful_roots.add(facts.array_root(src.name))
+                grew = True
+                if src.name in varied:
+                    useful.add(src.name)
+
+
+# ---------------------------------------------------------------------- array adjoints
+def _array_adjoints(facts, useful_roots):
+    out = {a: "arg" for a in facts.arg_vars if is_float_array(facts.ty(a))}
+    for name, (label, stmt) in facts.defs.items():
+        e = stmt.value
+        if facts.local_array(name):
+            if facts.s.depth(label) > 0:
+                facts.error("creating the array %r inside a loop; create it before the "
+                            "loop" % name, stmt.loc)
+            if facts.ty(name).ndim != 1:
+                if facts.array_root(name) in useful_roots:
+                    facts.error("a %d-d %s on the gradient path; use a 1-d one"
+                                % (facts.ty(name).ndim,
+                                   facts.target.display_name(facts.resolve_global(e.func))),
+                                stmt.loc)
+                continue
+            out[name] = "local"
+            continue
+        if (isinstance(e, ir.Expr) and e.op == "call" and is_float_array(facts.ty(name))
+                and (facts.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS
+                     or facts.array_copy_source(e) is not None)):
+            if facts.s.depth(label) > 0:
+                facts.error("creating the array %r inside a loop; create it before the "
+                            "loop" % name, stmt.loc)
+            if not facts.target.allocates_arrays:
+                facts.error("allocating arrays in a kernel", stmt.loc)
+            out[name] = "new"
+    return out

@@ -1,0 +1,134 @@
+"""Refusals: constructs on the gradient path that the rewrite cannot differentiate.
+
+Reads the facts and the activity; produces nothing, or raises ``NonDifferentiableError``
+naming the function, the construct and its line. Run before anything is planned, so that
+what is refused is refused whatever the plan, and never differentiated wrongly.
+"""
+import numpy as np
+from numba.core import ir, types
+
+from . import rules as R
+from .facts import is_range
+from .typeinfo import is_float, is_float_array
+from .operators import OPS, UNARY
+
+
+def check(facts, activity):
+    for blk in facts.fir.blocks.values():
+        for stmt in blk.body:
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+                _check_expr(facts, activity, stmt.target.name, stmt.value, stmt)
+            elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                _check_store(facts, activity, stmt)
+
+
+def _check_expr(facts, activity, name, e, stmt):
+    if e.op == "call" and facts.target.atomic_update(facts, stmt) is None \
+            and not is_range(facts.resolve_global(e.func)):
+        check_call(facts, activity, e, name)
+        _check_mutating_call(facts, activity, e)
+    if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array):
+        facts.error("in-place whole-array arithmetic (`%s=` on %s); write the element-wise "
+                    "loop" % (OPS.get(e.immutable_fn, "?"), facts.ty(e.lhs)), e.loc)
+    if e.op != "phi" and name in activity.useful and is_float_array(facts.ty(name)):
+        _check_array_def(facts, name, e, stmt)
+
+
+def _check_store(facts, activity, stmt):
+    if not is_float_array(facts.ty(stmt.target)):
+        return
+    if facts.array_root(stmt.target.name) not in activity.useful_roots and \
+            not facts.target.seeds_store(facts, stmt):
+        return
+    v = stmt.value
+    if v.name in activity.useful and not is_float(facts.ty(v)):
+        facts.error("assigning %s into a slice of an array (`a[i:j] = ...`); write the "
+                    "element-wise loop" % facts.ty(v), stmt.loc)
+
+
+def check_call(facts, activity, e, name):
+    """A call whose float result reaches the gradient needs an adjoint rule."""
+    if facts.reduction(e) is not None or facts.array_copy_source(e) is not None:
+        return
+    fn = facts.resolve_global(e.func)
+    t = facts.ty(name)
+    if fn in R.ARRAY_CONSTRUCTORS:
+        return
+    if name in activity.useful and (is_float(t) or is_float_array(t)) \
+            and fn not in R.CALL_RULES and fn not in R.NON_DIFFERENTIABLE_CALLS:
+        fname = getattr(fn, "__name__", None)
+        if fname is None:
+            f = facts.def_expr(e.func.name)
+            fname = ("the method %s" % f.attr if isinstance(f, ir.Expr)
+                     and f.op == "getattr" else str(fn))
+        facts.error("the call to %s has no adjoint rule (add one to "
+                    "numba_adstack.ad.rules.CALL_RULES)" % fname, e.loc)
+
+
+def _check_mutating_call(facts, activity, e):
+    """Refuse a call that writes into an array the gradient reads (``y.fill(v)``,
+    ``np.fill_diagonal(y, v)``): what it writes is invisible to the rewrite."""
+    arrays = facts.mutated_arrays(e)
+    if not arrays:
+        return
+    fn = facts.resolve_global(e.func)
+    what = "%s()" % getattr(fn, "__name__", fn) if fn is not None else \
+        "the method .%s()" % facts.def_expr(e.func.name).attr
+    for a in arrays:
+        if facts.array_root(a.name) in activity.useful_roots:
+            facts.error("%s writes into the array %r, which the gradient reads; write the "
+                        "element-wise loop" % (what, facts.array_root(a.name)), e.loc)
+
+
+def _check_array_def(facts, name, e, stmt):
+    """Arrays on the gradient path must be arguments, fresh arrays, views or aliases;
+    whole-array arithmetic is refused rather than differentiated wrongly."""
+    if isinstance(e, (ir.Arg, ir.Var, ir.Global, ir.FreeVar, ir.Const)):
+        return
+    if isinstance(e, ir.Expr):
+        if e.op in ("getitem", "static_getitem", "cast"):
+            return
+        if e.op == "call" and (facts.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS
+                               or facts.local_array(name)):
+            return
+        if facts.array_copy_source(e) is not None:
+            return
+    facts.error(array_expr_message(facts, name), stmt.loc)
+
+
+def array_expr_message(facts, name):
+    """Why the array ``name`` cannot be differentiated, naming the expression."""
+    e = facts.def_expr(name)
+    if isinstance(e, ir.Expr) and e.op == "call":
+        fn = facts.resolve_global(e.func)
+        why = facts.target.refused_constructor(fn)
+        if why is not None:
+            return "`%s` on the gradient path: %s" % (facts.target.display_name(fn), why)
+    what = "an array expression"
+    if isinstance(e, ir.Expr):
+        if e.op in ("binop", "inplace_binop"):
+            fn = e.immutable_fn if e.op == "inplace_binop" else e.fn
+            what = "whole-array arithmetic (`%s`)" % OPS.get(fn, fn)
+        elif e.op == "unary":
+            what = "whole-array arithmetic (unary `%s`)" % UNARY.get(e.fn, e.fn).strip()
+        elif e.op == "getattr":
+            what = "the array attribute `.%s`" % e.attr
+        elif e.op == "call":
+            what = _call_description(facts, e)
+    target = "" if name.startswith("$") else ", assigned to %r," % name
+    return ("%s%s producing %s: write the element-wise loop (the whole-array reductions "
+            "np.sum, np.mean, np.dot and copies are supported)"
+            % (what, target, facts.ty(name)))
+
+
+def _call_description(facts, e):
+    fn = facts.resolve_global(e.func)
+    d = facts.def_expr(e.func.name)
+    if fn is None and isinstance(d, ir.Expr) and d.op == "getattr":
+        return "the array method `.%s()`" % d.attr
+    shown = facts.target.display_name(fn)
+    if shown is not None:
+        return "`%s`" % shown
+    prefix = "np." if isinstance(fn, np.ufunc) or getattr(
+        fn, "__module__", "").startswith("numpy") else ""
+    return "the array function `%s%s`" % (prefix, getattr(fn, "__name__", fn))

@@ -1,0 +1,150 @@
+"""Emission: the Python source of the backward function, from facts, activity and plan.
+
+The backward is ``forward replay`` (:mod:`.forward`) + ``reverse sweep``
+(:mod:`.reverse`), assembled here with the declarations of its stacks and locals. Fused
+loops (:mod:`.fused`) reverse each iteration inside the replay; parallel ones
+(:mod:`.parallel`) call a per-iteration helper from a ``prange``. Emission decides nothing:
+every choice comes from the plan. Its only bookkeeping is of what it has written (which
+stacks a loop pushed, which adjoints a parallel iteration shares).
+
+:func:`probe` runs the same emission without keeping the text, to find what the sweep
+reads under a draft plan (see :mod:`..plan`).
+"""
+from ..plan import Reads
+from ..structure import node_key
+from ..typeinfo import is_float, zero_src
+from .adjoints import Adjoints
+from .constants import ZERO
+from .forward import Forward
+from .fused import Fused
+from .names import Lines, Names
+from .parallel import Parallel
+from .reverse import Reverse
+from .source import Source
+
+__all__ = ["Names", "Source", "Emission", "probe", "emit_backward"]
+
+
+class Emission:
+    """One run of the emitter over a plan."""
+
+    def __init__(self, facts, activity, plan, names, src, reads=None):
+        self.facts = facts
+        self.activity = activity
+        self.plan = plan
+        self.names = names
+        self.src = src
+        self.reads = reads          # a Reads being collected, or None
+        self.helper_loop = None     # the parallel loop whose helper is being emitted
+        self.open_loops = []        # headers of the loops being emitted (replay)
+        self.loop_stacks = {}       # loop header -> stacks pushed inside that loop
+        self.shared_roots = {}      # parallel loop -> arrays whose adjoints it shares
+        self.helpers = {}           # helper name -> its source
+        self.helper_stacks = set()  # stacks declared in helpers, not in the backward
+        self.forward = Forward(self)
+        self.reverse = Reverse(self)
+        self.adjoints = Adjoints(self)
+        self.fused = Fused(self)
+        self.parallel = Parallel(self)
+
+    # -- stacks, by their source names
+    def value_stack(self, name):
+        """Source name of the stack keeping ``name``, or None."""
+        if name in self.plan.value_stacks:
+            return "_st_" + self.names.n(name)
+        return None
+
+    def record_stack(self, name):
+        if name not in self.plan.record_stacks:
+            raise AssertionError("no stack planned for the record %s" % name)
+        return "_st" + name
+
+    def stack_specs(self):
+        out = {"_st" + k: v for k, v in self.plan.record_stacks.items()}
+        for name, spec in self.plan.value_stacks.items():
+            out["_st_" + self.names.n(name)] = spec
+        return out
+
+    def stack_declaration(self, st):
+        spec = self.stack_specs()[st]
+        heap = ', "heap"' if spec.storage == "heap" else ""
+        return "%s = adstack(%s, %d%s)" % (st, spec.dtype, spec.capacity, heap)
+
+    def region_loops(self, region):
+        return [] if region.loop is None else self.facts.s.enclosing(region.loop.header)
+
+    def declarations(self):
+        """Generated name -> initial value, for the locals the backward declares."""
+        facts, names = self.facts, self.names
+        out = {}
+        for name in self.plan.value_stacks:
+            out[names.n(name)] = zero_src(self.plan.ty(facts, name))
+        for name in self.activity.useful:
+            if is_float(facts.ty(name)):
+                out[names.bar(name)] = ZERO
+        for name in record_names(facts):
+            out[name] = "0"
+        return out
+
+
+def record_names(facts):
+    """Every name a control-flow record may have (declared up front, so that a record
+    read on a path that did not set it is still defined)."""
+    names = {"_rsite"}
+    for lp in facts.s.loops:
+        names.update({"_n%d" % lp.header, "_x%d" % lp.header, "_l%d" % lp.header,
+                      "_it%d" % lp.header})
+    for region in facts.s.regions.values():
+        for n in region.nodes:
+            if len(region.ins[n]) > 1:
+                names.add("_c%s" % node_key(n))
+    return names
+
+
+def probe(facts, activity, plan, names, src):
+    """What the sweep reads under ``plan`` (the emitted text is dropped)."""
+    reads = Reads(set(), {}, set())
+    cx = Emission(facts, activity, plan, names, src, reads)
+    cx.forward.region(Lines(), facts.s.regions[None])
+    cx.reverse.top(Lines())
+    return reads
+
+
+def emit_backward(facts, activity, plan, names, src):
+    """``(function name, source, helper names)`` of the backward under ``plan``."""
+    cx = Emission(facts, activity, plan, names, src)
+    fwd = Lines(level=1)
+    cx.forward.region(fwd, facts.s.regions[None])
+    rev = Lines(level=1)
+    cx.reverse.top(rev)
+    fname, source = _assemble(cx, fwd, rev)
+    return fname, source, sorted(cx.helpers)
+
+
+def _assemble(cx, fwd, rev):
+    facts, names = cx.facts, cx.names
+    params = [names.n(a) for a in facts.arg_vars]
+    params += facts.target.backward_params(facts, names)
+    fname = "%s_backward" % facts.py_func.__name__
+    out = Lines()
+    for helper in sorted(cx.helpers):
+        out.lines.extend(cx.helpers[helper].splitlines())
+        out("")
+        out("")
+    if cx.helpers:
+        import numba
+        names.globals["numba"] = numba
+    out("def %s(%s):" % (fname, ", ".join(params)))
+    out.level = 1
+    for st in sorted(cx.stack_specs()):
+        if st not in cx.helper_stacks:
+            out(cx.stack_declaration(st))
+    for name, init in sorted(cx.declarations().items()):
+        out("%s = %s" % (name, init))
+    for line in facts.target.backward_prologue():
+        out(line)
+    out.lines.extend(fwd.lines + rev.lines)
+    stacks = sorted(cx.stack_specs())
+    for line in facts.target.backward_epilogue(facts, cx.activity, names, stacks):
+        out(line)
+    return fname, "\n".join(out.lines) + "\n"

@@ -1,0 +1,222 @@
+"""Adjoint contributions: what reversing one definition adds into which adjoint.
+
+For ``y = f(a, b)`` the rule of ``f`` (:mod:`..rules`) gives each operand's contribution in
+terms of ``y``'s adjoint and primal values; :meth:`Adjoints.ref` renders those primal values
+as the sweep finds them (in place, recomputed, or restored from a stack), and, while the
+plan is being settled, records which ones it reads.
+"""
+from numba.core import ir, types
+
+from .. import rules as R
+from ..checks import array_expr_message
+from ..typeinfo import is_float, is_float_array
+from ..operators import OPS
+
+
+class Adjoints:
+    def __init__(self, cx):
+        self.cx = cx
+        self.facts = cx.facts
+        self.names = cx.names
+        self.src = cx.src
+        self._ctx = None      # the rule operand being rendered, while probing
+
+    # ------------------------------------------------------------------ primal values
+    def ref(self, var):
+        """Source of a primal value at the current point of the reverse sweep."""
+        if not isinstance(var, (ir.Var, str)):
+            return repr(var)
+        name = var if isinstance(var, str) else var.name
+        static = self.src.static(name)
+        if static is not None:
+            return static
+        plan = self.cx.plan
+        if plan.sites.once(name):
+            return self.names.n(name)       # defined once per reversal unit: still there
+        if plan.recompute.is_remat(name):
+            return self.remat(name)
+        reads = self.cx.reads
+        if reads is not None:
+            reads.needed.add(name)
+            reads.ref_uses.setdefault(name, set()).add(self._ctx)
+        return self.names.n(name)
+
+    def remat(self, name):
+        e = self.facts.def_expr(name)
+        if isinstance(e, ir.Const):
+            return self.src.const(e.value)
+        if isinstance(e, (ir.Global, ir.FreeVar)):
+            return self.src.form(("global", e.value))
+        if isinstance(e, ir.Var):
+            return self.ref(e)
+        return "(%s)" % self.src.expr(e, self.ref)
+
+    def ref_bar(self, var):
+        """Source of the adjoint array of a float array variable."""
+        facts = self.facts
+        name = var if isinstance(var, str) else var.name
+        e = facts.def_expr(name)
+        if isinstance(e, ir.Var):
+            return self.ref_bar(e)
+        if isinstance(e, ir.Expr) and e.op == "cast":
+            return self.ref_bar(e.value)
+        if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem"):
+            item = facts.tuple_item(e)
+            if item is not None:
+                return self.ref_bar(item)
+            return "%s[%s]" % (self.ref_bar(e.value), self.src.index(e, self.ref))
+        if isinstance(e, ir.Arg) or name in self.cx.activity.array_adjoints:
+            return self.names.bar(name)
+        if facts.computed_array(name):
+            facts.error(array_expr_message(facts, name), facts.def_loc(name))
+        facts.error("the array %r is produced by an expression that is not differentiated "
+                    "(%s); build arrays with np.zeros/np.empty/np.ones and write them with "
+                    "loops" % (name, e), facts.def_loc(name))
+
+    # ------------------------------------------------------------------ array definitions
+    def array_definition(self, L, name, e):
+        """The adjoint of a fresh array flows into its fill value or the copied array."""
+        facts, act = self.facts, self.cx.activity
+        fill = facts.fill_value(e)
+        if fill is not None and fill.name in act.useful:
+            L("%s += np.sum(%s)" % (self.names.bar(fill), self.ref_bar(name)))
+        src = facts.array_copy_source(e)
+        if src is not None and src.name in act.varied and \
+                facts.array_root(name) in act.useful_roots:
+            tmp = self.names.fresh("view")
+            L("%s = %s" % (tmp, self.ref_bar(src)))
+            L("%s += %s" % (tmp, self.names.bar(name)))
+
+    # ------------------------------------------------------------------ contributions
+    def contributions(self, name, e):
+        """``(adjoint target, contribution source)`` pairs for ``name = e``. The target is
+        an adjoint variable or element, or ``_ATOMIC`` / ``_GUARD`` / ``_ARRAY`` for an
+        atomic add, a guarded add or an in-place array add (see ``Reverse.accumulate``)."""
+        facts = self.facts
+        g = self.names.bar(name)
+        if isinstance(e, ir.Var):
+            return self._plain(e, g)
+        if isinstance(e, (ir.Const, ir.Global, ir.FreeVar, ir.Arg)):
+            return []
+        if e.op == "cast":
+            return self._plain(e.value, g)
+        if e.op in ("binop", "inplace_binop"):
+            fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn, e.immutable_fn)
+            rule = R.BINOP_RULES.get(fn)
+            if rule is None:
+                facts.error("the operator %s on floats" % OPS.get(fn, fn), e.loc)
+            return self.apply(name, rule, [e.lhs, e.rhs])
+        if e.op == "unary":
+            rule = R.UNARY_RULES.get(e.fn)
+            if rule is None:
+                facts.error("the unary operator %s on floats" % e.fn, e.loc)
+            return self.apply(name, rule, [e.value])
+        if e.op == "call" and facts.reduction(e) is not None:
+            return self._reduction(e, g)
+        if e.op == "call":
+            return self._call(name, e)
+        if e.op in ("getitem", "static_getitem"):
+            return self._read(name, e, g)
+        if e.op == "exhaust_iter":
+            return []
+        if e.op == "pair_first":
+            return self._array_loop_value(e, g)
+        if e.op == "getattr":
+            facts.error("the attribute `.%s` of %s" % (e.attr, facts.ty(e.value)), e.loc)
+        facts.error("the expression %r producing a float" % e.op, e.loc)
+
+    def _plain(self, var, g):
+        if isinstance(var, ir.Var) and var.name in self.cx.activity.useful \
+                and is_float(self.facts.ty(var)):
+            return [(self.names.bar(var), g)]
+        return []
+
+    def apply(self, name, rule, operands):
+        """Contributions of ``name = f(*operands)`` by ``rule`` (one template per operand)."""
+        act, names = self.cx.activity, self.names
+        active = [r is not None and isinstance(op, ir.Var) and op.name in act.useful
+                  and is_float(self.facts.ty(op)) for r, op in zip(rule, operands)]
+        if not any(active):
+            return []
+        g = names.bar(name)
+        partials = self.cx.plan.partials
+        if name in partials:
+            return [(names.bar(operands[0]), "%s * %s" % (g, self.ref(partials[name][0])))]
+        used = R.needed_operands([r for r, a in zip(rule, active) if a])
+        self._ctx = (name, "y")
+        fmt = {"g": g, "y": self.ref(name) if "y" in used else ""}
+        pos = []
+        for k, op in enumerate(operands):
+            self._ctx = (name, k)
+            pos.append(self.ref(op) if k in used else "")
+        self._ctx = None
+        return [(names.bar(op), r.format(*pos, **fmt))
+                for r, op, a in zip(rule, operands, active) if a]
+
+    def _reduction(self, e, g):
+        facts = self.facts
+        fn, operands = facts.reduction(e)
+        rule = R.REDUCTION_RULES[fn]
+        active = [r is not None and a.name in self.cx.activity.varied
+                  for r, a in zip(rule, operands)]
+        used = R.needed_operands([r for r, act in zip(rule, active) if act])
+        pos = []
+        for k, a in enumerate(operands):
+            if k in used and not facts.is_readonly_array(a.name):
+                facts.error("%s of the array %r, which the function also writes; copy the "
+                            "values it needs or write the loop"
+                            % (getattr(fn, "__name__", fn), a.name), e.loc)
+            pos.append(self.ref(a) if k in used else "")
+        out = []
+        for r, a, act in zip(rule, operands, active):
+            if act:
+                self.cx.parallel.note_adjoint_write(a, None)
+                out.append(("_ARRAY", (self.ref_bar(a), r.format(*pos, g=g))))
+        return out
+
+    def _call(self, name, e):
+        facts = self.facts
+        fn = facts.resolve_global(e.func)
+        if fn in R.NON_DIFFERENTIABLE_CALLS or fn in R.ARRAY_CONSTRUCTORS:
+            return []
+        rule = R.CALL_RULES.get(fn)
+        if rule is None:
+            return []       # refused by the checks when its result reaches the gradient
+        if e.kws:
+            facts.error("keyword arguments to %s" % getattr(fn, "__name__", fn), e.loc)
+        if len(rule) != len(e.args):
+            facts.error("%s with %d arguments" % (getattr(fn, "__name__", fn), len(e.args)),
+                        e.loc)
+        return self.apply(name, rule, list(e.args))
+
+    def _read(self, name, e, g):
+        """``name = a[i]`` (the element's adjoint gets ``g``) or ``name = t[k]`` (the tuple
+        item's adjoint does)."""
+        facts = self.facts
+        vt = facts.ty(e.value)
+        if isinstance(vt, types.Array):
+            if isinstance(facts.ty(name), types.Array) or name in facts.inplace_loads:
+                return []
+            self.cx.parallel.note_adjoint_write(e.value, facts.index_var(e))
+            cell = (self.ref_bar(e.value), self.src.index(e, self.ref))
+            if facts.target.needs_atomic(facts, e):
+                return [("_ATOMIC", cell + (g,))]
+            return [("%s[%s]" % cell, g)]
+        if isinstance(vt, types.BaseTuple):
+            ops = self.cx.activity.diff_operands(facts, name)
+            if not ops and e.value.name in self.cx.activity.varied:
+                facts.error("reading a float out of a tuple that is not built in the "
+                            "function (%s)" % vt, e.loc)
+            return [(self.names.bar(op), g) for op in ops]
+        facts.error("reading floats out of a %s; keep them in an array or a tuple" % vt, e.loc)
+
+    def _array_loop_value(self, e, g):
+        """``for v in x``: the element read this iteration gets ``g``."""
+        rl = self.facts.iter_alias[self.facts.pair_iter(e).name]
+        if rl.array is None:
+            return []
+        h = rl.loop.header
+        self.cx.parallel.note_adjoint_write(rl.array, None)
+        # The last test of the loop reads no element: guard its (zero) adjoint.
+        return [("_GUARD", ("_it%d < %s" % (h, rl.len),
+                            "%s[_it%d]" % (self.ref_bar(rl.array), h), g))]

@@ -1,0 +1,280 @@
+"""The forward replay: the function's own code again, pushing what the sweep will need.
+
+Code is emitted region by region (:mod:`..structure`): a branch becomes ``if``/``else`` up
+to its post-dominator, a loop ``while True`` with ``continue`` on its back edges and
+``break`` on its exits. Before a kept value is overwritten its old value is pushed; where
+arms merge inside a loop, which arm arrived is pushed too (a local where the merge runs
+once per reversal unit); a loop records its iteration count and the exit it took.
+"""
+from numba.core import ir, types
+
+from ..facts import is_range
+from ..structure import LoopNode, node_key
+from ..typeinfo import zero_src
+
+
+def range_index(rl, counter, r):
+    """Source of the value a range (or array) loop yields at iteration ``counter``."""
+    if rl.array is not None:
+        return "%s[%s]" % (r(rl.array), counter)
+    args = rl.args
+    if len(args) == 1:
+        return counter
+    start = r(args[0])
+    if len(args) == 2:
+        return "%s + %s" % (start, counter)
+    return "%s + %s * %s" % (start, counter, r(args[2]))
+
+
+class Forward:
+    def __init__(self, cx):
+        self.cx = cx
+        self.facts = cx.facts
+        self.src = cx.src
+
+    # ------------------------------------------------------------------ regions
+    def region(self, L, region):
+        self.seq(L, region, region.entry, None)
+
+    def seq(self, L, R, n, stop):
+        """Emit region ``R`` from node ``n`` up to (not including) ``stop``."""
+        cx = self.cx
+        while n is not None and n != stop:
+            if isinstance(n, LoopNode):
+                if n in cx.plan.fused:
+                    cx.fused.loop(L, n)
+                else:
+                    self.loop(L, n)
+            else:
+                self.block(L, n)
+                if not R.out[n]:
+                    self.block_end(L, n, self.facts.fir.blocks[n].terminator)
+                    return
+            edges = R.out[n]
+            if len(edges) == 1:
+                n = self.follow(L, R, edges[0])
+                continue
+            j = R.ipdom.get(n)
+            if isinstance(n, LoopNode):
+                for k, e in enumerate(edges):
+                    kw = "if" if k == 0 else ("elif" if k < len(edges) - 1 else "else")
+                    L("%s _x%d == %d:" % (kw, n.header, k) if kw != "else" else "else:")
+                    with L.indent():
+                        self.arm(L, R, e, j)
+            else:
+                term = self.facts.fir.blocks[n].terminator
+                L("if %s:" % self.src.operand(term.cond))
+                with L.indent():
+                    self.arm(L, R, (n, term.truebr), j)
+                L("else:")
+                with L.indent():
+                    self.arm(L, R, (n, term.falsebr), j)
+            n = j
+
+    def arm(self, L, R, e, stop):
+        m = L.mark()
+        nxt = self.follow(L, R, e)
+        if nxt is not None and nxt != stop:
+            self.seq(L, R, nxt, stop)
+        L.close_block(m)
+
+    def follow(self, L, R, e):
+        """Emit what happens on edge ``e`` of region ``R``; the next node, if inside R."""
+        cx = self.cx
+        kind = R.edge_kind(e)
+        lp = R.loop
+        if kind == "exit" and lp is cx.helper_loop:
+            L("break")      # never taken: the helper runs one iteration that exists
+            return None
+        if kind == "exit":
+            if lp in cx.plan.fused:
+                cx.fused.iteration_reverse(L, lp, e)
+            if len(lp.exits) > 1:
+                L("_x%d = %d" % (lp.header, lp.exits.index(e)))
+            L("break")
+            return None
+        if kind == "back":
+            if lp in cx.plan.fused:
+                cx.fused.iteration_reverse(L, lp, e)
+                self.copies(L, e)
+            else:
+                self.copies(L, e)
+                if len(lp.latches) > 1:
+                    self.record(L, "_l%d" % lp.header, lp.latches.index(e[0]),
+                                self.facts.s.enclosing(lp.header), lp.header)
+                L("_n%d += 1" % lp.header)
+            L("break" if lp is cx.helper_loop else "continue")
+            return None
+        self.copies(L, e)
+        m = R.node_of(e[1])
+        ins = R.ins[m]
+        if len(ins) > 1:
+            self.record(L, "_c%s" % node_key(m), ins.index(e), cx.region_loops(R), R.entry)
+        return m
+
+    # ------------------------------------------------------------------ records, pushes
+    def record(self, L, name, value, loops, block):
+        """Record a control-flow fact: pushed when made in a loop of its unit."""
+        if self.cx.plan.sites.site_loops(loops, block):
+            self.push(L, self.cx.record_stack(name), value)
+        else:
+            L("%s = %s" % (name, value))
+
+    def record_after(self, L, name, loops, block):
+        """Push a record that stays in its local when made once per unit."""
+        if self.cx.plan.sites.site_loops(loops, block):
+            self.push(L, self.cx.record_stack(name), name)
+
+    def push(self, L, stack, value):
+        L("push(%s, %s)" % (stack, value))
+        for h in self.cx.open_loops:
+            self.cx.loop_stacks.setdefault(h, set()).add(stack)
+
+    def push_value(self, L, name, label):
+        """Push the old value of ``name`` before its definition in ``label`` runs again."""
+        stack = self.cx.value_stack(name)
+        if stack is not None and self.cx.plan.sites.site_repeats(label):
+            self.push(L, stack, self.cx.names.n(name))
+
+    def copies(self, L, e):
+        cps = self.facts.edge_copies(e)
+        if not cps:
+            return
+        if self.cx.plan.sites.edge_pushes(e):
+            for tgt, _ in cps:
+                stack = self.cx.value_stack(tgt.name)
+                if stack is not None:
+                    self.push(L, stack, self.cx.names.n(tgt))
+        lhs = ", ".join(self.cx.names.n(t) for t, _ in cps)
+        rhs = ", ".join(self.src.operand(v) for _, v in cps)
+        L("%s = %s" % (lhs, rhs))
+
+    # ------------------------------------------------------------------ blocks
+    def block(self, L, label):
+        for stmt in self.facts.fir.blocks[label].body:
+            if isinstance(stmt, (ir.Jump, ir.Branch, ir.Return)):
+                continue
+            self.stmt(L, label, stmt)
+
+    def block_end(self, L, label, term):
+        facts = self.facts
+        if isinstance(term, ir.Return):
+            line = facts.target.return_src(self.src.operand(term.value))
+            if line is not None:
+                L(line)
+            if len(facts.return_blocks) > 1:
+                L("_rsite = %d" % facts.return_blocks.index(label))
+        elif isinstance(term, ir.StaticRaise):
+            args = "" if term.exc_args is None else ", ".join(
+                self.src.const(a) for a in term.exc_args)
+            L("raise %s(%s)" % (self.cx.names.gname(term.exc_class), args))
+        elif isinstance(term, ir.Raise):
+            L("raise %s" % self.cx.names.n(term.exception))
+        else:
+            facts.error("the block terminator %s" % term, term.loc)
+
+    def stmt(self, L, label, stmt):
+        if isinstance(stmt, ir.Assign):
+            self.assign(L, label, stmt)
+        elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+            if not self.facts.target.replays_store(self.facts, stmt):
+                return
+            idx = self.src.store_index(stmt, self.src.operand)
+            L("%s[%s] = %s" % (self.cx.names.n(stmt.target), idx,
+                               self.src.operand(stmt.value)))
+        elif isinstance(stmt, (ir.Del, ir.Print)):
+            return
+        elif isinstance(stmt, (ir.StaticRaise, ir.Raise)):
+            self.block_end(L, label, stmt)
+        else:
+            self.facts.error("the statement %s" % stmt, stmt.loc)
+
+    def assign(self, L, label, stmt):
+        facts, cx, names = self.facts, self.cx, self.cx.names
+        name, e = stmt.target.name, stmt.value
+        if isinstance(e, ir.Arg) or self.iteration(L, label, name, e):
+            return
+        if isinstance(e, ir.Var) and name in facts.iter_alias:
+            return
+        if facts.target.atomic_update(facts, stmt) is not None:
+            return      # the forward launch did it already
+        if self.src.static(name) is not None:
+            return      # written in place where it is used
+        self.push_value(L, name, label)
+        if isinstance(e, ir.Var):
+            src = self.src.operand(e)
+        elif isinstance(e, ir.Expr):
+            src = self.src.expr(e, self.src.operand)
+        else:
+            facts.error("the statement %s" % stmt, stmt.loc)
+        L("%s = %s" % (names.n(name), src))
+        if name in cx.plan.partials:
+            pname, partial = cx.plan.partials[name]
+            self.push_value(L, pname, label)
+            L("%s = %s" % (names.n(pname), partial.format(self.src.operand(e.args[0]))))
+        kind = cx.activity.array_adjoints.get(name)
+        if kind == "new":
+            L("%s = np.zeros_like(%s)" % (names.bar(name), names.n(name)))
+        elif kind == "local":
+            L("%s = %s" % (names.bar(name), src))     # local memory is not zeroed
+            k = names.fresh("k")
+            L("for %s in range(%s.shape[0]):" % (k, names.bar(name)))
+            L("    %s[%s] = 0.0" % (names.bar(name), k))
+
+    def iteration(self, L, label, name, e):
+        """Emit the loop machinery a ``for`` statement stands for; True when ``e`` was one
+        (a phi, ``getiter``, ``iternext``, the index and the go-on flag, the range)."""
+        facts, names = self.facts, self.cx.names
+        if not isinstance(e, ir.Expr):
+            return False
+        if e.op in ("phi", "iternext"):
+            return True
+        if e.op == "getiter":
+            self.getiter(L, name, e)
+            return True
+        if e.op == "pair_first":
+            rl = facts.iter_alias[facts.pair_iter(e).name]
+            self.push_value(L, name, label)
+            value = range_index(rl, rl.ctr, self.src.operand)
+            if rl.array is not None:      # no read past the end on the last test
+                value = "%s if %s < %s else %s" % (value, rl.ctr, rl.len,
+                                                   zero_src(facts.ty(name)))
+            L("%s = %s" % (names.n(name), value))
+            return True
+        if e.op == "pair_second":
+            rl = facts.iter_alias[facts.pair_iter(e).name]
+            L("%s = %s < %s" % (names.n(name), rl.ctr, rl.len))
+            L("%s += 1" % rl.ctr)
+            return True
+        if e.op == "call" and is_range(facts.resolve_global(e.func)):
+            return True          # consumed by getiter
+        return isinstance(facts.ty(name), types.RangeIteratorType) or name in facts.iter_alias
+
+    def getiter(self, L, name, e):
+        rl = self.facts.iter_alias.get(name)
+        if rl is None:
+            self.facts.error("iteration over %s" % self.facts.ty(e.value), e.loc)
+        if rl.array is not None:
+            L("%s = len(%s)" % (rl.len, self.src.operand(rl.array)))
+        else:
+            L("%s = len(range(%s))" % (rl.len, ", ".join(self.src.operand(a)
+                                                         for a in rl.args)))
+        L("%s = 0" % rl.ctr)
+
+    # ------------------------------------------------------------------ loops
+    def loop(self, L, lp):
+        cx = self.cx
+        h = lp.header
+        L("_n%d = 0" % h)
+        L("while True:")
+        cx.open_loops.append(h)
+        with L.indent():
+            m = L.mark()
+            self.seq(L, self.facts.s.regions[lp], h, None)
+            L.close_block(m)
+        cx.open_loops.pop()
+        loops = self.facts.s.enclosing(h)[1:]
+        if len(lp.exits) > 1:
+            self.record_after(L, "_x%d" % h, loops, h)
+        if not self.facts.counted(lp):
+            self.record_after(L, "_n%d" % h, loops, h)

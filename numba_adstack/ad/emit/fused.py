@@ -1,0 +1,70 @@
+"""Fused loops in the emitted code: each iteration is reversed right after it runs.
+
+Before the loop, the early seed of each sum (:mod:`..plan.seeds`) is computed. On each
+back edge (and on the exit), the iteration just run is reversed with the seed as the
+adjoint of the sum it added to; its stacks are then empty again.
+"""
+from numba.core import ir
+
+from ..typeinfo import is_float
+from .names import Lines
+
+# What a scalar adjoint is reset to (see emit/__init__.py).
+from .constants import ZERO
+
+
+class Fused:
+    def __init__(self, cx):
+        self.cx = cx
+        self.facts = cx.facts
+
+    def seed_name(self, phi):
+        return "_seed_" + self.cx.names.n(phi)
+
+    def loop(self, L, lp):
+        cx = self.cx
+        for phi, members, outflow, seed in cx.plan.fused[lp]:
+            L("%s = %s" % (self.seed_name(phi), cx.src.seed(seed)))
+        if lp in cx.plan.parallel:
+            cx.parallel.loop(L, lp)
+            return
+        L("while True:")
+        with L.indent():
+            m = L.mark()
+            cx.forward.seq(L, self.facts.s.regions[lp], lp.header, None)
+            L.close_block(m)
+
+    def iteration_reverse(self, L, lp, e):
+        """Reverse, right away, the iteration of fused loop ``lp`` that ends on edge ``e``."""
+        cx, facts = self.cx, self.facts
+        src, dst = e
+        kind = facts.s.regions[lp].edge_kind(e)
+        if lp.range is not None and lp.range.array is not None:
+            L("_it%d = %s - 1" % (lp.header, lp.range.ctr))
+        for phi, members, outflow, seed in cx.plan.fused[lp]:
+            if kind == "back":
+                inc = facts.phi_incoming(phi).get(src)
+                if isinstance(inc, ir.Var):
+                    L("%s += %s" % (cx.names.bar(inc), self.seed_name(phi)))
+            elif outflow is not None:
+                flowing = self._flowing(dst, src, members, outflow)
+                if flowing is not None and flowing in cx.activity.useful:
+                    L("%s += %s" % (cx.names.bar(flowing), self.seed_name(phi)))
+        region = facts.s.regions[lp]
+        cx.reverse.seq(L, region, region.node_of(src), None)
+        for tgt, _ in facts.block_phis[lp.header]:
+            if tgt.name in cx.activity.useful:
+                L("%s = %s" % (cx.names.bar(tgt), ZERO))
+
+    def _flowing(self, dst, src, members, outflow):
+        """The member of a sum's family that leaves the loop on the edge ``src -> dst``."""
+        flowing = None
+        for tgt, incs in self.facts.block_phis.get(dst, ()):
+            v = incs.get(src)
+            if tgt.name == outflow or (isinstance(v, ir.Var) and v.name in members
+                                       and tgt.name not in members):
+                if isinstance(v, ir.Var) and v.name in members:
+                    flowing = v.name
+        if flowing is None and outflow in members:
+            flowing = outflow
+        return flowing

@@ -1,0 +1,102 @@
+"""Names in the generated source, and the line buffer it is written into."""
+import keyword
+import math
+import re
+
+import numpy as np
+
+
+class Names:
+    """Source names of IR variables, their adjoints, fresh temporaries and the globals the
+    generated module needs (``globals``: name -> object)."""
+
+    def __init__(self, target, reserved=(), counter=0):
+        self.target = target
+        self.globals = {"math": math, "np": np}
+        self._global_names = {}
+        self._names = {}
+        self._used = set(self.globals) | set(keyword.kwlist) | set(reserved)
+        self._counter = counter
+
+    def fresh(self, base):
+        self._counter += 1
+        name = "_%s%d" % (base, self._counter)
+        self._used.add(name)
+        return name
+
+    def n(self, var):
+        """Source name of an IR variable."""
+        name = var if isinstance(var, str) else var.name
+        got = self._names.get(name)
+        if got is None:
+            base = re.sub(r"\W", "_", name).strip("_") or "v"
+            if base[0].isdigit():
+                base = "v" + base
+            got, k = base, 1
+            while got in self._used:
+                k += 1
+                got = "%s_%d" % (base, k)
+            self._used.add(got)
+            self._names[name] = got
+        return got
+
+    def bar(self, var):
+        """Source name of the adjoint of an IR variable."""
+        name = var if isinstance(var, str) else var.name
+        return self.n(name + ".bar")
+
+    def ir_name_of(self):
+        """``{source name: IR name}`` of the names given so far."""
+        return {v: k for k, v in self._names.items()}
+
+    def gname(self, value):
+        """Name of a global object in the generated module."""
+        key = id(value)
+        if key not in self._global_names:
+            if value is math:
+                name = "math"
+            elif value is np:
+                name = "np"
+            else:
+                value = self.target.global_map.get(id(value), value)
+                preferred = self.target.module_name(value)
+                if preferred is not None and preferred not in self._used:
+                    name = preferred        # code reads as it was written
+                    self._used.add(name)
+                else:
+                    base = getattr(value, "__name__", type(value).__name__)
+                    name = self.fresh("g_" + re.sub(r"\W", "_", str(base).split(".")[-1]))
+                self.globals[name] = value
+            self._global_names[key] = name
+        return self._global_names[key]
+
+
+class Lines:
+    """Indented lines of source."""
+
+    def __init__(self, level=0):
+        self.lines = []
+        self.level = level
+
+    def __call__(self, text):
+        self.lines.append("    " * self.level + text)
+
+    def indent(self):
+        outer = self
+
+        class _Ctx:
+            def __enter__(self):
+                outer.level += 1
+                return outer
+
+            def __exit__(self, *a):
+                outer.level -= 1
+        return _Ctx()
+
+    def mark(self):
+        return len(self.lines)
+
+    def close_block(self, mark):
+        """Python needs a statement in a block: add ``pass`` when nothing was emitted."""
+        if len(self.lines) == mark:
+            self("pass")

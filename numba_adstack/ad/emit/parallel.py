@@ -1,0 +1,178 @@
+"""Parallel loops in the emitted code: one helper call per iteration, inside ``prange``.
+
+The helper is the fused iteration (replay, then reverse) as its own function, with its
+stacks in its own frame. What it returns (the iteration's share of each sum and of each
+adjoint of a value from before the loop) is reduced by Numba's parfor reductions. Array
+adjoints written at the loop's own index are written in place; the others get one copy per
+thread (``numba.get_thread_id()``), summed after the loop.
+"""
+import ast
+import builtins
+
+from numba.core import ir, types
+
+from ..typeinfo import is_float
+from .constants import INTRINSIC_NAMES, ZERO
+from .names import Lines
+
+#: Elements of per-thread adjoint copies (all threads together) a parallel loop may make;
+#: past it the backward raises MemoryError and the caller runs the serial backward.
+SHARED_COPY_LIMIT = 1 << 22
+
+
+class Parallel:
+    def __init__(self, cx):
+        self.cx = cx
+        self.facts = cx.facts
+
+    def loop(self, L, lp):
+        cx, names = self.cx, self.cx.names
+        rl = lp.range
+        helper = cx.plan.parallel[lp]
+        H = self._helper_body(lp)
+        shared = sorted(names.bar(r) for r in cx.shared_roots.get(lp, ()))
+        params, sums, adjoints, stacks, locals_ = self._split_names(lp, H.lines)
+        out = Lines()
+        out("def %s(%s):" % (helper, ", ".join(["_p"] + params)))
+        out.level = 1
+        for st in sorted(stacks):
+            out(cx.stack_declaration(st))
+        for name, init in locals_:
+            out("%s = %s" % (name, init))
+        for name in sums:
+            out("%s = 0.0" % name)
+        for name in adjoints:
+            out("%s = %s" % (name, ZERO))
+        out.lines.extend(H.lines)
+        results = sums + adjoints
+        out("return (%s)" % "".join(r + ", " for r in results))
+        cx.helpers[helper] = "\n".join(out.lines) + "\n"
+        cx.helper_stacks |= stacks
+        self._reduced_loop(L, lp, helper, params, results, shared)
+
+    def _helper_body(self, lp):
+        """The helper's body: one iteration, from the loop's index ``_p``."""
+        cx = self.cx
+        H = Lines(level=1)
+        saved = cx.helper_loop
+        cx.helper_loop = lp
+        H("%s = _p" % lp.range.ctr)
+        H("while True:")
+        with H.indent():
+            m = H.mark()
+            cx.forward.seq(H, self.facts.s.regions[lp], lp.header, None)
+            H.close_block(m)
+        cx.helper_loop = saved
+        return H
+
+    def _reduced_loop(self, L, lp, helper, params, results, shared):
+        """The loop: reductions of what each iteration adds, and per-thread copies of the
+        adjoints several iterations add into. Copies past SHARED_COPY_LIMIT elements make
+        the backward raise, and the caller then runs the serial one."""
+        rl = lp.range
+        if shared:
+            L("if (%s) * numba.get_num_threads() > %d:" % (
+                " + ".join("%s.size" % b for b in shared), SHARED_COPY_LIMIT))
+            L("    raise MemoryError(\"per-thread adjoint copies past the limit\")")
+        for b in shared:
+            L("_t_%s = np.zeros((numba.get_num_threads(),) + %s.shape, %s.dtype)" % (b, b, b))
+        args = ["_p"] + ["_t_%s[numba.get_thread_id()]" % p if p in shared else p
+                         for p in params]
+        L("for _p in numba.prange(%s):" % rl.len)
+        with L.indent():
+            L("_c = %s(%s)" % (helper, ", ".join(args)))
+            for k, r in enumerate(results):
+                L("%s += _c[%d]" % (r, k))
+        for b in shared:
+            L("%s += _t_%s.sum(axis=0)" % (b, b))
+        # Leaving the loop: the test that ends it and what the reverse does there.
+        L("%s = %s" % (rl.ctr, rl.len))
+        L("while True:")
+        with L.indent():
+            self.cx.forward.block(L, lp.header)
+            self.cx.forward.follow(L, self.facts.s.regions[lp], lp.exits[0])
+
+    def _split_names(self, lp, lines):
+        """Split the names of a helper body: parameters (read, never written), sums and
+        outer adjoints (returned and reduced), stacks, and the helper's own locals."""
+        cx = self.cx
+        tree = ast.parse("def _f():\n" + "\n".join(lines) + "\n")
+        stored, augmented, loaded = set(), set(), set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                augmented.add(node.target.id)
+        by_source = cx.names.ir_name_of()
+        inside = set(self._loop_names(lp))
+        sums = sorted(cx.names.n(phi) for phi, _, _, _ in cx.plan.fused[lp]
+                      if cx.names.n(phi) in stored | loaded)
+        adjoints, locals_ = [], []
+        decl = cx.declarations()
+        for name in sorted(stored | augmented):
+            if name in sums:
+                continue
+            ir_name = by_source.get(name)
+            base = ir_name[:-4] if ir_name and ir_name.endswith(".bar") else None
+            if base is not None and base not in inside and is_float(self.facts.ty(base)):
+                adjoints.append(name)           # outer adjoint: += only
+                continue
+            if ir_name is not None and base is None and ir_name not in inside \
+                    and ir_name not in cx.plan.partial_types:
+                # A value from before the loop reassigned in it: not independent iterations.
+                if cx.reads is not None:
+                    cx.reads.private_failed.add(lp)
+                else:
+                    self.facts.error("internal: a parallel loop assigns %r, defined before "
+                                     "it" % name)
+            if name in decl:
+                locals_.append((name, decl[name]))
+        stacks = {n for n in loaded if n in cx.stack_specs()}
+        known = set(cx.names.globals) | set(INTRINSIC_NAMES) | set(dir(builtins)) | {"numba"}
+        params = sorted(n for n in loaded - stored - augmented
+                        if n not in known and n not in stacks and n != "_p")
+        return params, sums, adjoints, stacks, locals_
+
+    def _loop_names(self, lp):
+        """IR names defined inside loop ``lp`` (statements and phis of its blocks)."""
+        for name, (label, _) in self.facts.defs.items():
+            if label in lp.blocks:
+                yield name
+        for name, label in self.facts.phis.items():
+            if label in lp.blocks:
+                yield name
+
+    # ------------------------------------------------------------------ shared adjoints
+    def note_adjoint_write(self, arr, idx):
+        """Inside a parallel loop's helper, an adjoint written at ``arr[idx]`` belongs to
+        this iteration when ``idx``, or the index of a view ``arr`` comes from, is the
+        loop's index. Otherwise several iterations add into it: the array's adjoint is
+        shared, and each thread gets a copy of its own (summed after the loop)."""
+        lp = self.cx.helper_loop
+        if lp is None or self._is_iteration_index(idx, lp):
+            return
+        facts = self.facts
+        name = arr.name
+        for _ in range(100):
+            d = facts.def_expr(name)
+            if isinstance(d, ir.Var):
+                name = d.name
+            elif isinstance(d, ir.Expr) and d.op in ("getitem", "static_getitem") \
+                    and isinstance(facts.ty(d.value), types.Array):
+                if self._is_iteration_index(facts.index_var(d), lp):
+                    return
+                name = d.value.name
+            else:
+                break
+        self.cx.shared_roots.setdefault(lp, set()).add(facts.array_root(arr.name))
+
+    def _is_iteration_index(self, var, lp):
+        name = var.name if var is not None else None
+        for _ in range(100):
+            if name is None:
+                return False
+            if name == lp.range.first:
+                return True
+            d = self.facts.def_expr(name)
+            name = d.name if isinstance(d, ir.Var) else None
+        return False

@@ -1,0 +1,269 @@
+"""The reverse sweep: the replayed code walked backwards, accumulating adjoints.
+
+A region is reversed from where it was left back to its entry, using dominators: where
+several edges reached a node, the record made in the replay says which one to walk back.
+A loop is reversed as a count-down ``while`` over its recorded (or recomputed) iteration
+count, after first reversing the partial last iteration that ended at the exit. Each
+statement's adjoint comes from :mod:`.adjoints`; right after reversing the definition of a
+kept value, its old value is popped back ("restore" semantics: at every point of the sweep
+each variable holds the value it had at the same point of the replay).
+"""
+from numba.core import ir
+
+from ..structure import LoopNode, common_dominator, node_key
+from ..typeinfo import is_float, is_float_array
+from .constants import ZERO
+from .forward import range_index
+
+
+class Reverse:
+    def __init__(self, cx):
+        self.cx = cx
+        self.facts = cx.facts
+        self.names = cx.names
+
+    # ------------------------------------------------------------------ the function
+    def top(self, L):
+        facts = self.facts
+        Rt = facts.s.regions[None]
+        rbs = facts.return_blocks
+        if len(rbs) == 1:
+            self.seed(L, rbs[0])
+            self.seq(L, Rt, rbs[0], None)
+            return
+        d = rbs[0]
+        for b in rbs[1:]:
+            d = common_dominator(Rt, d, b)
+        for k, b in enumerate(rbs):
+            L("%s _rsite == %d:" % ("if" if k == 0 else "elif", k))
+            with L.indent():
+                m = L.mark()
+                self.seed(L, b)
+                if b != d:
+                    self.seq(L, Rt, b, d)
+                L.close_block(m)
+        if d in rbs:
+            return
+        self.seq(L, Rt, d, None)
+
+    def seed(self, L, label):
+        if not self.facts.target.returns_value:
+            return
+        ret = self.facts.fir.blocks[label].terminator.value
+        if ret.name in self.cx.activity.useful:
+            L("%s = _ret_b" % self.names.bar(ret))
+
+    # ------------------------------------------------------------------ regions
+    def seq(self, L, R, n, stop):
+        """Reverse region ``R`` from node ``n`` back to (not including) ``stop``."""
+        while n != stop:
+            self.node(L, R, n)
+            if n == R.entry:
+                return
+            ins = R.ins[n]
+            if len(ins) == 1:
+                self.edge(L, ins[0])
+                n = R.node_of(ins[0][0])
+                continue
+            d = R.idom[n]
+            cname = "_c%s" % node_key(n)
+            self.record(L, cname, self.cx.region_loops(R), R.entry)
+            for k, e in enumerate(ins):
+                kw = "if" if k == 0 else ("elif" if k < len(ins) - 1 else "else")
+                L("%s %s == %d:" % (kw, cname, k) if kw != "else" else "else:")
+                with L.indent():
+                    m = L.mark()
+                    self.edge(L, e)
+                    p = R.node_of(e[0])
+                    if p != d:
+                        self.seq(L, R, p, d)
+                    L.close_block(m)
+            n = d
+
+    def record(self, L, name, loops, block):
+        """Pop a control-flow record made in a loop of its unit (a local otherwise)."""
+        if self.cx.plan.sites.site_loops(loops, block):
+            L("%s = pop(%s)" % (name, self.cx.record_stack(name)))
+
+    def node(self, L, R, n):
+        cx = self.cx
+        if not isinstance(n, LoopNode):
+            for stmt in reversed(self.facts.fir.blocks[n].body):
+                self.stmt(L, n, stmt)
+            return
+        if n in cx.plan.fused:
+            # Reversed already, iteration by iteration; a sum's final value depends on its
+            # initial value with slope one.
+            for phi, members, outflow, seed in cx.plan.fused[n]:
+                L("%s = %s" % (self.names.bar(phi), cx.fused.seed_name(phi)))
+            return
+        outs = cx.plan.skippable.get(n)
+        if outs is None:
+            self.loop(L, n)
+            return
+        # Nothing flows back into the loop: skip its reverse, drop its history.
+        L("if %s:" % " or ".join("%s != 0.0" % self.names.bar(o) for o in outs))
+        with L.indent():
+            self.loop(L, n)
+        L("else:")
+        with L.indent():
+            m = L.mark()
+            for st in sorted(cx.loop_stacks.get(n.header, ())):
+                L("clear(%s)" % st)
+            L.close_block(m)
+
+    # ------------------------------------------------------------------ loops
+    def loop(self, L, lp):
+        facts, cx = self.facts, self.cx
+        h = lp.header
+        loops = facts.s.enclosing(h)[1:]
+        if facts.counted(lp) and cx.plan.sites.site_loops(loops, h):
+            if lp.range.array is not None:
+                L("_n%d = len(%s)" % (h, cx.adjoints.ref(lp.range.array)))
+            else:
+                L("_n%d = len(range(%s))" % (h, ", ".join(cx.adjoints.ref(a)
+                                                          for a in lp.range.args)))
+        else:
+            self.record(L, "_n%d" % h, loops, h)
+        Rl = facts.s.regions[lp]
+        if len(lp.exits) > 1:
+            self.record(L, "_x%d" % h, loops, h)
+            for k, (src, dst) in enumerate(lp.exits):
+                kw = "if" if k == 0 else ("elif" if k < len(lp.exits) - 1 else "else")
+                L("%s _x%d == %d:" % (kw, h, k) if kw != "else" else "else:")
+                with L.indent():
+                    m = L.mark()
+                    self.set_index(L, lp, "_n%d" % h)
+                    self.seq(L, Rl, Rl.node_of(src), None)
+                    L.close_block(m)
+        else:
+            self.set_index(L, lp, "_n%d" % h)
+            self.seq(L, Rl, Rl.node_of(lp.exits[0][0]), None)
+        mvar = "_m%d" % h
+        # A count-down ``while`` rather than ``range(n - 1, -1, -1)``: LLVM then knows the
+        # index is never negative and drops NumPy's wraparound from every access.
+        L("%s = _n%d" % (mvar, h))
+        L("while %s > 0:" % mvar)
+        with L.indent():
+            L("%s -= 1" % mvar)
+            m = L.mark()
+            self.set_index(L, lp, mvar)
+            if len(lp.latches) == 1:
+                self.edge(L, (lp.latches[0], h))
+                self.seq(L, Rl, Rl.node_of(lp.latches[0]), None)
+            else:
+                self.record(L, "_l%d" % h, facts.s.enclosing(h), h)
+                for k, latch in enumerate(lp.latches):
+                    kw = "if" if k == 0 else ("elif" if k < len(lp.latches) - 1 else "else")
+                    L("%s _l%d == %d:" % (kw, h, k) if kw != "else" else "else:")
+                    with L.indent():
+                        self.edge(L, (latch, h))
+                        self.seq(L, Rl, Rl.node_of(latch), None)
+            L.close_block(m)
+
+    def set_index(self, L, lp, counter):
+        """Recompute the loop's index (and array position) for iteration ``counter``."""
+        rl = lp.range
+        if rl is not None and rl.array is not None:
+            L("_it%d = %s" % (lp.header, counter))
+        if rl is None or rl.first is None or not self.cx.plan.recompute.is_rc(rl.first):
+            return
+        L("%s = %s" % (self.names.n(rl.first), range_index(rl, counter,
+                                                           self.cx.adjoints.ref)))
+
+    # ------------------------------------------------------------------ edges, statements
+    def edge(self, L, e):
+        """Reverse the phi copies of edge ``e``: adjoints flow back, kept values pop."""
+        cx, names = self.cx, self.names
+        cps = self.facts.edge_copies(e)
+        flt = [(t, v) for t, v in cps if t.name in cx.activity.useful]
+        targets = {t.name for t, _ in cps}
+        if flt:
+            swap = any(isinstance(v, ir.Var) and v.name in targets for _, v in flt)
+            if swap:
+                tmps = []
+                for t, v in flt:
+                    tmp = "_t" + names.bar(t)
+                    L("%s = %s" % (tmp, names.bar(t)))
+                    tmps.append(tmp)
+                for (t, v), tmp in zip(flt, tmps):
+                    L("%s = %s" % (names.bar(t), ZERO))
+                for (t, v), tmp in zip(flt, tmps):
+                    if isinstance(v, ir.Var) and v.name in cx.activity.useful:
+                        L("%s += %s" % (names.bar(v), tmp))
+            else:
+                for t, v in flt:
+                    if isinstance(v, ir.Var) and v.name in cx.activity.useful:
+                        L("%s += %s" % (names.bar(v), names.bar(t)))
+                    L("%s = %s" % (names.bar(t), ZERO))
+        if cx.plan.sites.edge_pushes(e):
+            for t, _ in reversed(cps):
+                stack = cx.value_stack(t.name)
+                if stack is not None:
+                    L("%s = pop(%s)" % (names.n(t), stack))
+
+    def stmt(self, L, label, stmt):
+        if isinstance(stmt, ir.Assign):
+            self.assign(L, label, stmt)
+        elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+            self.store(L, stmt)
+
+    def assign(self, L, label, stmt):
+        cx, facts, names = self.cx, self.facts, self.names
+        name, e = stmt.target.name, stmt.value
+        if isinstance(e, ir.Expr) and e.op == "phi":
+            return
+        upd = facts.target.atomic_update(facts, stmt)
+        if upd is not None:
+            arr, idx, val = upd
+            if val.name in cx.activity.useful:
+                L("%s += %s[%s]" % (names.bar(val), cx.adjoints.ref_bar(arr),
+                                    cx.adjoints.ref(idx)))
+            return
+        cx.adjoints.array_definition(L, name, e)
+        if name in cx.activity.useful and is_float(facts.ty(name)) \
+                and not isinstance(e, ir.Arg):
+            g = names.bar(name)
+            for op, src in cx.adjoints.contributions(name, e):
+                self.accumulate(L, op, src)
+            L("%s = %s" % (g, ZERO))
+        if name in cx.plan.partials:
+            self.pop_value(L, cx.plan.partials[name][0], label)
+        self.pop_value(L, name, label)
+
+    def accumulate(self, L, op, src):
+        if op == "_ATOMIC":
+            L(self.facts.target.atomic_add_src(*src))
+        elif op == "_GUARD":
+            L("if %s:" % src[0])
+            L("    %s += %s" % (src[1], src[2]))
+        elif op == "_ARRAY":
+            # In place, through a view when the adjoint is a slice of another.
+            tmp = self.names.fresh("view")
+            L("%s = %s" % (tmp, src[0]))
+            L("%s += %s" % (tmp, src[1]))
+        else:
+            L("%s += %s" % (op, src))
+
+    def pop_value(self, L, name, label):
+        stack = self.cx.value_stack(name)
+        if stack is not None and self.cx.plan.sites.site_repeats(label):
+            L("%s = pop(%s)" % (self.names.n(name), stack))
+
+    def store(self, L, stmt):
+        cx, facts = self.cx, self.facts
+        if not is_float_array(facts.ty(stmt.target)):
+            return
+        if facts.array_root(stmt.target.name) not in cx.activity.useful_roots and \
+                not facts.target.seeds_store(facts, stmt):
+            return
+        idx = cx.src.store_index(stmt, cx.adjoints.ref)
+        cell = "%s[%s]" % (cx.adjoints.ref_bar(stmt.target), idx)
+        v = stmt.value
+        if v.name in cx.activity.useful:
+            if facts.store_is_region(stmt):
+                L("%s += np.sum(%s)" % (self.names.bar(v), cell))   # one value, many cells
+            else:
+                L("%s += %s" % (self.names.bar(v), cell))
+        if id(stmt) not in facts.inplace_stores:
+            L("%s = 0.0" % cell)

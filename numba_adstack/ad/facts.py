@@ -1,0 +1,549 @@
+"""IR facts: what the typed SSA IR of one function says, gathered once and then only read.
+
+Reads a :class:`~numba_adstack.ad.capture.TypedIR`; produces an :class:`IRFacts`: the
+definition and the uses of every variable, the phis of every block, the loops and regions
+(:mod:`.structure`), the ``for`` loops over ranges and arrays, which arrays are views of
+which, and which arrays the function writes. Later phases ask it questions; none of them
+changes it.
+"""
+import operator
+
+import numba
+import numpy as np
+from numba.core import ir, types
+
+from ..errors import NonDifferentiableError
+from . import rules as R
+from .structure import Structure
+from .typeinfo import is_float, is_float_array, is_literal
+
+
+class RangeLoop:
+    """``for i in range(...)`` or ``for v in array``: what is iterated and the names of the
+    counter state the generated code keeps (``len`` iterations, counter ``ctr``)."""
+
+    def __init__(self, loop, prefix, args=(), const_args=None, array=None):
+        self.loop = loop
+        self.args = list(args)        # IR vars of range(...)
+        self.const_args = const_args  # their values when all are constants, else None
+        self.array = array            # the array, for ``for v in array``
+        self.first = None             # pair_first var (the index) in the header
+        self.block = None             # label of the block holding the iternext
+        self.len, self.ctr = prefix + "_len", prefix + "_i"
+        self.parallel = False         # numba.prange
+
+    def trip_count(self):
+        if self.const_args is None:
+            return None
+        return len(range(*self.const_args))
+
+
+def is_range(fn):
+    # A prange loop is replayed and reversed as a range loop unless the plan runs it in
+    # parallel.
+    return fn is range or fn is numba.prange
+
+
+def raise_non_differentiable(qualname, what, loc=None):
+    """Raise NonDifferentiableError naming the function, the construct and the line."""
+    msg = "cannot differentiate %r: %s" % (qualname, what)
+    if loc is not None and getattr(loc, "line", None) is not None:
+        msg += "\n  File \"%s\", line %d" % (loc.filename, loc.line)
+        try:
+            text = loc.get_lines()[loc.line - 1].strip()
+        except Exception:
+            text = ""
+        if text:
+            msg += ":\n    " + text
+    raise NonDifferentiableError(msg, highlighting=False)
+
+
+class IRFacts:
+    """Read-only facts about one typed function (see the module docstring)."""
+
+    def __init__(self, typed, py_func, target):
+        self.typed = typed
+        self.fir = typed.func_ir
+        self.typemap = typed.typemap
+        self.return_type = typed.return_type
+        self.py_func = py_func
+        self.qualname = getattr(py_func, "__qualname__", py_func.__name__)
+        self.target = target
+        self.s = Structure(self.fir)
+        self.defs = {}            # var name -> (block label, stmt)
+        self.phis = {}            # var name -> block label of its phi
+        self.block_phis = {}      # label -> [(target var, {pred label: incoming var})]
+        self.uses = {}            # var name -> [(block label, stmt)]
+        self._collect()
+        self.iter_alias = {}      # iterator var name -> RangeLoop
+        self.ranges = {}          # loop header -> RangeLoop
+        self._find_ranges()
+        self.arg_vars = self._arg_vars()
+        self.return_blocks = [b for b, blk in sorted(self.fir.blocks.items())
+                              if isinstance(blk.terminator, ir.Return)]
+        self.written_roots = self._written_roots()
+        self.inplace_stores, self.inplace_loads = self._inplace_updates()
+
+    def error(self, what, loc=None):
+        raise_non_differentiable(self.qualname, what, loc)
+
+    # ------------------------------------------------------------------ definitions, uses
+    def _collect(self):
+        for label, blk in self.fir.blocks.items():
+            phis = []
+            for stmt in blk.body:
+                if isinstance(stmt, ir.Assign):
+                    if isinstance(stmt.value, ir.Expr) and stmt.value.op == "phi":
+                        inc = {}
+                        for v, b in zip(stmt.value.incoming_values,
+                                        stmt.value.incoming_blocks):
+                            inc[b] = v
+                        phis.append((stmt.target, inc))
+                        self.phis[stmt.target.name] = label
+                        for v in stmt.value.incoming_values:
+                            if isinstance(v, ir.Var):
+                                self.uses.setdefault(v.name, []).append((label, stmt))
+                        continue
+                    self.defs[stmt.target.name] = (label, stmt)
+                for v in stmt.list_vars():
+                    if isinstance(stmt, ir.Assign) and v.name == stmt.target.name:
+                        continue
+                    self.uses.setdefault(v.name, []).append((label, stmt))
+            self.block_phis[label] = phis
+
+    def _arg_vars(self):
+        found = {}
+        for stmt in self.fir.blocks[self.s.entry].body:
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Arg):
+                found[stmt.value.index] = stmt.target.name
+        return [found[i] for i in sorted(found)]
+
+    def def_expr(self, name):
+        d = self.defs.get(name)
+        return None if d is None else d[1].value
+
+    def def_loc(self, name):
+        d = self.defs.get(name)
+        return None if d is None else d[1].loc
+
+    def def_label(self, name):
+        """The block defining ``name`` (the block of its phi for a phi), or None."""
+        if name in self.phis:
+            return self.phis[name]
+        d = self.defs.get(name)
+        return None if d is None else d[0]
+
+    def phi_incoming(self, name):
+        """``{pred label: incoming var}`` of the phi defining ``name``."""
+        for tgt, inc in self.block_phis[self.phis[name]]:
+            if tgt.name == name:
+                return inc
+        return {}
+
+    def edge_copies(self, e):
+        """``[(phi target, incoming value)]``: what the phis of ``e``'s destination take
+        on edge ``e``."""
+        src, dst = e
+        out = []
+        for tgt, inc in self.block_phis.get(dst, ()):
+            if src not in inc:
+                self.error("a phi without a value for the edge %s -> %s" % e, tgt.loc)
+            out.append((tgt, inc[src]))
+        return out
+
+    def ty(self, var):
+        return self.typemap[var if isinstance(var, str) else var.name]
+
+    def resolve_global(self, var):
+        """The Python object a variable holds when it is a global (or module attribute)."""
+        e = self.def_expr(var.name)
+        if isinstance(e, (ir.Global, ir.FreeVar)):
+            return e.value
+        if isinstance(e, ir.Const):
+            return e.value
+        if isinstance(e, ir.Var):
+            return self.resolve_global(e)
+        if isinstance(e, ir.Expr) and e.op == "getattr":
+            base = self.resolve_global(e.value)
+            if base is not None:
+                return getattr(base, e.attr, None)
+        return None
+
+    def static_form(self, name):
+        """How a value known before the function runs is written, or None: ``("const",
+        value)``, ``("global", object)`` or ``("attr", base form, attribute)``. Such values
+        are written in place wherever they are used, never assigned."""
+        if name in self.phis:
+            return None
+        e = self.def_expr(name)
+        if isinstance(e, ir.Const):
+            return ("const", e.value)
+        if isinstance(e, (ir.Global, ir.FreeVar)):
+            return ("global", e.value)
+        if isinstance(e, ir.Var):
+            return self.static_form(e.name)
+        if isinstance(e, ir.Expr) and e.op == "getattr":
+            base = self.static_form(e.value.name)
+            if base is not None and not is_literal(self.resolve_global(e.value)):
+                return ("attr", base, e.attr)
+        return None
+
+    def expr_inputs(self, e):
+        """Variables an expression reads, including the object of a bound method
+        (``x`` in ``x.reshape(...)``)."""
+        out = []
+        for v in e.list_vars():
+            out.append(v.name)
+            d = self.def_expr(v.name)
+            if isinstance(d, ir.Expr) and d.op == "getattr":
+                out.append(d.value.name)
+        return out
+
+    # ------------------------------------------------------------------ for loops
+    def _find_ranges(self):
+        for lp in self.s.loops:
+            # The iternext sits in the header or in a straight-line chain right after it.
+            hdr, label = self.fir.blocks[lp.header], lp.header
+            while not any(isinstance(st, ir.Assign) and isinstance(st.value, ir.Expr)
+                          and st.value.op == "iternext" for st in hdr.body):
+                term = hdr.terminator
+                if not (isinstance(term, ir.Jump) and term.target in lp.blocks
+                        and len(self.s.preds[term.target]) == 1):
+                    break
+                label = term.target
+                hdr = self.fir.blocks[label]
+            for stmt in hdr.body:
+                if (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                        and stmt.value.op == "iternext"):
+                    rl = self._range_of_iter(stmt.value.value, lp)
+                    rl.block = label
+                    lp.range = rl
+                    self.ranges[lp.header] = rl
+                    for s2 in hdr.body:
+                        if (isinstance(s2, ir.Assign) and isinstance(s2.value, ir.Expr)
+                                and s2.value.op == "pair_first"):
+                            rl.first = s2.target.name
+
+    def _range_of_iter(self, itervar, lp):
+        v, seen = itervar, []
+        while True:
+            seen.append(v.name)
+            e = self.def_expr(v.name)
+            if isinstance(e, ir.Var):
+                v = e
+                continue
+            break
+        if not (isinstance(e, ir.Expr) and e.op == "getiter"):
+            self.error("a loop over something other than range(...)",
+                       lp and self.fir.blocks[lp.header].loc)
+        prefix = "_r%d" % (len(self.ranges) + 1)
+        at = self.ty(e.value)
+        if isinstance(at, types.Array) and at.ndim == 1:
+            rl = RangeLoop(lp, prefix, array=e.value)
+        else:
+            rng = self.def_expr(e.value.name)
+            fn = None
+            if isinstance(rng, ir.Expr) and rng.op == "call":
+                fn = self.resolve_global(rng.func)
+            if not is_range(fn):
+                self.error("`for` over %s; only `for ... in range(...)` (or prange) and 1-d "
+                           "array loops are supported (index arrays with range(len(x)))"
+                           % self.ty(e.value), e.loc)
+            consts = []
+            for a in rng.args:
+                c = self.resolve_global(a)
+                consts.append(c if isinstance(c, (int, np.integer))
+                              and not isinstance(c, bool) else None)
+            const_args = None if any(c is None for c in consts) else \
+                tuple(int(c) for c in consts)
+            rl = RangeLoop(lp, prefix, rng.args, const_args)
+            rl.parallel = fn is numba.prange
+        for nm in seen:
+            self.iter_alias[nm] = rl
+        return rl
+
+    def pair_iter(self, e):
+        """The iterator a ``pair_first`` / ``pair_second`` expression reads."""
+        return self.def_expr(e.value.name).value
+
+    def counted(self, lp):
+        """A range loop left only when its range is exhausted: its iteration count is the
+        length of the range, which the reverse sweep recomputes instead of storing."""
+        rl = lp.range
+        return rl is not None and len(lp.exits) == 1 and lp.exits[0][0] == rl.block
+
+    # ------------------------------------------------------------------ arrays
+    def array_root(self, name):
+        """The argument or constructor an array variable is a view of."""
+        e = self.def_expr(name)
+        if isinstance(e, ir.Var):
+            return self.array_root(e.name)
+        if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem", "cast"):
+            if isinstance(self.ty(e.value), types.Array):
+                return self.array_root(e.value.name)
+            item = self.tuple_item(e)
+            if item is not None:
+                return self.array_root(item.name)
+        return name
+
+    def tuple_item(self, e):
+        """The variable ``t[k]`` reads, for a tuple ``t`` built in the function and a
+        constant ``k``; else None."""
+        if e.op not in ("getitem", "static_getitem") or \
+                not isinstance(self.ty(e.value), types.BaseTuple):
+            return None
+        src = self.tuple_build(e.value.name)
+        if src is None:
+            return None
+        idx = e.index if e.op == "static_getitem" else self.resolve_global(e.index)
+        if isinstance(idx, int) and -len(src.items) <= idx < len(src.items):
+            return src.items[idx]
+        return None
+
+    def tuple_build(self, name):
+        """The ``build_tuple`` expression a tuple variable comes from (through copies,
+        casts and unpacking, as an inlined function's return leaves them), or None."""
+        for _ in range(100):
+            e = self.def_expr(name)
+            if isinstance(e, ir.Var):
+                name = e.name
+            elif isinstance(e, ir.Expr) and e.op in ("exhaust_iter", "cast"):
+                name = e.value.name
+            elif isinstance(e, ir.Expr) and e.op == "build_tuple":
+                return e
+            else:
+                return None
+        return None
+
+    def index_var(self, e):
+        """The index variable of a getitem (the first one of a tuple index), or None."""
+        idx = e.index_var if e.op == "static_getitem" else e.index
+        if idx is None:
+            return None
+        d = self.def_expr(idx.name)
+        if isinstance(d, ir.Expr) and d.op == "build_tuple" and d.items:
+            return d.items[0]
+        return idx
+
+    def array_copy_source(self, e):
+        """The array copied when call ``e`` is ``np.copy(x)`` or ``x.copy()``, else None."""
+        if not (isinstance(e, ir.Expr) and e.op == "call") or e.kws:
+            return None
+        if self.resolve_global(e.func) is np.copy and len(e.args) == 1:
+            src = e.args[0]
+        else:
+            f = self.def_expr(e.func.name)
+            if not (isinstance(f, ir.Expr) and f.op == "getattr" and f.attr == "copy"
+                    and not e.args):
+                return None
+            src = f.value
+        return src if is_float_array(self.ty(src)) else None
+
+    def fill_value(self, e):
+        """The value ``np.full(shape, v)`` / ``np.full_like(a, v)`` fills with, or None."""
+        if not (isinstance(e, ir.Expr) and e.op == "call"):
+            return None
+        k = R.FILL_ARGUMENT.get(self.resolve_global(e.func))
+        if k is None:
+            return None
+        v = e.args[k] if len(e.args) > k else dict(e.kws).get("fill_value")
+        return v if isinstance(v, ir.Var) and is_float(self.ty(v)) else None
+
+    def is_constructor_call(self, name):
+        """Is ``name`` a fresh float array from an array constructor (``np.zeros``...)?"""
+        e = self.def_expr(name)
+        return (isinstance(e, ir.Expr) and e.op == "call"
+                and self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS)
+
+    def local_array(self, name):
+        """Is ``name`` a per-thread scratch array of the target (its adjoint is too)?"""
+        e = self.def_expr(name)
+        return (isinstance(e, ir.Expr) and e.op == "call" and is_float_array(self.ty(name))
+                and self.target.is_thread_local_constructor(self.resolve_global(e.func)))
+
+    def computed_array(self, name):
+        """Is ``name`` a float array computed from other values (not an argument, a view,
+        an alias, a fresh array from a constructor, or a copy)?"""
+        if not is_float_array(self.ty(name)) or self.array_root(name) != name:
+            return False
+        e = self.def_expr(name)
+        if not isinstance(e, ir.Expr) or self.array_copy_source(e) is not None:
+            return False
+        if e.op == "call" and (self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS
+                               or self.local_array(name)):
+            return False
+        if e.op in ("getitem", "static_getitem"):
+            return True     # out of a tuple or list the rewrite cannot follow
+        return e.op in ("binop", "inplace_binop", "unary", "call", "getattr")
+
+    def reduction(self, e):
+        """``(function, array operands)`` when call ``e`` reduces float arrays to a float
+        (``np.sum(x)``, ``x.sum()``, ``np.dot(x, y)``...), else None."""
+        if e.kws or e.vararg is not None:
+            return None
+        fn = self.resolve_global(e.func)
+        operands = list(e.args)
+        if fn is None:
+            f = self.def_expr(e.func.name)
+            if (isinstance(f, ir.Expr) and f.op == "getattr"
+                    and isinstance(self.ty(f.value), types.Array)):
+                fn = R.REDUCTION_METHODS.get(f.attr)
+                operands = [f.value] + operands
+        rule = R.REDUCTION_RULES.get(fn) if fn is not None else None
+        if rule is None or len(rule) != len(operands):
+            return None
+        if not all(isinstance(self.ty(a), types.Array) and a.name for a in operands):
+            return None
+        return fn, operands
+
+    def arrays_read(self, name):
+        """Names of the arrays whose elements the definition of ``name`` reads."""
+        e = self.def_expr(name)
+        if not isinstance(e, ir.Expr):
+            return []
+        if e.op in ("getitem", "static_getitem") and isinstance(self.ty(e.value), types.Array):
+            return [e.value.name]
+        if e.op == "call" and self.reduction(e):
+            return [a.name for a in self.reduction(e)[1]]
+        if e.op == "pair_first":
+            rl = self.iter_alias.get(self.pair_iter(e).name)
+            if rl is not None and rl.array is not None:
+                return [rl.array.name]
+        return []
+
+    def mutated_arrays(self, e):
+        """Float arrays a call writes into (``y`` of ``y.fill(v)``), by the lists in
+        rules; [] for anything else."""
+        if not (isinstance(e, ir.Expr) and e.op == "call"):
+            return []
+        fn = self.resolve_global(e.func)
+        d = self.def_expr(e.func.name)
+        if fn is None and isinstance(d, ir.Expr) and d.op == "getattr" \
+                and d.attr in R.MUTATING_METHODS:
+            arrays = [d.value]
+        elif fn in R.MUTATING_FUNCTIONS:
+            arrays = list(e.args)
+        else:
+            return []
+        return [a for a in arrays if is_float_array(self.ty(a))]
+
+    def array_update(self, stmt):
+        """``(array, value)`` when ``stmt`` writes ``value`` into an element of ``array``
+        (a store, or the target's atomic update), else None."""
+        if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+            return stmt.target, stmt.value
+        upd = self.target.atomic_update(self, stmt)
+        return None if upd is None else (upd[0], upd[2])
+
+    def store_is_region(self, stmt):
+        """Does this store write a region (a slice, ``...``) rather than one element?"""
+        if isinstance(stmt, ir.StaticSetItem):
+            t = self.ty(stmt.index_var) if stmt.index_var is not None else None
+            if t is None:
+                ix = stmt.index
+                parts = ix if isinstance(ix, tuple) else (ix,)
+                return any(isinstance(p, slice) or p is Ellipsis for p in parts)
+        else:
+            t = self.ty(stmt.index)
+        parts = t.types if isinstance(t, types.BaseTuple) else (t,)
+        return any(isinstance(p, (types.SliceType, types.EllipsisType)) for p in parts)
+
+    def _written_roots(self):
+        """Roots of the arrays the function stores into."""
+        written = set()
+        for blk in self.fir.blocks.values():
+            for stmt in blk.body:
+                upd = self.array_update(stmt)
+                if upd is not None:
+                    written.add(self.array_root(upd[0].name))
+                elif isinstance(stmt, ir.Assign):
+                    for a in self.mutated_arrays(stmt.value):
+                        written.add(self.array_root(a.name))
+        return written
+
+    def is_readonly_array(self, name):
+        return self.array_root(name) not in self.written_roots
+
+    def is_arg_array(self, name):
+        return self.array_root(name) in self.arg_vars
+
+    def _inplace_updates(self):
+        """``a[i] = a[i] + e`` (and ``-``, ``+=``, ``-=``) on one element within a block.
+
+        The adjoint of the element passes through such an update unchanged, so the reverse
+        sweep only reads it (into ``e``'s adjoint) instead of clearing it at the store and
+        adding it back at the load. Returns the ids of those stores and the names of their
+        loads."""
+        stores, loads = set(), set()
+        for blk in self.fir.blocks.values():
+            body = blk.body
+            for k, st in enumerate(body):
+                if not isinstance(st, ir.SetItem):
+                    continue
+                load = self._inplace_load(body, k, st)
+                if load is not None:
+                    stores.add(id(st))
+                    loads.add(load)
+        return stores, loads
+
+    def _inplace_load(self, body, k, st):
+        t = self.defs.get(st.value.name)
+        if t is None or t[1] not in body or len(self.uses.get(st.value.name, ())) != 1:
+            return None
+        e = t[1].value
+        if not (isinstance(e, ir.Expr) and e.op in ("binop", "inplace_binop")):
+            return None
+        fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn)
+        if fn not in (operator.add, operator.sub):
+            return None
+        ld = self.defs.get(e.lhs.name)
+        if ld is None or ld[1] not in body or len(self.uses.get(e.lhs.name, ())) != 1:
+            return None
+        le = ld[1].value
+        if not (isinstance(le, ir.Expr) and le.op == "getitem"
+                and le.value.name == st.target.name and le.index.name == st.index.name):
+            return None
+        j = body.index(ld[1])
+        root = self.array_root(st.target.name)
+        if any(isinstance(o, (ir.SetItem, ir.StaticSetItem))
+               and self.array_root(o.target.name) == root for o in body[j + 1:k]):
+            return None
+        return e.lhs.name
+
+    # ------------------------------------------------------------------ operands
+    def adjoint_operands(self, name):
+        """Variables an adjoint may flow into from ``name`` (whether or not they vary)."""
+        if name in self.phis:
+            return [v.name for v in self.phi_incoming(name).values()
+                    if isinstance(v, ir.Var) and is_float(self.ty(v))]
+        e = self.def_expr(name)
+        if isinstance(e, ir.Var):
+            return [e.name] if is_float(self.ty(e)) or isinstance(self.ty(e), types.Array) \
+                else []
+        if not isinstance(e, ir.Expr):
+            return []
+        if e.op in ("binop", "inplace_binop"):
+            return [v.name for v in (e.lhs, e.rhs) if is_float(self.ty(v))]
+        if e.op == "unary":
+            return [e.value.name] if is_float(self.ty(e.value)) else []
+        if e.op == "cast":
+            return [e.value.name]
+        if e.op == "call":
+            red = self.reduction(e)
+            if red is not None:
+                return [a.name for a in red[1] if is_float_array(self.ty(a))]
+            # Float arrays passed to a call make its float result depend on them: with no
+            # rule for the call, the rewrite must refuse it rather than drop the gradient.
+            return [a.name for a in list(e.args) + [v for _, v in e.kws]
+                    if is_float(self.ty(a)) or is_float_array(self.ty(a))]
+        if e.op == "pair_first":
+            rl = self.iter_alias.get(self.pair_iter(e).name)
+            if rl is not None and rl.array is not None and is_float_array(self.ty(rl.array)):
+                return [rl.array.name]
+            return []
+        if e.op in ("static_getitem", "getitem") and isinstance(self.ty(e.value),
+                                                               types.BaseTuple):
+            item = self.tuple_item(e)
+            if item is not None and is_float(self.ty(item)):
+                return [item.name]
+        return []

@@ -1,0 +1,78 @@
+"""The plan: every decision about the backward, made before any of it is emitted.
+
+Reads the facts, the activity and the options; produces a frozen :class:`Plan`:
+
+* which loops are fused (reversed iteration by iteration) and with which early seeds
+  (:mod:`.fusion`, :mod:`.seeds`), and which of them run in parallel;
+* where each definition runs relative to its reversal unit (:mod:`.sites`), and which
+  needed values are recomputed rather than kept (:mod:`.recompute`);
+* which calls keep their derivative rather than their operand (:mod:`.stacks`);
+* the stacks: one per kept value and per control-flow record made in a loop, with its
+  capacity and storage (:mod:`.stacks`).
+
+What the sweep reads depends on these choices, so :func:`make_plan` asks a *probe* (the
+emitter run without output, see :func:`numba_adstack.ad.emit.probe`) what a draft plan
+reads, and settles the plan from that.
+"""
+from dataclasses import dataclass, field
+
+from .fusion import choose_fused, choose_parallel, skippable_loops
+from .recompute import Recompute
+from .sites import Sites
+from .stacks import StackSpec, choose_partials, record_stacks, value_stacks
+
+__all__ = ["Plan", "StackSpec", "make_plan"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    fused: dict                 # fused loop -> [(phi, members, outflow, seed tree)]
+    parallel: dict              # fused prange loop -> name of its per-iteration helper
+    skippable: dict             # loop -> adjoints that must be non-zero to reverse it
+    sites: Sites
+    recompute: Recompute
+    partials: dict = field(default_factory=dict)       # y -> (kept name, template)
+    partial_types: dict = field(default_factory=dict)  # kept name -> Numba type
+    value_stacks: dict = field(default_factory=dict)   # value name -> StackSpec
+    record_stacks: dict = field(default_factory=dict)  # record name -> StackSpec
+    needed: frozenset = frozenset()                    # values the sweep reads
+
+    def ty(self, facts, name):
+        """Type of an IR variable or of a name the plan adds."""
+        got = self.partial_types.get(name)
+        return facts.ty(name) if got is None else got
+
+
+@dataclass
+class Reads:
+    """What a probe found the sweep reads."""
+    needed: set                 # primal values read where they may have been overwritten
+    ref_uses: dict              # value -> {(defined name, operand index) or None}
+    private_failed: set         # parallel loops whose iterations are not independent
+
+
+def make_plan(facts, activity, options, probe):
+    """Settle the :class:`Plan`; ``probe(plan) -> Reads`` runs the emitter on a draft."""
+    fused = choose_fused(facts, activity)
+    parallel = choose_parallel(facts, fused, options.parallel)
+    skippable = skippable_loops(facts, activity, fused)
+    sites = Sites(facts, fused)
+    recompute = Recompute(facts, fused, sites)
+    records = record_stacks(facts, options, sites, fused)
+    draft = Plan(fused, parallel, skippable, sites, recompute, record_stacks=records)
+    reads = probe(draft)
+    if reads.private_failed:
+        parallel = {lp: h for lp, h in parallel.items() if lp not in reads.private_failed}
+        draft = Plan(fused, parallel, skippable, sites, recompute, record_stacks=records)
+        reads = probe(draft)
+    partials, partial_types = choose_partials(facts, recompute, reads.ref_uses)
+    if partials:
+        sites = Sites(facts, fused, {p: y for y, (p, _) in partials.items()})
+        recompute = Recompute(facts, fused, sites)
+        draft = Plan(fused, parallel, skippable, sites, recompute, partials, partial_types,
+                     record_stacks=records)
+        reads = probe(draft)
+    values = value_stacks(facts, options, recompute, sites, reads.needed,
+                          lambda n: draft.ty(facts, n))
+    return Plan(fused, parallel, skippable, sites, recompute, partials, partial_types, values, records,
+                frozenset(reads.needed))

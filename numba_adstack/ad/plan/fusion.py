@@ -1,0 +1,175 @@
+"""Fused loops: top-level loops whose iterations interact only through sums.
+
+Such a loop (``s += e`` with ``e`` independent of ``s``, no stores) is reversed iteration by
+iteration, right after each iteration runs, when the adjoint of its sums can be computed
+before the loop (:mod:`.seeds`): its stacks then hold one iteration's history. With
+``parallel=True`` a fused ``prange`` loop runs in parallel in the backward too.
+"""
+import operator
+
+from numba.core import ir
+
+from .. import rules as R
+from ..typeinfo import is_float
+from .seeds import early_seed
+
+
+def choose_fused(facts, activity):
+    """``{loop: [(phi, members, outflow, seed), ...]}`` for the loops to fuse, one entry
+    per sum the loop carries."""
+    if not facts.target.fuses_loops:
+        return {}
+    out = {}
+    for lp in facts.s.loops:
+        if lp.depth == 1:
+            plan = _fusion_plan(facts, activity, lp)
+            if plan is not None:
+                out[lp] = plan
+    return out
+
+
+def choose_parallel(facts, fused, parallel_option):
+    """``{loop: helper name}`` for the fused ``prange`` loops that run in parallel: each
+    iteration, its forward replay and its reverse, is a call to a helper function (its
+    stacks in the helper's frame, so each thread has its own), and the sums and the
+    adjoints of values from before the loop are reductions."""
+    if not facts.target.parallel_loops or not parallel_option:
+        return {}
+    out = {}
+    for lp, families in fused.items():
+        rl = lp.range
+        if rl is None or not rl.parallel or rl.array is not None \
+                or rl.block != lp.header or len(lp.exits) != 1 \
+                or lp.exits[0][0] != lp.header:
+            continue
+        sums = {phi for phi, _, _, _ in families}
+        if any(tgt.name not in sums for tgt, _ in facts.block_phis[lp.header]):
+            continue        # something else is carried from one iteration to the next
+        out[lp] = "%s_iteration%d" % (facts.py_func.__name__, lp.header)
+    return out
+
+
+def _fusion_plan(facts, activity, lp):
+    if len({d for _, d in lp.exits}) != 1:
+        return None
+    for b in lp.blocks:
+        for stmt in facts.fir.blocks[b].body:
+            if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                return None
+    families, in_family = [], set()
+    for phi, inc in facts.block_phis[lp.header]:
+        if phi.name not in activity.useful:
+            continue
+        fam = _accumulator_family(facts, lp, phi.name)
+        if fam is None:
+            return None
+        members, outflow = fam
+        latch_in = [inc[b].name for b in lp.latches if isinstance(inc.get(b), ir.Var)]
+        if not all(v in members for v in latch_in):
+            return None
+        seed = early_seed(facts, lp, outflow)
+        if seed is None:
+            return None
+        families.append((phi.name, members, outflow, seed))
+        in_family |= members
+    # Every other useful float made in the loop stays in the loop.
+    for b in lp.blocks:
+        for stmt in facts.fir.blocks[b].body:
+            if not isinstance(stmt, ir.Assign):
+                continue
+            name = stmt.target.name
+            if name in activity.useful and name not in in_family:
+                for label, _ in facts.uses.get(name, ()):
+                    if label not in lp.blocks:
+                        return None
+    return families
+
+
+def _accumulator_family(facts, lp, phi):
+    """Variables carrying the sum ``phi`` around the loop (only + and - of values that do
+    not depend on it, copies and phis), and the one that leaves the loop."""
+    members, work, outside = set(), [phi], []
+    while work:
+        v = work.pop()
+        if v in members:
+            continue
+        members.add(v)
+        for label, stmt in facts.uses.get(v, ()):
+            if label not in lp.blocks:
+                outside.append(v)
+                continue
+            if not isinstance(stmt, ir.Assign):
+                return None
+            nxt = _sum_step(facts, lp, v, stmt, members)
+            if nxt is None:
+                return None
+            work.append(nxt)
+    for m in members:
+        if m in facts.phis and facts.phis[m] in lp.blocks:
+            for b, val in facts.phi_incoming(m).items():
+                if b in lp.blocks and isinstance(val, ir.Var) and val.name not in members:
+                    return None
+    outs = set(outside)
+    if len(outs) != 1:
+        return None if outs else (members, None)
+    return members, outs.pop()
+
+
+def _sum_step(facts, lp, v, stmt, members):
+    """The variable ``stmt`` makes from the sum member ``v`` when it keeps it a sum
+    (a copy, a phi, ``v + e``, ``v - e``, ``e + v``), else None."""
+    e, t = stmt.value, stmt.target.name
+    if isinstance(e, ir.Var) or (isinstance(e, ir.Expr) and e.op in ("cast", "phi")):
+        return t
+    if isinstance(e, ir.Expr) and e.op in ("binop", "inplace_binop"):
+        fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn)
+        other = e.rhs if e.lhs.name == v else e.lhs
+        if other.name == v or _depends_on(facts, other.name, members | {v}, lp):
+            return None
+        if fn is operator.add or (fn is operator.sub and e.lhs.name == v):
+            return t
+    return None
+
+
+def _depends_on(facts, name, targets, lp, seen=None):
+    seen = set() if seen is None else seen
+    if name in targets:
+        return True
+    if name in seen:
+        return False
+    seen.add(name)
+    if name in facts.phis:
+        if facts.phis[name] not in lp.blocks:
+            return False
+        return any(isinstance(v, ir.Var) and _depends_on(facts, v.name, targets, lp, seen)
+                   for v in facts.phi_incoming(name).values())
+    d = facts.defs.get(name)
+    if d is None or d[0] not in lp.blocks:
+        return False
+    value = d[1].value
+    if isinstance(value, ir.Expr):
+        return any(_depends_on(facts, v.name, targets, lp, seen) for v in value.list_vars())
+    return isinstance(value, ir.Var) and _depends_on(facts, value.name, targets, lp, seen)
+
+
+def skippable_loops(facts, activity, fused):
+    """``{loop: adjoints flowing into its reverse}`` for the loops whose reverse is
+    skipped when all those adjoints are zero (a Monte Carlo path out of the money): loops
+    directly in a fused loop (their history is one iteration's) that write no memory."""
+    out = {}
+    for lp in facts.s.loops:
+        if lp in fused or lp.parent is None or lp.parent not in fused:
+            continue
+        if any(facts.array_update(stmt) is not None
+               for b in lp.blocks for stmt in facts.fir.blocks[b].body):
+            continue
+        outs = set()
+        for name in activity.useful:
+            label = facts.def_label(name)
+            if label is None or label not in lp.blocks or not is_float(facts.ty(name)):
+                continue
+            if any(lbl not in lp.blocks for lbl, _ in facts.uses.get(name, ())):
+                outs.add(name)
+        if outs:
+            out[lp] = sorted(outs)
+    return out

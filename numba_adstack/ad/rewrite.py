@@ -1,0 +1,68 @@
+"""The reverse-mode rewrite: typed SSA Numba IR -> Python source of the backward function.
+
+The phases, in the order a compilation passes through them:
+
+1. :mod:`.capture`   the typed SSA IR of the function (njit callees inlined);
+2. :mod:`.facts`     definitions, uses, phis, loops and regions (:mod:`.structure`);
+3. :mod:`.activity`  which values vary with the inputs and reach the result;
+4. :mod:`.checks`    refusals of what cannot be differentiated;
+5. :mod:`.plan`      fused and parallel loops, recomputation, kept derivatives, stacks;
+6. :mod:`.emit`      the forward replay, the reverse sweep and their assembly.
+
+Each phase reads the results of the earlier ones and hands on its own; the adjoint rules
+of the primitives live in :mod:`.rules`, and what depends on the platform behind
+:class:`.target.Target`.
+"""
+from dataclasses import dataclass
+
+from . import activity as _activity
+from .checks import check
+from .emit import Names, Source, emit_backward, probe
+from .facts import IRFacts
+from .plan import make_plan
+from .target import CPU
+
+
+@dataclass
+class Options:
+    """What the user chose: stack capacity and storage, the differentiated arguments,
+    whether ``prange`` loops run in parallel in the backward."""
+    ad_stack_size: int
+    storage: str = "frame"
+    wrt: frozenset = None
+    parallel: bool = False
+
+
+@dataclass
+class BackwardSource:
+    """The generated backward: its name, its source, the globals it needs, the helpers it
+    defines (compiled first), and the facts it was made from."""
+    fname: str
+    source: str
+    globals: dict
+    helpers: list
+    facts: IRFacts
+    activity: object
+    plan: object
+
+
+def build_backward(typed, py_func, options, target=CPU):
+    """Run the phases on one typed function; return its :class:`BackwardSource`."""
+    facts = IRFacts(typed, py_func, target)
+    if target.returns_value and not _is_float(facts.return_type):
+        facts.error("grad needs a function returning a float scalar, this one returns %s"
+                    % facts.return_type)
+    act = _activity.analyse(facts, options.wrt)
+    check(facts, act)
+    names = Names(target, reserved=[rl.len[:-4] for rl in facts.ranges.values()],
+                  counter=len(facts.ranges))
+    src = Source(facts, names)
+    plan = make_plan(facts, act, options,
+                     lambda draft: probe(facts, act, draft, names, src))
+    fname, source, helpers = emit_backward(facts, act, plan, names, src)
+    return BackwardSource(fname, source, names.globals, helpers, facts, act, plan)
+
+
+def _is_float(t):
+    from .typeinfo import is_float
+    return is_float(t)

@@ -1,0 +1,44 @@
+"""Which Numba types the rewrite differentiates, keeps on stacks, and how it spells them."""
+from numba.core import types
+
+
+def is_float(t):
+    return isinstance(t, types.Float)
+
+
+def is_float_array(t):
+    return isinstance(t, types.Array) and isinstance(t.dtype, types.Float)
+
+
+def carries_floats(t):
+    """Types other than floats and float arrays that can hold a differentiable value."""
+    return isinstance(t, (types.Complex, types.BaseTuple, types.List, types.BoundFunction,
+                          types.NumpyFlatType, types.Record))
+
+
+def stack_dtype(t):
+    """Source of the NumPy dtype an adstack of values of type ``t`` holds, or None when
+    such values cannot be kept on a stack."""
+    if isinstance(t, types.Float):
+        return "np.float32" if t.bitwidth == 32 else "np.float64"
+    if isinstance(t, types.Boolean):
+        return "np.bool_"
+    if isinstance(t, types.Integer):
+        return "np.int32" if t.bitwidth == 32 and t.signed else "np.int64"
+    return None
+
+
+def zero_src(t):
+    """Source of a zero of type ``t`` (what a declared local starts as)."""
+    if isinstance(t, types.Float):
+        return "np.float32(0.0)" if t.bitwidth == 32 else "0.0"
+    if isinstance(t, types.Boolean):
+        return "False"
+    if isinstance(t, types.Integer) and t.bitwidth == 32 and t.signed:
+        return "np.int32(0)"
+    return "0"
+
+
+def is_literal(value):
+    """A Python value written in generated source as itself (``repr``)."""
+    return isinstance(value, (bool, int, float, str, type(None)))
