@@ -32,8 +32,9 @@ class TypedIR:
         self.argtypes = argtypes
 
 
-def _callee_py_func(func_ir, expr):
-    """The Python function of the Numba function a call expression calls, or None."""
+def _callee_py_func(func_ir, expr, callee_of=None):
+    """The Python function of the Numba function a call expression calls, or None.
+    ``callee_of`` (optional) recognises the target's own kinds of callable."""
     try:
         defn = func_ir.get_definition(expr.func)
     except Exception:
@@ -43,9 +44,7 @@ def _callee_py_func(func_ir, expr):
         return None
     if hasattr(val, "py_func") and hasattr(val, "targetoptions"):
         return val.py_func
-    if type(val).__name__ == "FakeCUDAKernel":     # a device function in the simulator
-        return getattr(val, "fn", None)
-    return None
+    return None if callee_of is None else callee_of(val)
 
 
 def _drop_unused_callee_globals(func_ir):
@@ -84,7 +83,8 @@ class InlineDispatcherCalls(FunctionPass):
                 if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
                         and stmt.value.op == "call"):
                     continue
-                callee = _callee_py_func(state.func_ir, stmt.value)
+                callee = _callee_py_func(state.func_ir, stmt.value,
+                                         getattr(state.pipeline, "callee_of", None))
                 if callee is None:
                     continue
                 count += 1
@@ -126,6 +126,8 @@ class CaptureTypedIR(FunctionPass):
 class _CapturePipeline(CompilerBase):
     # Maps each function about to be read (the root and inlined callees) to the one read.
     prepare = None
+    # Maps a called object that is not a Numba dispatcher to the Python function to inline.
+    callee_of = None
 
     def define_pipelines(self):
         untyped = DefaultPassBuilder.define_untyped_pipeline(self.state)
@@ -138,21 +140,25 @@ class _CapturePipeline(CompilerBase):
         return [pm]
 
 
-def typed_ir(py_func, argtypes, prepare=None):
+def typed_ir(py_func, argtypes, prepare=None, callee_of=None):
     """Typed SSA IR of ``py_func`` for the given Numba argument types.
 
     ``prepare`` (optional) maps each function about to be read (``py_func`` and every
-    inlined callee) to the function actually read.
+    inlined callee) to the function actually read. ``callee_of`` (optional) maps a called
+    object that is not a Numba dispatcher (a target's own device functions) to the Python
+    function to inline, or None.
     """
     from numba.core.registry import cpu_target
     typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
     flags = Flags()
     flags.nrt = True
     pipeline = _CapturePipeline
-    if prepare is not None:
-        pipeline = type("_PreparingCapturePipeline", (_CapturePipeline,),
-                        {"prepare": staticmethod(prepare)})
-        py_func = prepare(py_func)
+    if prepare is not None or callee_of is not None:
+        hooks = {"prepare": None if prepare is None else staticmethod(prepare),
+                 "callee_of": None if callee_of is None else staticmethod(callee_of)}
+        pipeline = type("_HookedCapturePipeline", (_CapturePipeline,), hooks)
+        if prepare is not None:
+            py_func = prepare(py_func)
     with global_compiler_lock:
         return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags,
                              {}, pipeline_class=pipeline)

@@ -21,6 +21,7 @@ from .emit import Names, Source, emit_backward, probe
 from .facts import IRFacts
 from .plan import make_plan
 from .target import CPU
+from .typeinfo import is_float
 
 
 @dataclass
@@ -49,7 +50,7 @@ class BackwardSource:
 def build_backward(typed, py_func, options, target=CPU):
     """Run the phases on one typed function; return its :class:`BackwardSource`."""
     facts = IRFacts(typed, py_func, target)
-    if target.returns_value and not _is_float(facts.return_type):
+    if target.returns_value and not is_float(facts.return_type):
         facts.error("grad needs a function returning a float scalar, this one returns %s"
                     % facts.return_type)
     act = _activity.analyse(facts, options.wrt)
@@ -62,7 +63,3 @@ def build_backward(typed, py_func, options, target=CPU):
     fname, source, helpers = emit_backward(facts, act, plan, names, src)
     return BackwardSource(fname, source, names.globals, helpers, facts, act, plan)
 
-
-def _is_float(t):
-    from .typeinfo import is_float
-    return is_float(t)

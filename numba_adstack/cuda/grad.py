@@ -22,7 +22,7 @@ from ..errors import AdjointArgumentError
 from ..ad.capture import typed_ir
 from ..ad.rewrite import Options, build_backward
 from .kernels import OverflowCheckedKernel, array_meta, compile_kernel_source
-from .standins import with_standin_globals
+from .standins import simulator_device_function, with_standin_globals
 from .target import CudaTarget
 
 
@@ -79,7 +79,8 @@ class GradKernel:
         return bw
 
     def _build(self, argtypes):
-        typed = typed_ir(self.py_func, argtypes, prepare=with_standin_globals)
+        typed = typed_ir(self.py_func, argtypes, prepare=with_standin_globals,
+                         callee_of=simulator_device_function)
         bw = build_backward(typed, self.py_func, Options(self.ad_stack_size, "frame"),
                             CudaTarget())
         name, source = bw.fname, bw.source

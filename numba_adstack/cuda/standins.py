@@ -154,3 +154,10 @@ def with_standin_globals(py_func):
     fn.__qualname__ = py_func.__qualname__
     fn.__module__ = py_func.__module__
     return fn
+
+
+def simulator_device_function(value):
+    """The Python function of a device function in the CUDA simulator, else None."""
+    if type(value).__name__ == "FakeCUDAKernel":
+        return getattr(value, "fn", None)
+    return None

@@ -9,7 +9,7 @@ from numba.core import ir, types
 
 from .. import rules as R
 from ..checks import array_expr_message
-from ..typeinfo import is_float, is_float_array
+from ..typeinfo import is_float
 from ..operators import OPS
 
 

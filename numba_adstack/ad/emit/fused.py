@@ -6,10 +6,6 @@ adjoint of the sum it added to; its stacks are then empty again.
 """
 from numba.core import ir
 
-from ..typeinfo import is_float
-from .names import Lines
-
-# What a scalar adjoint is reset to (see emit/__init__.py).
 from .constants import ZERO
 
 

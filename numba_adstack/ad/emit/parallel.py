@@ -27,7 +27,6 @@ class Parallel:
 
     def loop(self, L, lp):
         cx, names = self.cx, self.cx.names
-        rl = lp.range
         helper = cx.plan.parallel[lp]
         H = self._helper_body(lp)
         shared = sorted(names.bar(r) for r in cx.shared_roots.get(lp, ()))

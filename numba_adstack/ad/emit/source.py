@@ -9,7 +9,6 @@ from ..operators import OPS, UNARY
 from ..typeinfo import is_literal
 
 
-
 class Source:
     """Renders IR expressions for one generated module (``names`` gives variable and
     global names)."""

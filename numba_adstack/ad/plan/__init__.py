@@ -74,5 +74,5 @@ def make_plan(facts, activity, options, probe):
         reads = probe(draft)
     values = value_stacks(facts, options, recompute, sites, reads.needed,
                           lambda n: draft.ty(facts, n))
-    return Plan(fused, parallel, skippable, sites, recompute, partials, partial_types, values, records,
-                frozenset(reads.needed))
+    return Plan(fused, parallel, skippable, sites, recompute, partials, partial_types,
+                values, records, frozenset(reads.needed))

@@ -1,10 +1,10 @@
-"""Adjoint rules: one entry per primitive, read by the rewrite.
+"""Scalar adjoint rules: one entry per primitive on floats.
 
 A rule gives, for each operand of ``y = f(a0, a1, ...)``, the expression of that operand's
 adjoint contribution as Python source. Placeholders: ``{g}`` the adjoint of ``y``, ``{y}``
 the primal value of ``y``, ``{0}``, ``{1}``... the primal operands. ``None`` means the operand
 gets no gradient (for example the exponent of ``floor``). Generated code sees the modules
-``math`` and ``np``; rules use ``math`` so that the same source compiles for numba.cuda.
+``math`` and ``np``; rules use ``math`` so that the same source compiles for every target.
 
 Adding a primitive is adding one line here. Write each expression as ``{g} * (...)``: the
 part in parentheses reads only primal values, so it is computed off the chain of adjoint
@@ -93,56 +93,8 @@ UNARY_RULES = {
     operator.pos: ("{g}",),
 }
 
-# Reductions of whole float arrays to a float. Each entry gives the adjoint of each array
-# operand as an array expression ({g}: the result's adjoint; {0}, {1}: the operand arrays),
-# added into the operand's adjoint array. Methods (``x.sum()``) map to their function.
-REDUCTION_RULES = {
-    np.sum: ("{g}",),
-    np.mean: ("{g} / {0}.size",),
-    np.dot: ("{g} * {1}", "{g} * {0}"),
-}
-REDUCTION_METHODS = {"sum": np.sum, "mean": np.mean, "dot": np.dot}
-
 # Calls whose result carries no gradient whatever their operands (the rewrite still checks
 # that they do not produce floats from floats).
 NON_DIFFERENTIABLE_CALLS = {len, range, int, bool, round, math.isnan, math.isinf,
                             math.isfinite, np.isnan, np.isinf, np.isfinite, np.sign}
 
-# Array constructors: the result is a fresh array whose contents carry no gradient; the
-# rewrite gives it an adjoint array of the same shape.
-ARRAY_CONSTRUCTORS = {np.zeros, np.empty, np.ones, np.empty_like, np.zeros_like,
-                      np.ones_like, np.full, np.full_like}
-
-# Per-thread scratch arrays of the CUDA target (``cuda.local.array``; the CUDA module adds
-# the function it types them with). Their adjoints are per-thread too: no atomics.
-THREAD_LOCAL_CONSTRUCTORS = set()
-
-# How messages name functions that stand for others while a kernel is typed.
-DISPLAY_NAMES = {}
-
-# Array constructors refused on the gradient path, with what to do instead.
-REFUSED_CONSTRUCTORS = {}
-
-# Constructors that fill the new array with a value (by argument position): the value's
-# adjoint is the sum of the array's adjoint.
-FILL_ARGUMENT = {np.full: 1, np.full_like: 1}
-
-# Calls that write into an array they are given (methods by name, functions by object):
-# refused when the gradient reads that array, since the rewrite cannot see what they write.
-MUTATING_METHODS = {"fill", "sort", "put", "itemset", "resize", "partition", "setfield"}
-MUTATING_FUNCTIONS = {np.fill_diagonal, np.random.shuffle, np.put, np.place, np.putmask,
-                      np.copyto}
-
-
-def needed_operands(rule):
-    """Which placeholders (operand indices, and 'y') a rule reads."""
-    used = set()
-    for expr in rule:
-        if expr is None:
-            continue
-        for k in range(4):
-            if "{%d}" % k in expr:
-                used.add(k)
-        if "{y}" in expr:
-            used.add("y")
-    return used
