@@ -34,17 +34,64 @@ class Forward:
 
     # ------------------------------------------------------------------ regions
     def region(self, L, region):
-        self.seq(L, region, region.entry, None)
+        """Emit a whole region (the function body, or a loop body inside its ``while``)."""
+        if self.cx.plan.shapes.forward_structured(region):
+            self.seq(L, region, region.entry, None)
+        else:
+            self.guarded(L, region)
+
+    def guarded(self, L, R):
+        """Emit ``R`` as a guarded sequence (see :mod:`..plan.shapes`): each node once, in
+        topological order, under ``if _fw == node:``; each sets the node that follows."""
+        var = "_fw%s" % ("" if R.loop is None else R.loop.header)
+        ids = {n: k for k, n in enumerate(R.order)}
+        L("%s = %d" % (var, ids[R.entry]))
+        for n in R.order:
+            L("if %s == %d:" % (var, ids[n]))
+            with L.indent():
+                if isinstance(n, LoopNode):
+                    self.loop_node(L, n)
+                else:
+                    self.block(L, n)
+                    if not R.out[n]:
+                        self.block_end(L, n, self.facts.fir.blocks[n].terminator)
+                        continue
+                edges = R.out[n]
+                if len(edges) == 1:
+                    self.goto(L, R, edges[0], var, ids)
+                elif isinstance(n, LoopNode):
+                    for k, e in enumerate(edges):
+                        kw = "if" if k == 0 else ("elif" if k < len(edges) - 1 else "else")
+                        L("%s _x%d == %d:" % (kw, n.header, k) if kw != "else" else "else:")
+                        with L.indent():
+                            self.goto(L, R, e, var, ids)
+                else:
+                    term = self.facts.fir.blocks[n].terminator
+                    L("if %s:" % self.src.operand(term.cond))
+                    with L.indent():
+                        self.goto(L, R, (n, term.truebr), var, ids)
+                    L("else:")
+                    with L.indent():
+                        self.goto(L, R, (n, term.falsebr), var, ids)
+
+    def goto(self, L, R, e, var, ids):
+        m = L.mark()
+        nxt = self.follow(L, R, e)
+        if nxt is not None:
+            L("%s = %d" % (var, ids[nxt]))
+        L.close_block(m)
+
+    def loop_node(self, L, lp):
+        if lp in self.cx.plan.fused:
+            self.cx.fused.loop(L, lp)
+        else:
+            self.loop(L, lp)
 
     def seq(self, L, R, n, stop):
         """Emit region ``R`` from node ``n`` up to (not including) ``stop``."""
-        cx = self.cx
         while n is not None and n != stop:
             if isinstance(n, LoopNode):
-                if n in cx.plan.fused:
-                    cx.fused.loop(L, n)
-                else:
-                    self.loop(L, n)
+                self.loop_node(L, n)
             else:
                 self.block(L, n)
                 if not R.out[n]:
@@ -270,7 +317,7 @@ class Forward:
         cx.open_loops.append(h)
         with L.indent():
             m = L.mark()
-            self.seq(L, self.facts.s.regions[lp], h, None)
+            self.region(L, self.facts.s.regions[lp])
             L.close_block(m)
         cx.open_loops.pop()
         loops = self.facts.s.enclosing(h)[1:]

@@ -27,7 +27,7 @@ class Fused:
         L("while True:")
         with L.indent():
             m = L.mark()
-            cx.forward.seq(L, self.facts.s.regions[lp], lp.header, None)
+            cx.forward.region(L, self.facts.s.regions[lp])
             L.close_block(m)
 
     def iteration_reverse(self, L, lp, e):
@@ -47,7 +47,7 @@ class Fused:
                 if flowing is not None and flowing in cx.activity.useful:
                     L("%s += %s" % (cx.names.bar(flowing), self.seed_name(phi)))
         region = facts.s.regions[lp]
-        cx.reverse.seq(L, region, region.node_of(src), None)
+        cx.reverse.region_from(L, region, region.node_of(src))
         for tgt, _ in facts.block_phis[lp.header]:
             if tgt.name in cx.activity.useful:
                 L("%s = %s" % (cx.names.bar(tgt), ZERO))

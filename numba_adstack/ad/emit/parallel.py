@@ -59,7 +59,7 @@ class Parallel:
         H("while True:")
         with H.indent():
             m = H.mark()
-            cx.forward.seq(H, self.facts.s.regions[lp], lp.header, None)
+            cx.forward.region(H, self.facts.s.regions[lp])
             H.close_block(m)
         cx.helper_loop = saved
         return H

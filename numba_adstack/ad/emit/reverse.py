@@ -10,7 +10,8 @@ each variable holds the value it had at the same point of the replay).
 """
 from numba.core import ir
 
-from ..structure import LoopNode, common_dominator, node_key
+from ..plan.shapes import ancestors
+from ..structure import LoopNode, node_key
 from ..typeinfo import is_float, is_float_array
 from .constants import ZERO
 from .forward import range_index
@@ -29,22 +30,17 @@ class Reverse:
         rbs = facts.return_blocks
         if len(rbs) == 1:
             self.seed(L, rbs[0])
-            self.seq(L, Rt, rbs[0], None)
+            self.region_from(L, Rt, rbs[0])
             return
-        d = rbs[0]
-        for b in rbs[1:]:
-            d = common_dominator(Rt, d, b)
+        # Several returns: seed the one taken, then walk back from it.
+        var = self.state_var(Rt)
+        ids = {n: k for k, n in enumerate(Rt.order)}
         for k, b in enumerate(rbs):
             L("%s _rsite == %d:" % ("if" if k == 0 else "elif", k))
             with L.indent():
-                m = L.mark()
                 self.seed(L, b)
-                if b != d:
-                    self.seq(L, Rt, b, d)
-                L.close_block(m)
-        if d in rbs:
-            return
-        self.seq(L, Rt, d, None)
+                L("%s = %d" % (var, ids[b]))
+        self.guarded(L, Rt, var, rbs)
 
     def seed(self, L, label):
         if not self.facts.target.returns_value:
@@ -79,6 +75,53 @@ class Reverse:
                         self.seq(L, R, p, d)
                     L.close_block(m)
             n = d
+
+    def region_from(self, L, R, start):
+        """Reverse region ``R`` from node ``start`` back to its entry."""
+        if self.cx.plan.shapes.reverse_structured(R, start):
+            self.seq(L, R, start, None)
+        else:
+            ids = {n: k for k, n in enumerate(R.order)}
+            var = self.state_var(R)
+            L("%s = %d" % (var, ids[start]))
+            self.guarded(L, R, var, [start])
+
+    def state_var(self, R):
+        return "_rv%s" % ("" if R.loop is None else R.loop.header)
+
+    def guarded(self, L, R, var, starts):
+        """Reverse ``R`` as a guarded sequence (see :mod:`..plan.shapes`) from the node
+        whose number ``var`` holds (one of ``starts``) back to the entry: each node once,
+        in reverse topological order, under ``if var == node:``; each sets the node the
+        path came from."""
+        ids = {n: k for k, n in enumerate(R.order)}
+        keep = ancestors(R, starts)
+        for n in reversed(R.order):
+            if n not in keep:
+                continue
+            L("if %s == %d:" % (var, ids[n]))
+            with L.indent():
+                m = L.mark()
+                self.node(L, R, n)
+                if n != R.entry:
+                    self.back_to_pred(L, R, n, var, ids)
+                L.close_block(m)
+
+    def back_to_pred(self, L, R, n, var, ids):
+        """Reverse the edge the path took into ``n``; set ``var`` to where it came from."""
+        ins = R.ins[n]
+        if len(ins) == 1:
+            self.edge(L, ins[0])
+            L("%s = %d" % (var, ids[R.node_of(ins[0][0])]))
+            return
+        cname = "_c%s" % node_key(n)
+        self.record(L, cname, self.cx.region_loops(R), R.entry)
+        for k, e in enumerate(ins):
+            kw = "if" if k == 0 else ("elif" if k < len(ins) - 1 else "else")
+            L("%s %s == %d:" % (kw, cname, k) if kw != "else" else "else:")
+            with L.indent():
+                self.edge(L, e)
+                L("%s = %d" % (var, ids[R.node_of(e[0])]))
 
     def record(self, L, name, loops, block):
         """Pop a control-flow record made in a loop of its unit (a local otherwise)."""
@@ -125,9 +168,20 @@ class Reverse:
                                                           for a in lp.range.args)))
         else:
             self.record(L, "_n%d" % h, loops, h)
-        Rl = facts.s.regions[lp]
         if len(lp.exits) > 1:
             self.record(L, "_x%d" % h, loops, h)
+        if cx.plan.shapes.straight_exits(lp):
+            self.counted_loop(L, lp)
+        else:
+            self.entered_loop(L, lp)
+
+    def counted_loop(self, L, lp):
+        """The partial last iteration (a straight chain from the header) reversed apart,
+        then a count-down over the full iterations."""
+        facts = self.facts
+        h = lp.header
+        Rl = facts.s.regions[lp]
+        if len(lp.exits) > 1:
             for k, (src, dst) in enumerate(lp.exits):
                 kw = "if" if k == 0 else ("elif" if k < len(lp.exits) - 1 else "else")
                 L("%s _x%d == %d:" % (kw, h, k) if kw != "else" else "else:")
@@ -150,16 +204,60 @@ class Reverse:
             self.set_index(L, lp, mvar)
             if len(lp.latches) == 1:
                 self.edge(L, (lp.latches[0], h))
-                self.seq(L, Rl, Rl.node_of(lp.latches[0]), None)
+                self.region_from(L, Rl, Rl.node_of(lp.latches[0]))
             else:
-                self.record(L, "_l%d" % h, facts.s.enclosing(h), h)
-                for k, latch in enumerate(lp.latches):
-                    kw = "if" if k == 0 else ("elif" if k < len(lp.latches) - 1 else "else")
-                    L("%s _l%d == %d:" % (kw, h, k) if kw != "else" else "else:")
-                    with L.indent():
-                        self.edge(L, (latch, h))
-                        self.seq(L, Rl, Rl.node_of(latch), None)
+                self.back_edge(L, lp, Rl)
+                self.guarded(L, Rl, self.state_var(Rl),
+                             [Rl.node_of(b) for b in lp.latches])
             L.close_block(m)
+
+    def back_edge(self, L, lp, Rl):
+        """Reverse the back edge the iteration took; set the state to its latch."""
+        h = lp.header
+        ids = {n: k for k, n in enumerate(Rl.order)}
+        var = self.state_var(Rl)
+        if len(lp.latches) == 1:
+            self.edge(L, (lp.latches[0], h))
+            L("%s = %d" % (var, ids[Rl.node_of(lp.latches[0])]))
+            return
+        self.record(L, "_l%d" % h, self.facts.s.enclosing(h), h)
+        for k, latch in enumerate(lp.latches):
+            kw = "if" if k == 0 else ("elif" if k < len(lp.latches) - 1 else "else")
+            L("%s _l%d == %d:" % (kw, h, k) if kw != "else" else "else:")
+            with L.indent():
+                self.edge(L, (latch, h))
+                L("%s = %d" % (var, ids[Rl.node_of(latch)]))
+
+    def entered_loop(self, L, lp):
+        """One copy of the body's reverse serves the partial last iteration and the full
+        ones: each pass enters it at the node its iteration ended on (an exit, then a back
+        edge), then reverses the back edge before the pass for the iteration before."""
+        h = lp.header
+        Rl = self.facts.s.regions[lp]
+        var = self.state_var(Rl)
+        ids = {n: k for k, n in enumerate(Rl.order)}
+        srcs = [Rl.node_of(src) for src, _ in lp.exits]
+        mvar = "_m%d" % h
+        L("%s = _n%d" % (mvar, h))
+        if len(srcs) == 1:
+            L("%s = %d" % (var, ids[srcs[0]]))
+        else:
+            for k, s in enumerate(srcs):
+                kw = "if" if k == 0 else ("elif" if k < len(srcs) - 1 else "else")
+                L("%s _x%d == %d:" % (kw, h, k) if kw != "else" else "else:")
+                L("    %s = %d" % (var, ids[s]))
+        L("while True:")
+        with L.indent():
+            self.set_index(L, lp, mvar)
+            starts = list(dict.fromkeys(srcs + [Rl.node_of(b) for b in lp.latches]))
+            if len(starts) == 1 and self.cx.plan.shapes.reverse_structured(Rl, starts[0]):
+                self.seq(L, Rl, starts[0], None)
+            else:
+                self.guarded(L, Rl, var, starts)
+            L("if %s == 0:" % mvar)
+            L("    break")
+            L("%s -= 1" % mvar)
+            self.back_edge(L, lp, Rl)
 
     def set_index(self, L, lp, counter):
         """Recompute the loop's index (and array position) for iteration ``counter``."""

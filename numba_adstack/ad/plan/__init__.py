@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from .fusion import choose_fused, choose_parallel, skippable_loops
 from .recompute import Recompute
+from .shapes import Shapes
 from .sites import Sites
 from .stacks import StackSpec, choose_partials, record_stacks, value_stacks
 
@@ -29,6 +30,7 @@ class Plan:
     fused: dict                 # fused loop -> [(phi, members, outflow, seed tree)]
     parallel: dict              # fused prange loop -> name of its per-iteration helper
     skippable: dict             # loop -> adjoints that must be non-zero to reverse it
+    shapes: Shapes
     sites: Sites
     recompute: Recompute
     partials: dict = field(default_factory=dict)       # y -> (kept name, template)
@@ -56,23 +58,24 @@ def make_plan(facts, activity, options, probe):
     fused = choose_fused(facts, activity)
     parallel = choose_parallel(facts, fused, options.parallel)
     skippable = skippable_loops(facts, activity, fused)
+    shapes = Shapes(facts)
     sites = Sites(facts, fused)
     recompute = Recompute(facts, fused, sites)
     records = record_stacks(facts, options, sites, fused)
-    draft = Plan(fused, parallel, skippable, sites, recompute, record_stacks=records)
+    draft = Plan(fused, parallel, skippable, shapes, sites, recompute, record_stacks=records)
     reads = probe(draft)
     if reads.private_failed:
         parallel = {lp: h for lp, h in parallel.items() if lp not in reads.private_failed}
-        draft = Plan(fused, parallel, skippable, sites, recompute, record_stacks=records)
+        draft = Plan(fused, parallel, skippable, shapes, sites, recompute, record_stacks=records)
         reads = probe(draft)
     partials, partial_types = choose_partials(facts, recompute, reads.ref_uses)
     if partials:
         sites = Sites(facts, fused, {p: y for y, (p, _) in partials.items()})
         recompute = Recompute(facts, fused, sites)
-        draft = Plan(fused, parallel, skippable, sites, recompute, partials, partial_types,
+        draft = Plan(fused, parallel, skippable, shapes, sites, recompute, partials, partial_types,
                      record_stacks=records)
         reads = probe(draft)
     values = value_stacks(facts, options, recompute, sites, reads.needed,
                           lambda n: draft.ty(facts, n))
-    return Plan(fused, parallel, skippable, sites, recompute, partials, partial_types,
+    return Plan(fused, parallel, skippable, shapes, sites, recompute, partials, partial_types,
                 values, records, frozenset(reads.needed))

@@ -1,0 +1,122 @@
+"""Shapes: which regions are emitted structured and which as a guarded sequence.
+
+Structured emission writes a branch as ``if``/``else`` up to where its arms join (the
+post-dominator forwards, the dominator backwards). On control flow that is not nested
+(``break``, ``continue``, ``and``/``or`` conditions, several exits), arms share nodes and
+structured emission would write those nodes once per path: exponential in the worst case.
+Such a region is written instead as a *guarded sequence*: every node once, in topological
+order (reverse order for the sweep), each under ``if _state == node:``, with each node
+setting ``_state`` to the node that comes next on the path actually taken. The size is
+then linear in the region, and a path costs one comparison per node.
+
+A loop's reverse replays its partial last iteration (the one that ended at an exit) and
+then its full iterations. When the partial iteration is a straight chain from the header
+(a ``for`` loop's exit test) it is written apart, as a counted loop reads best; otherwise
+both share one copy of the body's reverse, entered at a node chosen per iteration.
+"""
+
+
+class Shapes:
+    def __init__(self, facts):
+        self.facts = facts
+        self._fwd = {}
+        self._rev = {}
+
+    def forward_structured(self, region):
+        """Does structured forward emission of ``region`` write each node once?"""
+        if region not in self._fwd:
+            count = {}
+            self._fwd[region] = _fwd_walk(region, region.entry, None, count,
+                                          2 * len(region.nodes))
+        return self._fwd[region]
+
+    def reverse_structured(self, region, start):
+        """Does structured reverse emission of ``region`` from ``start`` write each node
+        once?"""
+        key = (region, start)
+        if key not in self._rev:
+            count = {}
+            self._rev[key] = _rev_walk(region, start, None, count, 2 * len(region.nodes))
+        return self._rev[key]
+
+    def straight_exits(self, lp):
+        """Do all exits of ``lp`` leave from the straight chain of blocks that starts at
+        its header (the partial last iteration is then that chain alone)?"""
+        region = self.facts.s.regions[lp]
+        chain = {lp.header}
+        n = lp.header
+        while True:
+            outs = [e for e in region.out[n] if region.edge_kind(e) == "internal"]
+            if len(outs) != 1:
+                break
+            m = region.node_of(outs[0][1])
+            if not isinstance(m, int) or len(region.ins[m]) != 1 or m in chain:
+                break
+            chain.add(m)
+            n = m
+        return all(region.node_of(src) in chain for src, _ in lp.exits)
+
+
+def _next(region, e):
+    return region.node_of(e[1]) if region.edge_kind(e) == "internal" else None
+
+
+def _visit(count, n, budget):
+    count[n] = count.get(n, 0) + 1
+    count[None] = count.get(None, 0) + 1
+    return count[n] == 1 and count[None] <= budget
+
+
+def _fwd_walk(region, n, stop, count, budget):
+    """Walk ``n`` up to ``stop`` as ``Forward.seq`` emits it; False as soon as a node is
+    written twice."""
+    while n is not None and n != stop:
+        if not _visit(count, n, budget):
+            return False
+        edges = region.out[n]
+        if not edges:
+            return True
+        if len(edges) == 1:
+            n = _next(region, edges[0])
+            continue
+        j = region.ipdom.get(n)
+        for e in edges:
+            m = _next(region, e)
+            if m is not None and m != j and not _fwd_walk(region, m, j, count, budget):
+                return False
+        n = j
+    return True
+
+
+def _rev_walk(region, n, stop, count, budget):
+    """Walk ``n`` back to ``stop`` as ``Reverse.seq`` emits it; False as soon as a node
+    is written twice."""
+    while n != stop:
+        if not _visit(count, n, budget):
+            return False
+        if n == region.entry:
+            return True
+        ins = region.ins[n]
+        if len(ins) == 1:
+            n = region.node_of(ins[0][0])
+            continue
+        d = region.idom[n]
+        for e in ins:
+            p = region.node_of(e[0])
+            if p != d and not _rev_walk(region, p, d, count, budget):
+                return False
+        n = d
+    return True
+
+
+def ancestors(region, starts):
+    """The nodes of ``region`` from which one of ``starts`` is reached (starts included)."""
+    seen, work = set(), list(starts)
+    while work:
+        n = work.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n != region.entry:
+            work.extend(region.node_of(e[0]) for e in region.ins[n])
+    return seen
