@@ -13,6 +13,7 @@ import threading
 import numpy as np
 from numba import njit, typeof
 from numba.core import types
+from numba.core.compiler import Compiler
 from numba.core.registry import CPUDispatcher
 from numba._dispatcher import compute_fingerprint
 
@@ -39,6 +40,20 @@ def exec_source(fname, source, namespace, tag):
     return namespace[fname]
 
 
+class GeneratedCodeCompiler(Compiler):
+    """Numba's pipeline without SSA reconstruction, for the generated backward and entry.
+
+    Their variables keep one type each by construction (adjoints are floats, records
+    integers), which is all Numba's type inference needs without SSA (``enable_ssa`` is
+    Numba's own flag, off for lifted loops too). SSA reconstruction is quadratic in the
+    blocks times the variables assigned more than once, and the backward assigns every
+    adjoint many times: on long branchy functions it was most of the compile time."""
+
+    def define_pipelines(self):
+        self.state.flags.enable_ssa = False
+        return super().define_pipelines()
+
+
 class Backward:
     """The compiled backward function of one argument type signature."""
 
@@ -58,13 +73,17 @@ class Backward:
         ns.update(_INTRINSICS)
         pyfn = exec_source(self.fname, self.source, ns, dispatcher.py_func.__qualname__)
         self.njit_options = dict(dispatcher.backward_options)
-        self.entry_options = dict(dispatcher.backward_options)
+        self.njit_options.setdefault("pipeline_class", GeneratedCodeCompiler)
+        self.entry_options = dict(self.njit_options)
         # Helpers of parallel loops are called from the backward's prange loops: compiled
         # first, by name, and the backward is compiled parallel.
         for helper in rw.helpers:
             ns[helper] = njit(**self.njit_options)(ns[helper])
         if rw.helpers:
+            # Numba's parfor passes expect SSA.
             self.njit_options["parallel"] = True
+            if self.njit_options["pipeline_class"] is GeneratedCodeCompiler:
+                del self.njit_options["pipeline_class"]
         self.parallel = bool(rw.helpers)
         self._serial = None
         self.njit_fn = njit(**self.njit_options)(pyfn)

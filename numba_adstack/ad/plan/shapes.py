@@ -40,21 +40,18 @@ class Shapes:
         return self._rev[key]
 
     def straight_exits(self, lp):
-        """Do all exits of ``lp`` leave from the straight chain of blocks that starts at
-        its header (the partial last iteration is then that chain alone)?"""
-        region = self.facts.s.regions[lp]
-        chain = {lp.header}
-        n = lp.header
-        while True:
-            outs = [e for e in region.out[n] if region.edge_kind(e) == "internal"]
-            if len(outs) != 1:
-                break
-            m = region.node_of(outs[0][1])
-            if not isinstance(m, int) or len(region.ins[m]) != 1 or m in chain:
-                break
-            chain.add(m)
-            n = m
-        return all(region.node_of(src) in chain for src, _ in lp.exits)
+        """Is ``lp`` a ``for`` loop left only by its exit test, so that its partial last
+        iteration is the straight chain of blocks from the header to that test?"""
+        rl = lp.range
+        if rl is None:
+            return False
+        chain, n = {lp.header}, lp.header
+        blocks = self.facts.fir.blocks
+        while n != rl.block:
+            term = blocks[n].terminator
+            n = term.target
+            chain.add(n)
+        return all(src in chain for src, _ in lp.exits)
 
 
 def _next(region, e):
