@@ -13,7 +13,8 @@ import threading
 import numpy as np
 from numba import njit, typeof
 from numba.core import types
-from numba.core.compiler import Compiler
+from numba.core.compiler import Compiler, DefaultPassBuilder
+from numba.core.compiler_machinery import PassManager
 from numba.core.registry import CPUDispatcher
 from numba._dispatcher import compute_fingerprint
 
@@ -41,17 +42,33 @@ def exec_source(fname, source, namespace, tag):
 
 
 class GeneratedCodeCompiler(Compiler):
-    """Numba's pipeline without SSA reconstruction, for the generated backward and entry.
+    """Numba's nopython pipeline, less the passes generated code does not need.
 
-    Their variables keep one type each by construction (adjoints are floats, records
-    integers), which is all Numba's type inference needs without SSA (``enable_ssa`` is
-    Numba's own flag, off for lifted loops too). SSA reconstruction is quadratic in the
-    blocks times the variables assigned more than once, and the backward assigns every
-    adjoint many times: on long branchy functions it was most of the compile time."""
+    The generated backward and entry hold no closures, ``with`` blocks, literal loops or
+    inline-always calls, and their variables keep one type each by construction (adjoints
+    are floats, records integers), which is all Numba's type inference needs without SSA
+    (``enable_ssa`` is Numba's own flag, off for lifted loops too). The passes left out
+    each walk every block, several of them running a liveness analysis quadratic in the
+    blocks times the variables; on long functions they were most of the compile time."""
 
     def define_pipelines(self):
+        from numba.core import typed_passes as tp, untyped_passes as up
         self.state.flags.enable_ssa = False
-        return super().define_pipelines()
+        pm = PassManager("numba_adstack_generated")
+        if self.state.func_ir is None:
+            pm.add_pass(up.TranslateByteCode, "analyzing bytecode")
+            pm.add_pass(up.FixupArgs, "fix up args")
+        pm.add_pass(up.IRProcessing, "processing IR")
+        pm.add_pass(up.RewriteSemanticConstants, "rewrite semantic constants")
+        pm.add_pass(up.GenericRewrites, "nopython rewrites")
+        pm.add_pass(up.RewriteDynamicRaises, "rewrite dynamic raises")
+        pm.add_pass(tp.NopythonTypeInference, "nopython frontend")
+        pm.add_pass(tp.InlineOverloads, "inline overloaded functions")
+        pm.add_pass(tp.NopythonRewrites, "nopython rewrites")
+        lowering = DefaultPassBuilder.define_nopython_lowering_pipeline(self.state)
+        pm.passes.extend(lowering.passes)
+        pm.finalize()
+        return [pm]
 
 
 class Backward:

@@ -21,6 +21,7 @@ from .names import Lines, Names
 from .parallel import Parallel
 from .reverse import Reverse
 from .source import Source
+from .tidy import tidy
 
 __all__ = ["Names", "Source", "Emission", "probe", "emit_backward"]
 
@@ -80,7 +81,7 @@ class Emission:
         for name in self.plan.value_stacks:
             out[names.n(name)] = zero_src(self.plan.ty(facts, name))
         for name in self.activity.useful:
-            if is_float(facts.ty(name)):
+            if is_float(facts.ty(name)) and name not in self.plan.direct:
                 out[names.bar(name)] = ZERO
         for name in record_names(facts):
             out[name] = "0"
@@ -118,7 +119,7 @@ def emit_backward(facts, activity, plan, names, src):
     rev = Lines(level=1)
     cx.reverse.top(rev)
     fname, source = _assemble(cx, fwd, rev)
-    return fname, source, sorted(cx.helpers)
+    return fname, tidy(source, names.globals), sorted(cx.helpers)
 
 
 def _assemble(cx, fwd, rev):

@@ -41,16 +41,22 @@ class Fused:
             if kind == "back":
                 inc = facts.phi_incoming(phi).get(src)
                 if isinstance(inc, ir.Var):
-                    L("%s += %s" % (cx.names.bar(inc), self.seed_name(phi)))
+                    self._seed_into(L, inc.name, phi)
             elif outflow is not None:
                 flowing = self._flowing(dst, src, members, outflow)
                 if flowing is not None and flowing in cx.activity.useful:
-                    L("%s += %s" % (cx.names.bar(flowing), self.seed_name(phi)))
+                    self._seed_into(L, flowing, phi)
         region = facts.s.regions[lp]
         cx.reverse.region_from(L, region, region.node_of(src))
         for tgt, _ in facts.block_phis[lp.header]:
             if tgt.name in cx.activity.useful:
                 L("%s = %s" % (cx.names.bar(tgt), ZERO))
+
+    def _seed_into(self, L, name, phi):
+        """The sum's seed is the adjoint of the value leaving the iteration (assigned when
+        that is its only contribution, see :mod:`..plan.direct`)."""
+        op = "=" if name in self.cx.plan.direct else "+="
+        L("%s %s %s" % (self.cx.names.bar(name), op, self.seed_name(phi)))
 
     def _flowing(self, dst, src, members, outflow):
         """The member of a sum's family that leaves the loop on the edge ``src -> dst``."""

@@ -15,6 +15,7 @@ from ..structure import LoopNode, node_key
 from ..typeinfo import is_float, is_float_array
 from .constants import ZERO
 from .forward import range_index
+from .names import Lines
 
 
 class Reverse:
@@ -99,13 +100,13 @@ class Reverse:
         for n in reversed(R.order):
             if n not in keep:
                 continue
-            L("if %s == %d:" % (var, ids[n]))
-            with L.indent():
-                m = L.mark()
-                self.node(L, R, n)
-                if n != R.entry:
-                    self.back_to_pred(L, R, n, var, ids)
-                L.close_block(m)
+            inner = Lines(L.level + 1)
+            self.node(inner, R, n)
+            if n != R.entry:
+                self.back_to_pred(inner, R, n, var, ids)
+            if inner.lines:         # (the entry may have nothing to reverse)
+                L("if %s == %d:" % (var, ids[n]))
+                L.lines.extend(inner.lines)
 
     def back_to_pred(self, L, R, n, var, ids):
         """Reverse the edge the path took into ``n``; set ``var`` to where it came from."""
@@ -246,6 +247,11 @@ class Reverse:
                 kw = "if" if k == 0 else ("elif" if k < len(srcs) - 1 else "else")
                 L("%s _x%d == %d:" % (kw, h, k) if kw != "else" else "else:")
                 L("    %s = %d" % (var, ids[s]))
+        # Adjoints the back edge assigns are read above it in the text: define them.
+        for latch in lp.latches:
+            for t, v in self.facts.edge_copies((latch, h)):
+                if isinstance(v, ir.Var) and v.name in self.cx.plan.direct:
+                    L("%s = %s" % (self.names.bar(v), ZERO))
         L("while True:")
         with L.indent():
             self.set_index(L, lp, mvar)
@@ -288,11 +294,13 @@ class Reverse:
                     L("%s = %s" % (names.bar(t), ZERO))
                 for (t, v), tmp in zip(flt, tmps):
                     if isinstance(v, ir.Var) and v.name in cx.activity.useful:
-                        L("%s += %s" % (names.bar(v), tmp))
+                        op = "=" if v.name in cx.plan.direct else "+="
+                        L("%s %s %s" % (names.bar(v), op, tmp))
             else:
                 for t, v in flt:
                     if isinstance(v, ir.Var) and v.name in cx.activity.useful:
-                        L("%s += %s" % (names.bar(v), names.bar(t)))
+                        op = "=" if v.name in cx.plan.direct else "+="
+                        L("%s %s %s" % (names.bar(v), op, names.bar(t)))
                     L("%s = %s" % (names.bar(t), ZERO))
         if cx.plan.sites.edge_pushes(e):
             for t, _ in reversed(cps):
@@ -322,9 +330,16 @@ class Reverse:
         if name in cx.activity.useful and is_float(facts.ty(name)) \
                 and not isinstance(e, ir.Arg):
             g = names.bar(name)
+            direct = {names.bar(v): v for v, use in cx.plan.direct.items() if use is stmt}
             for op, src in cx.adjoints.contributions(name, e):
-                self.accumulate(L, op, src)
-            L("%s = %s" % (g, ZERO))
+                if direct.pop(op, None) is not None:
+                    L("%s = %s" % (op, src))
+                else:
+                    self.accumulate(L, op, src)
+            for op in direct:
+                L("%s = %s" % (op, ZERO))       # this read adds nothing into it
+            if name not in cx.plan.direct:
+                L("%s = %s" % (g, ZERO))
         if name in cx.plan.partials:
             self.pop_value(L, cx.plan.partials[name][0], label)
         self.pop_value(L, name, label)

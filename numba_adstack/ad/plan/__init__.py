@@ -16,6 +16,7 @@ reads, and settles the plan from that.
 """
 from dataclasses import dataclass, field
 
+from .direct import direct_adjoints
 from .fusion import choose_fused, choose_parallel, skippable_loops
 from .recompute import Recompute
 from .shapes import Shapes
@@ -38,6 +39,7 @@ class Plan:
     value_stacks: dict = field(default_factory=dict)   # value name -> StackSpec
     record_stacks: dict = field(default_factory=dict)  # record name -> StackSpec
     needed: frozenset = frozenset()                    # values the sweep reads
+    direct: dict = field(default_factory=dict)         # value -> statement assigning its adjoint
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -78,4 +80,4 @@ def make_plan(facts, activity, options, probe):
     values = value_stacks(facts, options, recompute, sites, reads.needed,
                           lambda n: draft.ty(facts, n))
     return Plan(fused, parallel, skippable, shapes, sites, recompute, partials, partial_types,
-                values, records, frozenset(reads.needed))
+                values, records, frozenset(reads.needed), direct_adjoints(facts, activity))

@@ -1,0 +1,212 @@
+"""Tidy: fold the generated source's single-use temporaries into their one use.
+
+The rewrite writes one statement per IR value (``t = a * b`` then ``y = t + c``), as the
+IR has them. A variable assigned once and read once, by a later statement of the same
+block, is folded into that read (``y = a * b + c``) when nothing in between can change
+what its expression reads. The backward then reads like code written by hand, and Numba
+has fewer named variables to track (its liveness analysis is quadratic in them).
+"""
+import ast
+import builtins
+import math
+
+import numpy as np
+
+#: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
+STACK_CALLS = {"push", "pop", "top", "clear", "size", "overflowed", "adstack"}
+_PURE_BUILTINS = {bool, float, int, abs, min, max, len, round}
+
+
+def tidy(source, namespace):
+    """``source`` with its single-use temporaries folded (see the module docstring);
+    ``namespace`` holds the globals it will run with (to tell pure calls)."""
+    tree = ast.parse(source)
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef):
+            _Folder(fn, namespace).run()
+    return ast.unparse(tree) + "\n"
+
+
+class _Folder:
+    def __init__(self, fn, namespace):
+        self.fn = fn
+        self.namespace = namespace
+        self.params = {a.arg for a in fn.args.args}
+
+    def run(self):
+        while True:
+            self.stores, self.loads = _count_names(self.fn)
+            if not (self._fold_in(self.fn) | self._drop_dead(self.fn)):
+                return
+
+    def _drop_dead(self, node):
+        """Remove assignments of pure values to names nothing reads (declarations of
+        records a function never makes, say)."""
+        changed = False
+        for field in ("body", "orelse"):
+            stmts = getattr(node, field, None)
+            if not stmts:
+                continue
+            keep = []
+            for s in stmts:
+                if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                        and isinstance(s.targets[0], ast.Name) \
+                        and not self.loads.get(s.targets[0].id) \
+                        and s.targets[0].id not in self.params and self._pure(s.value):
+                    changed = True
+                    continue
+                changed |= self._drop_dead(s)
+                keep.append(s)
+            stmts[:] = keep or [ast.Pass()]
+        return changed
+
+    def _fold_in(self, node):
+        """Fold what can be folded in every statement list under ``node``."""
+        changed = False
+        for field in ("body", "orelse"):
+            stmts = getattr(node, field, None)
+            if not stmts:
+                continue
+            changed |= self._fold_list(stmts)
+            for s in stmts:
+                changed |= self._fold_in(s)
+            if not stmts:
+                stmts.append(ast.Pass())
+        return changed
+
+    def _fold_list(self, stmts):
+        changed = False
+        i = 0
+        while i < len(stmts):
+            s = stmts[i]
+            if self._candidate(s) and self._fold_one(stmts, i):
+                changed = True
+                continue
+            i += 1
+        return changed
+
+    def _candidate(self, s):
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name)):
+            return False
+        name = s.targets[0].id
+        return (name not in self.params and self.stores.get(name) == 1
+                and self.loads.get(name) == 1 and self._pure(s.value))
+
+    def _fold_one(self, stmts, i):
+        s = stmts[i]
+        name = s.targets[0].id
+        reads = {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}
+        memory = any(isinstance(n, ast.Subscript) for n in ast.walk(s.value))
+        for j in range(i + 1, len(stmts)):
+            use = stmts[j]
+            spot = _immediate_load(use, name)
+            if spot is not None:
+                spot.replace(s.value)
+                del stmts[i]
+                return True
+            if _mentions(use, name) or _assigns_any(use, reads) or (
+                    memory and self._may_write_memory(use)):
+                return False
+        return False
+
+    def _pure(self, expr):
+        """No call in ``expr`` has an effect, and nothing it reads is written by it."""
+        for n in ast.walk(expr):
+            if isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.Lambda)):
+                return False
+            if isinstance(n, ast.Call) and not self._pure_call(n.func):
+                return False
+        return True
+
+    def _pure_call(self, func):
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            mod = self.namespace.get(func.value.id)
+            return mod is math or mod is np
+        if isinstance(func, ast.Name):
+            obj = self.namespace.get(func.id, getattr(builtins, func.id, None))
+            return obj in _PURE_BUILTINS or isinstance(obj, np.ufunc) or (
+                getattr(obj, "__module__", None) == "math") or (
+                isinstance(obj, type) and issubclass(obj, np.generic))
+        return False
+
+    def _may_write_memory(self, stmt):
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.Assign, ast.AugAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                if any(not isinstance(t, ast.Name) for t in targets):
+                    return True
+            if isinstance(n, ast.Call) and not self._pure_call(n.func) and not (
+                    isinstance(n.func, ast.Name) and n.func.id in STACK_CALLS):
+                return True
+        return False
+
+
+def _count_names(fn):
+    stores, loads = {}, {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name):
+            d = stores if isinstance(n.ctx, ast.Store) else loads
+            d[n.id] = d.get(n.id, 0) + 1
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            loads[n.target.id] = loads.get(n.target.id, 0) + 1
+    return stores, loads
+
+
+def _mentions(stmt, name):
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt))
+
+
+def _assigns_any(stmt, names):
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in names:
+            return True
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) \
+                and n.target.id in names:
+            return True
+    return False
+
+
+class _Spot:
+    """Where a load sits: ``replace`` puts an expression there."""
+
+    def __init__(self, parent, field, index=None):
+        self.parent, self.field, self.index = parent, field, index
+
+    def replace(self, expr):
+        if self.index is None:
+            setattr(self.parent, self.field, expr)
+        else:
+            getattr(self.parent, self.field)[self.index] = expr
+
+
+def _immediate_load(stmt, name):
+    """The place of the load of ``name`` in the part of ``stmt`` evaluated once, right
+    when ``stmt`` runs (not in a nested body, not in a loop test), or None."""
+    if isinstance(stmt, ast.Assign):
+        fields = [("value", None)] + [("targets", k) for k in range(len(stmt.targets))]
+    elif isinstance(stmt, ast.AugAssign):
+        fields = [("value", None), ("target", None)]
+    elif isinstance(stmt, (ast.Expr, ast.Return)) and stmt.value is not None:
+        fields = [("value", None)]
+    elif isinstance(stmt, ast.If):
+        fields = [("test", None)]
+    else:
+        return None
+    for field, k in fields:
+        root = getattr(stmt, field) if k is None else getattr(stmt, field)[k]
+        if _is_load(root, name):
+            return _Spot(stmt, field, k)
+        for parent in ast.walk(root):
+            for f, value in ast.iter_fields(parent):
+                if _is_load(value, name):
+                    return _Spot(parent, f)
+                if isinstance(value, list):
+                    for j, item in enumerate(value):
+                        if _is_load(item, name):
+                            return _Spot(parent, f, j)
+    return None
+
+
+def _is_load(node, name):
+    return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
