@@ -146,10 +146,12 @@ def logistic_regression(Y, X, w, iterations):
 @numba.njit
 def logistic_regression_loss(Y, X, w, iterations):
     w = logistic_regression(Y, X, w, iterations)
-    z = np.dot(X, w)
     s = 0.0
-    for i in range(z.shape[0]):
-        s += math.log(1.0 + math.exp(-Y[i] * z[i]))
+    for i in range(X.shape[0]):
+        z = 0.0
+        for j in range(X.shape[1]):
+            z += X[i, j] * w[j]
+        s += math.log(1.0 + math.exp(-Y[i] * z))
     return s
 
 
@@ -175,7 +177,9 @@ def linear_regression_loss(X, y, w0, alpha, iters):
     w = linear_regression(X, y, w0, alpha, iters)
     s = 0.0
     for i in range(X.shape[0]):
-        r = np.dot(X[i], w) - y[i]
+        r = -y[i]
+        for j in range(X.shape[1]):
+            r += X[i, j] * w[j]
         s += r * r
     for j in range(w.shape[0]):
         s += 1.0 / (1.0 + math.exp(-w[j]))
@@ -227,7 +231,10 @@ def ema(x, alpha):
 @numba.njit
 def ema_loss(x, alpha):
     e = ema(x, alpha)
-    return np.dot(e, e)
+    s = 0.0
+    for i in range(e.shape[0]):
+        s += e[i] * e[i]
+    return s
 
 
 # --------------------------------------------------------------------------
@@ -242,7 +249,10 @@ def mlp(X, W1, b1, W2):
 @numba.njit
 def mlp_mse(X, W1, b1, W2, y):
     pred = mlp(X, W1, b1, W2)
-    return np.mean((pred - y) ** 2)
+    s = 0.0
+    for i in range(y.shape[0]):
+        s += (pred[i] - y[i]) ** 2
+    return s / y.shape[0]
 
 
 def _mlp_args():
@@ -288,7 +298,12 @@ def ridge(X, y, lam):
 @numba.njit
 def ridge_loss(X, y, lam):
     w = ridge(X, y, lam)
-    return np.dot(w, w) + np.sum(np.dot(X, w))
+    s = 0.0
+    for j in range(w.shape[0]):
+        s += w[j] * w[j]
+        for i in range(X.shape[0]):
+            s += X[i, j] * w[j]
+    return s
 
 
 @numba.njit
@@ -299,7 +314,10 @@ def resample(t_new, t, y):
 @numba.njit
 def resample_loss(t_new, t, y):
     z = resample(t_new, t, y)
-    return np.dot(z, z)
+    s = 0.0
+    for i in range(z.shape[0]):
+        s += z[i] * z[i]
+    return s
 
 
 @numba.njit

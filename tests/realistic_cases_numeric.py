@@ -181,9 +181,12 @@ def rnn_history(x, W, u, h0):
 @numba.njit
 def rnn_history_loss(x, W, u, h0):
     h = rnn_history(x, W, u, h0)
-    s = np.sum(h[-1])
-    for t in range(h.shape[0]):
-        s += 0.1 * np.dot(h[t], h[t])
+    T, n = h.shape
+    s = 0.0
+    for j in range(n):
+        s += h[T - 1, j]
+        for t in range(T):
+            s += 0.1 * h[t, j] * h[t, j]
     return s
 
 

@@ -101,7 +101,8 @@ def nbody_loss(p0, v0, m, dt, steps):
     p, v = nbody(p0, v0, m, dt, steps)
     e = 0.0
     for i in range(p.shape[0]):
-        e += np.dot(p[i], p[i]) + 0.5 * m[i] * np.dot(v[i], v[i])
+        for k in range(3):
+            e += p[i, k] * p[i, k] + 0.5 * m[i] * v[i, k] * v[i, k]
     return e
 
 
@@ -164,7 +165,11 @@ def heat2d(u0, c, steps):
 @numba.njit
 def heat2d_loss(u0, c, steps):
     u = heat2d(u0, c, steps)
-    return np.sum(u) + np.dot(u[2], u[2])
+    s = 0.0
+    for i in range(u.shape[0]):
+        for j in range(u.shape[1]):
+            s += u[i, j] + i * u[i, j] * u[i, j]
+    return s
 
 
 # --------------------------------------------------------------------------

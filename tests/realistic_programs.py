@@ -6,7 +6,9 @@ loops), not shaped for an AD tool. Each ``Case`` names
 
   * ``program``: the ``@numba.njit`` function as a user writes it;
   * ``loss``: a scalar ``@numba.njit`` function that calls the program (``None`` when
-    the program itself returns a float); this is what gets differentiated;
+    the program itself returns a float); this is what gets differentiated. Losses reduce
+    the program's results with plain loops (or ``.sum()``), so that what ``grad_jit``
+    refuses is in the program, not in the loss;
   * ``make_args()``: small float64 arguments (finite differences over every element of the
     differentiated arguments must stay cheap);
   * ``wrt``: the indices of the arguments to differentiate;
