@@ -409,34 +409,48 @@ def advection_diffusion_vjp(u0, vel, nu, dx, dt, steps, ubar):
     hist = np.empty((steps, n))  # the state before each step
     u = u0.copy()
     for t in range(steps):
-        hist[t] = u
         prev = u[0]
+        hist[t, 0] = prev
         for i in range(1, n - 1):
             cur = u[i]
+            hist[t, i] = cur
             u[i] = cur - a * (cur - prev) + b * (u[i + 1] - 2.0 * cur + prev)
             prev = cur
+        hist[t, n - 1] = u[n - 1]
     # one step: u'[i] = c0 h[i] + c1 h[i-1] + b h[i+1] for 0 < i < n-1, ends kept; so
     # h_bar[j] = (g[j] at the ends, c0 g[j] inside) + c1 g[j+1] + b g[j-1] (neighbours
-    # inside only), computed in place left to right keeping the old g[j-1]
+    # inside only), computed in place left to right keeping the old g[j-1]. The sums
+    # for vel and nu use two accumulators each (even and odd i).
     c0 = 1.0 - a - 2.0 * b
     c1 = a + b
     g = ubar.copy()
-    ga = 0.0
-    gb = 0.0
+    ga0 = 0.0
+    ga1 = 0.0
+    gb0 = 0.0
+    gb1 = 0.0
     for t in range(steps - 1, -1, -1):
         h = hist[t]
-        g_old_left = g[0]
-        g[0] = g_old_left + c1 * g[1]
-        g_old_left = 0.0  # g[0] belongs to an end: it does not feed g[1]
-        for i in range(1, n - 1):
+        g[0] = g[0] + c1 * g[1]
+        left = 0.0  # g[0] belongs to an end: it does not feed g[1]
+        for i in range(1, n - 2):
             gi = g[i]
-            ga += gi * (h[i - 1] - h[i])
-            gb += gi * (h[i + 1] - 2.0 * h[i] + h[i - 1])
-            right = c1 * g[i + 1] if i + 1 < n - 1 else 0.0
-            g[i] = c0 * gi + b * g_old_left + right
-            g_old_left = gi
-        g[n - 1] += b * g_old_left
-    return g, ga * dt / dx, gb * dt / dx ** 2
+            hm = h[i - 1]
+            hc = h[i]
+            if i & 1:
+                ga0 += gi * (hm - hc)
+                gb0 += gi * (h[i + 1] - 2.0 * hc + hm)
+            else:
+                ga1 += gi * (hm - hc)
+                gb1 += gi * (h[i + 1] - 2.0 * hc + hm)
+            g[i] = c0 * gi + b * left + c1 * g[i + 1]
+            left = gi
+        i = n - 2  # its right neighbour is an end
+        gi = g[i]
+        ga0 += gi * (h[i - 1] - h[i])
+        gb0 += gi * (h[i + 1] - 2.0 * h[i] + h[i - 1])
+        g[i] = c0 * gi + b * left
+        g[n - 1] += b * gi
+    return g, (ga0 + ga1) * dt / dx, (gb0 + gb1) * dt / dx ** 2
 
 
 @numba.njit

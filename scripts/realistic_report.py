@@ -121,6 +121,7 @@ def _reason(detail):
     reason = re.sub(r"^cannot differentiate '[^']*':\s*", "", detail)
     reason = re.sub(r"\s*\[Failed in .*\]$", "", reason)
     reason = re.sub(r"'[^']*'", "'...'", reason)
+    reason = re.sub(r"array\(\w+, \d+d, \w+\)", "array", reason)
     reason = re.sub(r"\s*\(`.*", "", reason)                  # (`*`), (`-=` on ...)
     reason = re.sub(r"^(`for` over [\w.]+)\(.*", r"\1", reason)  # zip(...) -> zip
     reason = re.split(r",? assigned to|,? producing|; |(?<!Error): ", reason)[0]
