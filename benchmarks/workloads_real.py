@@ -402,7 +402,8 @@ def advection_diffusion_loss(u0, vel, nu, dx, dt, steps, ubar):
 
 @numba.njit
 def advection_diffusion_vjp(u0, vel, nu, dx, dt, steps, ubar):
-    """Cotangents of (u0, vel, nu) for the cotangent ``ubar`` of the final state."""
+    """Cotangents of (u0, vel, nu) for the cotangent ``ubar`` of the final state
+    (4 points or more)."""
     n = u0.shape[0]
     a = vel * dt / dx
     b = nu * dt / dx ** 2
@@ -455,7 +456,9 @@ def advection_diffusion_vjp(u0, vel, nu, dx, dt, steps, ubar):
 
 @numba.njit
 def advection_diffusion_jvp(u0, vel, nu, dx, dt, steps, u0_dot, vel_dot, nu_dot):
-    """The tangent of the final state for tangents of (u0, vel, nu)."""
+    """The tangent of the final state for tangents of (u0, vel, nu). Each step is one
+    in-place pass carrying the left neighbour's old value, where the program first copies
+    the state (``un[:] = u``): this JVP can take less time than the program itself."""
     n = u0.shape[0]
     a = vel * dt / dx
     b = nu * dt / dx ** 2

@@ -279,6 +279,9 @@ CASES = [
     Case("tuple_params", "a tuple-of-floats argument unpacked k, rest = params",
          spring_chain_energy, lambda: (np.array([0.0, 1.1, 1.9, 3.2]), 2.0, 1.0), (0, 1, 2),
          loss=spring_chain_loss, program_args=lambda a: (a[0], (a[1], a[2]))),
+    Case("tuple_argument", "the same program called with its tuple of floats; gradient "
+         "in the array only", spring_chain_energy,
+         lambda: (np.array([0.0, 1.1, 1.9, 3.2]), (2.0, 1.0)), (0,)),
     Case("helper_tuple_of_arrays", "helper returning a tuple of slice-difference arrays, "
          "total variation", total_variation,
          lambda: (_rng(28).normal(0, 1, (4, 5)), 0.5, 1e-3), (0, 1, 2)),

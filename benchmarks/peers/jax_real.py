@@ -40,7 +40,7 @@ def _pad(grads, wrt, nargs):
 
 def _loss(workload, args):
     """The JAX loss, a function of the differentiated arguments."""
-    jax = _jax()
+    _jax()
     import jax.numpy as jnp
     from jax import lax
     from jax.scipy.special import erf
@@ -123,7 +123,7 @@ def _loss(workload, args):
 
 
 def _advection_program(args):
-    import jax.numpy as jnp  # noqa: F401  (x64 is enabled by the caller)
+    _jax()
     from jax import lax
     dx, dt, steps = args[3], args[4], args[5]
 
