@@ -135,8 +135,8 @@ def format_summary(rows):
     reasons = collections.Counter(_reason(r["detail"]) for r in rows
                                   if r["status"] in ("refused", "crash"))
     if reasons:
-        lines.append("most frequent refusal / crash reasons:")
-        for reason, n in reasons.most_common(10):
+        lines.append("refusal / crash reasons, most frequent first:")
+        for reason, n in reasons.most_common():
             lines.append("  %2d  %s" % (n, reason))
     return "\n".join(lines)
 
