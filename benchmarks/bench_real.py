@@ -16,7 +16,9 @@ the quick sizes, every other gradient against the hand gradient at the timed siz
 ``grad_jit`` runs with its default options, and again with ``storage="heap"`` when
 those overflow its stacks (reported); then the calls are timed in
 interleaved rounds (one call of each per round, so that a change of machine load hits
-them all alike) and each gets the median over the rounds.  Ratios are taken within the
+them all alike) and each gets the median over the rounds; JAX's calls have rounds of
+their own after those (its worker threads spin on after a call, and slowed the numba call
+that followed by up to two times on a two-core machine).  Ratios are taken within the
 run.  Large NumPy arrays are served from the heap rather than freshly mapped memory
 (glibc's ``M_MMAP_MAX = 0``, no trimming): otherwise whether a call pays page faults
 for its output arrays depends on the allocation history, which moved single timings by
@@ -162,7 +164,13 @@ def run_workload(workload, quick, repeat, budget_s, use_ours, use_jax, log=print
             calls["jax"] = call
     if isinstance(workload, ArrayWorkload):
         _array_calls(workload, args, calls, status, use_jax)
-    seconds = time_interleaved(calls, repeat, budget_s)
+    # JAX's worker threads keep spinning for a while after a call: timed in their own
+    # rounds, after the numba ones, so that they do not slow the calls that follow
+    numba_calls = {k: v for k, v in calls.items() if not k.startswith("jax")}
+    jax_calls = {k: v for k, v in calls.items() if k.startswith("jax")}
+    seconds = time_interleaved(numba_calls, repeat, budget_s)
+    if jax_calls:
+        seconds.update(time_interleaved(jax_calls, repeat, budget_s))
     ratios = {name: seconds[name] / seconds["primal"] for name in seconds
               if name != "primal"}
     for name in ("hand_vjp", "hand_jvp", "jax_vjp", "jax_jvp"):
