@@ -261,17 +261,23 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="frame", frame_budget=None,
              **options):
     """Decorator like ``numba.njit`` that also gives ``f.grad`` and ``f.value_and_grad``.
 
-    ad_stack_size: capacity of the adstacks of loops whose trip count is only known at run
-        time (default ``numba_adstack.config.DEFAULT_AD_STACK_SIZE``); loops with a constant
+    ad_stack_size
+        Capacity of the adstacks of loops whose trip count is only known at run time
+        (default ``numba_adstack.config.DEFAULT_AD_STACK_SIZE``); loops with a constant
         trip count get exactly what they need.
-    storage: ``"frame"`` (fixed-size stacks in the backward function's frame, checked
-        against the frame budget) or ``"heap"`` (growable stacks that never overflow).
-    frame_budget: bytes of frame adstacks the backward function may use (default
+    storage
+        ``"frame"`` (fixed-size stacks in the backward function's frame, checked against
+        the frame budget) or ``"heap"`` (growable stacks that never overflow).
+    frame_budget
+        Bytes of frame adstacks the backward function may use (default
         ``numba_adstack.config`` / NUMBA_ADSTACK_FRAME_BUDGET).
-    wrt: the arguments to differentiate (names or indices; default: all). The others get
+    wrt
+        The arguments to differentiate (names or indices; default: all). The others get
         None in the gradient tuple, and the backward does no work for them.
-    cache: like Numba's ``cache=True``, and the gradient too: its generated backward and
+    cache
+        Like Numba's ``cache=True``, and the gradient too: its generated backward and
         machine code are cached on disk, so a new process does not compile them again.
+
     Other keyword arguments (fastmath, nogil, error_model, boundscheck...) go to Numba
     for both the function and its backward.
     """
