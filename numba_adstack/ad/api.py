@@ -52,7 +52,8 @@ class Backward:
         self.qualname = dispatcher.py_func.__qualname__
         self.opts = opts
         self._serial = None
-        # With cache=True a fresh cache entry replaces the rewrite, and Numba's cache LLVM.
+        # With cache=True, a fresh entry on disk stands in for the rewrite, and Numba's
+        # cache for LLVM.
         entry = disk_cache.lookup(dispatcher, argtypes, parallel)
         gen = entry.load() if entry is not None else None
         self.from_disk = gen is not None
@@ -62,7 +63,8 @@ class Backward:
         self.written_args = gen.written_args
         self.float_array_args = gen.float_array_args
         self.float_scalar_args = gen.float_scalar_args
-        text = self.source + "\n\n" + self._entry_source(len(argtypes))
+        # The entry first: its line, which names its Numba cache files, stays put.
+        text = self._entry_source(len(argtypes)) + "\n\n" + self.source
         ns = entry.namespace(gen, text, _INTRINSICS) if entry is not None else None
         cached = ns is not None
         if not cached:
