@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import uuid
 import warnings
@@ -313,24 +314,34 @@ def test_unwritable_cache_directory_leaves_the_gradient_uncached(module, tmp_pat
     assert not backward(g).from_disk
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
-                    reason="root writes into read-only directories")
 def test_read_only_source_directory_falls_back_like_numba(module, tmp_path, monkeypatch):
     """No writable __pycache__ next to the source: Numba picks its user-wide cache
     directory, and the gradient goes with it."""
     user_cache = tmp_path / "user-cache"
+    (user_cache / "sub").mkdir(parents=True)      # writable: only its parents are not
     monkeypatch.setattr(numba.core.caching.UserWideCacheLocator, "get_cache_path",
                         lambda self: str(user_cache / "sub"))
-    read_only = [tmp_path / "__pycache__", tmp_path]
-    read_only[0].mkdir(exist_ok=True)
-    for d in read_only:
+    pycache = tmp_path / "__pycache__"
+    pycache.mkdir(exist_ok=True)
+    # Numba probes a directory by creating a temporary file in it; root may write into
+    # read-only directories, so the probe is made to fail as it would for anyone else.
+    real = tempfile.TemporaryFile
+
+    def probe(*args, dir=None, **kw):
+        if dir is not None and Path(dir).resolve() in (pycache, tmp_path):
+            raise PermissionError(13, "Permission denied", dir)
+        return real(*args, dir=dir, **kw)
+    monkeypatch.setattr(tempfile, "TemporaryFile", probe)
+    for d in (pycache, tmp_path):
         d.chmod(0o555)
     try:
         g = fresh(module)
         quiet_grad(g)
+        assert backward(g).entry.stats.cache_path.startswith(str(user_cache))
         assert list(user_cache.glob("sub/numba_adstack/*.json"))
+        assert not (pycache / "numba_adstack").exists()
     finally:
-        for d in read_only:
+        for d in (pycache, tmp_path):
             d.chmod(0o755)
 
 
