@@ -367,6 +367,36 @@ def test_keys_cover_globals_by_value():
     assert first != second
 
 
+KEYED = '''
+import numba
+import numba_adstack as nad
+from numba_adstack.ad import cache
+
+@numba.njit
+def helper(v):
+    k = [i for i in range(3)]          # a nested code object
+    return v * len(k) if v in {1.0, 2.0, 3.0} else v     # a frozenset constant
+
+@nad.grad_jit(cache=True, fastmath={"nsz", "arcp", "contract"})
+def f(x):
+    return helper(x)
+
+print(cache.lookup(f, (numba.float64,), False).key)
+'''
+
+
+def test_keys_are_the_same_in_every_process(tmp_path):
+    """Nothing that varies between processes (addresses, string hashing) enters a key."""
+    (tmp_path / "keyed.py").write_text(KEYED)
+    keys = set()
+    for seed in ("1", "2"):
+        r = subprocess.run([sys.executable, "keyed.py"], cwd=tmp_path, capture_output=True,
+                           text=True, env=_env(PYTHONHASHSEED=seed), timeout=300)
+        assert r.returncode == 0, r.stderr[-3000:]
+        keys.add(r.stdout.split()[-1])
+    assert len(keys) == 1, keys
+
+
 def test_uncached_dispatchers_have_no_entry():
     @nad.grad_jit
     def f(x):

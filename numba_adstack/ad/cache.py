@@ -328,9 +328,9 @@ def lookup(dispatcher, argtypes, parallel):
         return None
     opts = dispatcher.ad_options
     budget = opts["frame_budget"]
-    options = (opts["ad_stack_size"], opts["storage"], repr(opts["wrt"]),
+    options = (opts["ad_stack_size"], opts["storage"], cache_key.stable_repr(opts["wrt"]),
                budget if budget is not None else config.get_frame_budget(), bool(parallel),
-               sorted((k, repr(v)) for k, v in dispatcher.backward_options.items()))
+               cache_key.stable_repr(dispatcher.backward_options))
     try:
         deps = Dependencies(dispatcher.py_func)
     except Uncacheable as e:

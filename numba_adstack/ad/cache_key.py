@@ -15,7 +15,6 @@ import functools
 import hashlib
 import importlib
 import inspect
-import marshal
 import os
 import sys
 import types as pytypes
@@ -158,8 +157,9 @@ class Dependencies:
             return ("numpy scalar", str(value.dtype.descr), repr(value.item()))
         if isinstance(value, np.dtype):
             return ("dtype", str(value.descr))
-        if isinstance(value, tuple):
-            return ("tuple",) + tuple(self.fingerprint(v, reader) for v in value)
+        if isinstance(value, tuple):       # named tuples too
+            return (type(value).__qualname__,) + tuple(self.fingerprint(v, reader)
+                                                       for v in value)
         if isinstance(value, pytypes.ModuleType):
             return ("module", value.__name__)
         if isinstance(value, types.Type):
@@ -168,8 +168,8 @@ class Dependencies:
             return ("enum", type(value).__module__, type(value).__qualname__, value.name,
                     self.fingerprint(value.value, reader))
         if _is_dispatcher(value):
-            return ("jitted", self._function(value.py_func), sorted(
-                (k, repr(v)) for k, v in value.targetoptions.items()))
+            return ("jitted", self._function(value.py_func),
+                    stable_repr(value.targetoptions))
         if isinstance(value, pytypes.FunctionType) and (
                 value.__module__ == reader.__module__ or _named(value) is None):
             # A plain function of the same module (an overload or register_jitable
@@ -185,9 +185,33 @@ def _source(fn):
     try:
         text = inspect.getsource(fn)
     except (OSError, TypeError):
-        text = None
-    code = marshal.dumps(fn.__code__.co_code) + repr(fn.__code__.co_consts).encode()
-    return (text, hashlib.sha256(code).hexdigest())
+        text = None                    # generated code: its code object stands for it
+    h = hashlib.sha256()
+    _code_digest(fn.__code__, h)
+    return (text, h.hexdigest())
+
+
+def _code_digest(code, h):
+    h.update(code.co_code)
+    h.update(stable_repr(code.co_names).encode())
+    for const in code.co_consts:
+        if isinstance(const, pytypes.CodeType):
+            _code_digest(const, h)     # its repr holds an address
+        else:
+            h.update(stable_repr(const).encode())
+
+
+def stable_repr(value):
+    """``repr``, the same in every process: sets (whose order follows string hashing)
+    sorted."""
+    if isinstance(value, (set, frozenset)):
+        return "{%s}" % ", ".join(sorted(stable_repr(v) for v in value))
+    if isinstance(value, (tuple, list)):
+        return "%s(%s)" % (type(value).__name__, ", ".join(stable_repr(v) for v in value))
+    if isinstance(value, dict):
+        return "{%s}" % ", ".join(sorted("%s: %s" % (stable_repr(k), stable_repr(v))
+                                         for k, v in value.items()))
+    return repr(value)
 
 
 @functools.lru_cache(maxsize=None)
