@@ -263,9 +263,7 @@ class Entry:
                 os.makedirs(self.folder, exist_ok=True)
                 _write(self.py_path, body.encode("utf-8"))
         except OSError as e:
-            _warn_once(self.folder, "cannot write the gradient cache of %r in %s (%s); "
-                       "it is compiled in each process" % (self.qualname, self.folder, e))
-            return None
+            return self._cannot_write(e)
         ns = dict(gen.globals)
         ns.update(builtins)
         # Numba's cached machine code names its module: one key, one name.
@@ -284,8 +282,11 @@ class Entry:
         try:
             _write(self.json_path, json.dumps(meta, indent=1).encode("utf-8"))
         except OSError as e:
-            _warn_once(self.folder, "cannot write the gradient cache of %r in %s (%s); "
-                       "it is compiled in each process" % (self.qualname, self.folder, e))
+            self._cannot_write(e)
+
+    def _cannot_write(self, e):
+        _warn_once((self.folder, self.qualname), "cannot write the gradient cache of %r in "
+                   "%s (%s); it is compiled in each process" % (self.qualname, self.folder, e))
 
 
 def _file_safe(name):
