@@ -4,7 +4,7 @@ All of them are ordinary Python exceptions: compilation errors derive from Numba
 ``NumbaError`` so that existing ``except numba.core.errors.NumbaError`` handlers see them,
 run-time errors derive from ``RuntimeError``.
 """
-from numba.core.errors import NumbaError
+from numba.core.errors import NumbaError, NumbaWarning
 
 
 class AdStackError(Exception):
@@ -29,3 +29,11 @@ class NonDifferentiableError(AdStackError, NumbaError):
 
 class AdjointArgumentError(AdStackError, TypeError):
     """Call time: the adjoint arguments of a backward call have the wrong count, shape or dtype."""
+
+
+class AdStackCacheWarning(NumbaWarning):
+    """A gradient cache entry was unreadable or could not be written: the gradient was
+    compiled again (or is not cached), and the result is unaffected."""
+
+    def __init__(self, msg, loc=None):
+        super().__init__(msg, loc=loc, highlighting=False)

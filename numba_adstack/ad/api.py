@@ -10,8 +10,7 @@ import inspect
 import linecache
 import threading
 
-import numpy as np
-from numba import njit, typeof
+from numba import typeof
 from numba.core import types
 from numba.core.compiler import Compiler, DefaultPassBuilder
 from numba.core.compiler_machinery import PassManager
@@ -21,6 +20,7 @@ from numba._dispatcher import compute_fingerprint
 from .. import config
 from ..errors import AdStackOverflowError, AdStackBudgetError
 from ..intrinsics import adstack, push, pop, top, size, overflowed, clear
+from . import cache as disk_cache
 from .capture import typed_ir
 from .rewrite import Options, build_backward
 from .typeinfo import is_float, is_float_array
@@ -80,54 +80,78 @@ class Backward:
         self.dispatcher = dispatcher
         if parallel is None:
             parallel = bool(dispatcher.targetoptions.get("parallel"))
-        typed = typed_ir(dispatcher.py_func, argtypes)
         wrt = _wrt_indices(dispatcher.py_func, opts["wrt"])
-        rw = build_backward(typed, dispatcher.py_func,
-                            Options(opts["ad_stack_size"], opts["storage"], wrt=wrt,
-                                    parallel=parallel))
-        self.fname, self.source = rw.fname, rw.source
-        ns = dict(rw.globals)
-        ns.update(_INTRINSICS)
-        pyfn = exec_source(self.fname, self.source, ns, dispatcher.py_func.__qualname__)
-        self.njit_options = dict(dispatcher.backward_options)
+        self.wrt = range(len(argtypes)) if wrt is None else wrt
+        self.qualname = dispatcher.py_func.__qualname__
+        self.opts = opts
+        self._serial = None
+        # With cache=True, a fresh entry on disk stands in for the rewrite, and Numba's
+        # cache for LLVM.
+        entry = disk_cache.lookup(dispatcher, argtypes, parallel)
+        gen = entry.load() if entry is not None else None
+        self.from_disk = gen is not None
+        if gen is None:
+            gen = self._generate(wrt, parallel)
+        self.fname, self.source = gen.fname, gen.source
+        self.written_args = gen.written_args
+        self.float_array_args = gen.float_array_args
+        self.float_scalar_args = gen.float_scalar_args
+        # The entry first: its line, which names its Numba cache files, stays put.
+        text = self._entry_source(len(argtypes)) + "\n\n" + self.source
+        ns = entry.namespace(gen, text, _INTRINSICS) if entry is not None else None
+        cached = ns is not None
+        if not cached:
+            ns = dict(gen.globals)
+            ns.update(_INTRINSICS)
+            exec_source(self.fname, text, ns, self.qualname)
+        self._compile(ns, gen.helpers, cached)
+        if cached:
+            entry.commit(gen)
+
+    def _generate(self, wrt, parallel):
+        """The backward's source and facts, from the rewrite of the typed IR."""
+        py_func = self.dispatcher.py_func
+        typed = typed_ir(py_func, self.argtypes)
+        rw = build_backward(typed, py_func,
+                            Options(self.opts["ad_stack_size"], self.opts["storage"],
+                                    wrt=wrt, parallel=parallel))
+        facts = rw.facts
+        args = facts.arg_vars
+        return disk_cache.Generated(
+            rw.fname, rw.source, rw.helpers,
+            # Arguments the function writes into: the gradient pass works on copies.
+            [i for i, a in enumerate(args) if a in facts.written_roots],
+            [i for i, a in enumerate(args) if is_float_array(facts.ty(a))],
+            [i for i, a in enumerate(args) if is_float(facts.ty(a))], rw.globals)
+
+    def _compile(self, ns, helpers, cache):
+        self.njit_options = dict(self.dispatcher.backward_options)
         self.njit_options.setdefault("pipeline_class", GeneratedCodeCompiler)
         self.entry_options = dict(self.njit_options)
         # Helpers of parallel loops are called from the backward's prange loops: compiled
         # first, by name, and the backward is compiled parallel.
-        for helper in rw.helpers:
-            ns[helper] = njit(**self.njit_options)(ns[helper])
-        if rw.helpers:
-            # Numba's parfor passes expect SSA.
+        for helper in helpers:
+            ns[helper] = disk_cache.jit(ns[helper], self.njit_options, cache)
+        if helpers:
             self.njit_options["parallel"] = True
+            # Numba's parfor passes expect its whole pipeline, SSA included.
             if self.njit_options["pipeline_class"] is GeneratedCodeCompiler:
                 del self.njit_options["pipeline_class"]
-        self.parallel = bool(rw.helpers)
-        self._serial = None
-        self.njit_fn = njit(**self.njit_options)(pyfn)
-        # Arguments the function writes into: the gradient pass works on copies.
-        facts = rw.facts
-        self.written_args = [i for i, a in enumerate(facts.arg_vars)
-                             if a in facts.written_roots]
-        self.float_array_args = [i for i, a in enumerate(facts.arg_vars)
-                                 if is_float_array(facts.ty(a))]
-        self.float_scalar_args = [i for i, a in enumerate(facts.arg_vars)
-                                  if is_float(facts.ty(a))]
-        self.wrt = range(len(argtypes)) if wrt is None else wrt
-        self.qualname = dispatcher.py_func.__qualname__
-        self.opts = opts
-        budget = opts["frame_budget"]
+        self.parallel = bool(helpers)
+        self.njit_fn = disk_cache.jit(ns[self.fname], self.njit_options, cache)
+        ns["backward"] = self.njit_fn
+        budget = self.opts["frame_budget"]
         with config.frame_budget(budget if budget is not None else config.get_frame_budget()):
             try:
-                bar_types = tuple(types.Array(argtypes[i].dtype, argtypes[i].ndim, "C")
-                                  for i in self.float_array_args)
-                self.njit_fn.compile(tuple(argtypes) + (types.float64,) + bar_types)
+                bar_types = tuple(types.Array(self.argtypes[i].dtype, self.argtypes[i].ndim,
+                                              "C") for i in self.float_array_args)
+                self.njit_fn.compile(tuple(self.argtypes) + (types.float64,) + bar_types)
             except AdStackBudgetError as e:
                 raise AdStackBudgetError(
                     "the backward pass of %r: %s" % (self.qualname, e)) from None
+        self.entry = disk_cache.jit(ns["grad_entry"], self.entry_options, cache)
 
-        self.entry = self._make_entry(len(argtypes))
-
-    def _make_entry(self, nargs):
+    def _entry_source(self, nargs):
         """One jitted call that copies written arguments, allocates the adjoints, runs the
         backward and packs the gradient tuple (Python-level work per call stays tiny)."""
         params = ["a%d" % i for i in range(nargs)]
@@ -149,10 +173,7 @@ class Backward:
             else:
                 grads.append("None")
         lines.append("    return value, (%s)" % "".join(g + ", " for g in grads))
-        source = "\n".join(lines) + "\n"
-        fn = exec_source("grad_entry", source, {"np": np, "backward": self.njit_fn},
-                         self.qualname + " entry")
-        return njit(**self.entry_options)(fn)
+        return "\n".join(lines) + "\n"
 
     def __call__(self, args, seed=1.0):
         try:
@@ -180,16 +201,35 @@ class GradDispatcher(CPUDispatcher):
     def __init__(self, py_func, locals=None, targetoptions=None, ad_options=None, **kw):
         super().__init__(py_func, locals=locals or {}, targetoptions=targetoptions or {},
                          **kw)
-        # Numba rebuilds pickled dispatchers without our options: fall back to defaults.
         self.ad_options = ad_options or {"ad_stack_size": config.DEFAULT_AD_STACK_SIZE,
                                          "storage": "frame", "frame_budget": None,
-                                         "wrt": None}
+                                         "wrt": None, "cache": False}
         self.backward_options = {k: v for k, v in (targetoptions or {}).items()
                                  if k not in ("nopython", "parallel", "inline")}
         self._signature = inspect.signature(py_func)
         self._backwards = {}           # by Numba argument types
         self._by_fingerprint = {}      # the same, by Numba's fast argument fingerprints
         self._bw_lock = threading.Lock()
+
+    def _reduce_states(self):
+        # Pickled (to a worker process) with its options, as Numba pickles its own.
+        return dict(super()._reduce_states(), ad_options=self.ad_options)
+
+    @classmethod
+    def _rebuild(cls, uuid, py_func, locals, targetoptions, can_compile, sigs,
+                 ad_options=None):
+        try:
+            return cls._memo[uuid]
+        except KeyError:
+            pass
+        self = cls(py_func, locals, targetoptions, ad_options=ad_options)
+        if self.ad_options.get("cache"):
+            disk_cache.enable(self, strict=False)   # not where the source is unreachable
+        self._set_uuid(uuid)
+        for sig in sigs:
+            self.compile(sig)
+        self._can_compile = can_compile
+        return self
 
     def _backward(self, args):
         try:
@@ -260,23 +300,32 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="frame", frame_budget=None,
              **options):
     """Decorator like ``numba.njit`` that also gives ``f.grad`` and ``f.value_and_grad``.
 
-    ad_stack_size: capacity of the adstacks of loops whose trip count is only known at run
-        time (default ``numba_adstack.config.DEFAULT_AD_STACK_SIZE``); loops with a constant
+    ad_stack_size
+        Capacity of the adstacks of loops whose trip count is only known at run time
+        (default ``numba_adstack.config.DEFAULT_AD_STACK_SIZE``); loops with a constant
         trip count get exactly what they need.
-    storage: ``"frame"`` (fixed-size stacks in the backward function's frame, checked
-        against the frame budget) or ``"heap"`` (growable stacks that never overflow).
-    frame_budget: bytes of frame adstacks the backward function may use (default
+    storage
+        ``"frame"`` (fixed-size stacks in the backward function's frame, checked against
+        the frame budget) or ``"heap"`` (growable stacks that never overflow).
+    frame_budget
+        Bytes of frame adstacks the backward function may use (default
         ``numba_adstack.config`` / NUMBA_ADSTACK_FRAME_BUDGET).
-    wrt: the arguments to differentiate (names or indices; default: all). The others get
+    wrt
+        The arguments to differentiate (names or indices; default: all). The others get
         None in the gradient tuple, and the backward does no work for them.
-    Other keyword arguments (fastmath, nogil, error_model, boundscheck, cache...) go to
-    Numba for both the function and its backward.
+    cache
+        Like Numba's ``cache=True``, and the gradient too: its generated backward and
+        machine code are cached on disk, so a new process does not compile them again.
+
+    Other keyword arguments (fastmath, nogil, error_model, boundscheck...) go to Numba
+    for both the function and its backward.
     """
     if storage not in ("frame", "heap"):
         raise ValueError("storage must be 'frame' or 'heap', got %r" % (storage,))
+    cache = bool(options.pop("cache", False))
     ad_options = {"ad_stack_size": int(ad_stack_size or config.DEFAULT_AD_STACK_SIZE),
-                  "storage": storage, "frame_budget": frame_budget, "wrt": wrt}
-    cache = options.pop("cache", False)
+                  "storage": storage, "frame_budget": frame_budget, "wrt": wrt,
+                  "cache": cache}
 
     def wrap(f):
         targetoptions = {}
@@ -287,7 +336,7 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="frame", frame_budget=None,
         targetoptions["nopython"] = True
         disp = GradDispatcher(f, targetoptions=targetoptions, ad_options=ad_options)
         if cache:
-            disp.enable_caching()
+            disk_cache.enable(disp)
         return disp
     if fn is None:
         return wrap
