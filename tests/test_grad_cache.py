@@ -84,7 +84,7 @@ for name in sys.argv[1:]:
     grad = f.grad(*args)
     first = time.perf_counter() - t0
     bw = next(iter(f._backwards.values()))
-    hits = sum(bw.entry.stats.cache_hits.values())
+    hits = sum(bw.njit_fn.stats.cache_hits.values())
     out[name] = {"first_grad_s": first, "from_disk": bw.from_disk, "entry_hits": hits,
                  "grad": [None if g is None else np.asarray(g).tolist() for g in grad],
                  "fd": [None if g is None else np.asarray(g).tolist()
@@ -290,7 +290,7 @@ def test_damaged_machine_code_is_recompiled_with_a_warning(module, tmp_path, dam
         check_fd(g, *ARGS)
     h = fresh(module)
     quiet_grad(h)
-    assert sum(backward(h).entry.stats.cache_hits.values()) == 1
+    assert sum(backward(h).njit_fn.stats.cache_hits.values()) == 1
 
 
 def test_edited_generated_module_is_written_again(module, tmp_path):
@@ -337,7 +337,7 @@ def test_read_only_source_directory_falls_back_like_numba(module, tmp_path, monk
     try:
         g = fresh(module)
         quiet_grad(g)
-        assert backward(g).entry.stats.cache_path.startswith(str(user_cache))
+        assert backward(g).njit_fn.stats.cache_path.startswith(str(user_cache))
         assert list(user_cache.glob("sub/numba_adstack/*.json"))
         assert not (pycache / "numba_adstack").exists()
     finally:

@@ -44,7 +44,7 @@ def exec_source(fname, source, namespace, tag):
 class GeneratedCodeCompiler(Compiler):
     """Numba's nopython pipeline, less the passes generated code does not need.
 
-    The generated backward and entry hold no closures, ``with`` blocks, literal loops or
+    The generated backward holds no closures, ``with`` blocks, literal loops or
     inline-always calls, and their variables keep one type each by construction (adjoints
     are floats, records integers), which is all Numba's type inference needs without SSA
     (``enable_ssa`` is Numba's own flag, off for lifted loops too). The passes left out
@@ -96,8 +96,7 @@ class Backward:
         self.written_args = gen.written_args
         self.float_array_args = gen.float_array_args
         self.float_scalar_args = gen.float_scalar_args
-        # The entry first: its line, which names its Numba cache files, stays put.
-        text = self._entry_source(len(argtypes)) + "\n\n" + self.source
+        text = self.source
         ns = entry.namespace(gen, text, _INTRINSICS) if entry is not None else None
         cached = ns is not None
         if not cached:
@@ -127,7 +126,6 @@ class Backward:
     def _compile(self, ns, helpers, cache):
         self.njit_options = dict(self.dispatcher.backward_options)
         self.njit_options.setdefault("pipeline_class", GeneratedCodeCompiler)
-        self.entry_options = dict(self.njit_options)
         # Helpers of parallel loops are called from the backward's prange loops: compiled
         # first, by name, and the backward is compiled parallel.
         for helper in helpers:
@@ -139,45 +137,19 @@ class Backward:
                 del self.njit_options["pipeline_class"]
         self.parallel = bool(helpers)
         self.njit_fn = disk_cache.jit(ns[self.fname], self.njit_options, cache)
-        ns["backward"] = self.njit_fn
         budget = self.opts["frame_budget"]
         with config.frame_budget(budget if budget is not None else config.get_frame_budget()):
             try:
-                bar_types = tuple(types.Array(self.argtypes[i].dtype, self.argtypes[i].ndim,
-                                              "C") for i in self.float_array_args)
-                self.njit_fn.compile(tuple(self.argtypes) + (types.float64,) + bar_types)
+                self.njit_fn.compile(tuple(self.argtypes) + (types.float64,))
             except AdStackBudgetError as e:
                 raise AdStackBudgetError(
                     "the backward pass of %r: %s" % (self.qualname, e)) from None
-        self.entry = disk_cache.jit(ns["grad_entry"], self.entry_options, cache)
-
-    def _entry_source(self, nargs):
-        """One jitted call that copies written arguments, allocates the adjoints, runs the
-        backward and packs the gradient tuple (Python-level work per call stays tiny)."""
-        params = ["a%d" % i for i in range(nargs)]
-        lines = ["def grad_entry(%s):" % ", ".join(params + ["seed"])]
-        for i in self.written_args:
-            lines.append("    a%d = a%d.copy()" % (i, i))
-        for i in self.float_array_args:
-            lines.append("    b%d = np.zeros_like(a%d)" % (i, i))
-        call = params + ["seed"] + ["b%d" % i for i in self.float_array_args]
-        lines.append("    value, sb = backward(%s)" % ", ".join(call))
-        grads = []
-        for i in range(nargs):
-            if i not in self.wrt:
-                grads.append("None")
-            elif i in self.float_array_args:
-                grads.append("b%d" % i)
-            elif i in self.float_scalar_args:
-                grads.append("sb[%d]" % self.float_scalar_args.index(i))
-            else:
-                grads.append("None")
-        lines.append("    return value, (%s)" % "".join(g + ", " for g in grads))
-        return "\n".join(lines) + "\n"
 
     def __call__(self, args, seed=1.0):
         try:
-            return self.entry(*args, seed)
+            # The backward copies what it writes, allocates the adjoints and returns
+            # (value, gradients): one Numba call.
+            return self.njit_fn(*args, seed)
         except AdStackOverflowError as e:
             raise AdStackOverflowError(
                 "the backward pass of %r overflowed an adstack (ad_stack_size=%d): %s. Pass "

@@ -7,7 +7,7 @@ the directory where Numba caches the function itself (``NUMBA_CACHE_DIR``, else
 - ``<name>.json``: the key, the source of the backward, what the gradient call needs to
   know about it (which arguments it writes, which are float arrays, ...) and where each
   global of the generated code is found again;
-- ``<name>.py``: the backward and its entry function as a real module, so that Numba
+- ``<name>.py``: the backward (and its helpers) as a real module, so that Numba
   caches their machine code next to it, like any ``njit(cache=True)`` function.
 
 A later process with the same key reads the JSON, imports the module and loads the
@@ -234,7 +234,7 @@ class Entry:
 
     # ------------------------------------------------------------ the module
     def namespace(self, gen, text, builtins):
-        """Globals of the generated module holding ``text`` (the backward and its entry),
+        """Globals of the generated module holding ``text`` (the backward and its helpers),
         imported from its file in the cache; None when it cannot be cached."""
         if self._locators is None:
             locators = {}

@@ -60,6 +60,6 @@ def build_backward(typed, py_func, options, target=CPU):
     src = Source(facts, names)
     plan = make_plan(facts, act, options,
                      lambda draft: probe(facts, act, draft, names, src))
-    fname, source, helpers = emit_backward(facts, act, plan, names, src)
+    fname, source, helpers = emit_backward(facts, act, plan, names, src, options.wrt)
     return BackwardSource(fname, source, names.globals, helpers, facts, act, plan)
 

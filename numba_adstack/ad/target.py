@@ -72,19 +72,39 @@ class Target:
 
     def backward_params(self, facts, names):
         """Parameters of the backward after the function's own arguments."""
+        return ["_ret_b"]
+
+    def backward_prologue(self, facts, names):
+        """First lines of the backward: the arguments the function writes into are
+        copied (the caller's stay as they are), the adjoints of array arguments made."""
         from .typeinfo import is_float_array
-        return ["_ret_b"] + [names.bar(a) for a in facts.arg_vars
-                             if is_float_array(facts.ty(a))]
+        out = []
+        for a in facts.arg_vars:
+            if a in facts.written_roots:
+                out.append("%s = %s.copy()" % (names.n(a), names.n(a)))
+        for a in facts.arg_vars:
+            if is_float_array(facts.ty(a)):
+                out.append("%s = np.zeros_like(%s)" % (names.bar(a), names.n(a)))
+        out.append("_retval = 0.0")
+        return out
 
-    def backward_prologue(self):
-        return ["_retval = 0.0"]
-
-    def backward_epilogue(self, facts, activity, names, stacks):
-        """Last lines of the backward: what it returns."""
-        from .typeinfo import is_float
-        # ``+ 0.0`` turns an untouched adjoint (reset to -0.0) into the 0.0 users expect.
-        grads = [names.bar(a) + " + 0.0" if (a in activity.useful and is_float(facts.ty(a)))
-                 else "0.0" for a in facts.arg_vars if is_float(facts.ty(a))]
+    def backward_epilogue(self, facts, activity, names, stacks, wrt):
+        """Last lines of the backward: the value and one gradient per argument (an array
+        for a float array, a float for a float, None otherwise or outside ``wrt``)."""
+        from .typeinfo import is_float, is_float_array
+        grads = []
+        for k, a in enumerate(facts.arg_vars):
+            t = facts.ty(a)
+            if wrt is not None and k not in wrt:
+                grads.append("None")
+            elif is_float_array(t):
+                grads.append(names.bar(a))
+            elif is_float(t):
+                # ``+ 0.0`` turns an untouched adjoint (reset to -0.0) into the 0.0 users
+                # expect.
+                grads.append(names.bar(a) + " + 0.0" if a in activity.useful else "0.0")
+            else:
+                grads.append("None")
         return ["return _retval, (%s)" % "".join(g + ", " for g in grads)]
 
     def return_src(self, value_src):

@@ -77,10 +77,10 @@ class CudaTarget(Target):
         return [names.bar(a) for a in facts.arg_vars
                 if isinstance(facts.ty(a), types.Array)] + ["_flag"]
 
-    def backward_prologue(self):
+    def backward_prologue(self, facts, names):
         return []
 
-    def backward_epilogue(self, facts, activity, names, stacks):
+    def backward_epilogue(self, facts, activity, names, stacks, wrt):
         out = []
         for st in stacks:
             out.append("if overflowed(%s):" % st)

@@ -48,26 +48,24 @@ class Emission:
         self.fused = Fused(self)
         self.parallel = Parallel(self)
 
-    # -- stacks, by their source names
+    # -- stacks (shared by values and records of one kind, see plan/groups.py)
     def value_stack(self, name):
-        """Source name of the stack keeping ``name``, or None."""
+        """Name of the stack keeping ``name``, or None."""
         if name in self.plan.value_stacks:
-            return "_st_" + self.names.n(name)
+            return self.plan.stack_of[name]
         return None
 
     def record_stack(self, name):
         if name not in self.plan.record_stacks:
             raise AssertionError("no stack planned for the record %s" % name)
-        return "_st" + name
+        # The draft plans of the probe have records but no groups yet.
+        return self.plan.stack_of.get(name, "_st" + name)
 
     def stack_specs(self):
-        out = {"_st" + k: v for k, v in self.plan.record_stacks.items()}
-        for name, spec in self.plan.value_stacks.items():
-            out["_st_" + self.names.n(name)] = spec
-        return out
+        return self.plan.stacks
 
     def stack_declaration(self, st):
-        spec = self.stack_specs()[st]
+        spec = self.plan.stacks[st]
         heap = ', "heap"' if spec.storage == "heap" else ""
         return "%s = adstack(%s, %d%s)" % (st, spec.dtype, spec.capacity, heap)
 
@@ -111,18 +109,18 @@ def probe(facts, activity, plan, names, src):
     return reads
 
 
-def emit_backward(facts, activity, plan, names, src):
+def emit_backward(facts, activity, plan, names, src, wrt=None):
     """``(function name, source, helper names)`` of the backward under ``plan``."""
     cx = Emission(facts, activity, plan, names, src)
     fwd = Lines(level=1)
     cx.forward.region(fwd, facts.s.regions[None])
     rev = Lines(level=1)
     cx.reverse.top(rev)
-    fname, source = _assemble(cx, fwd, rev)
+    fname, source = _assemble(cx, fwd, rev, wrt)
     return fname, tidy(source, names.globals), sorted(cx.helpers)
 
 
-def _assemble(cx, fwd, rev):
+def _assemble(cx, fwd, rev, wrt):
     facts, names = cx.facts, cx.names
     params = [names.n(a) for a in facts.arg_vars]
     params += facts.target.backward_params(facts, names)
@@ -142,10 +140,10 @@ def _assemble(cx, fwd, rev):
             out(cx.stack_declaration(st))
     for name, init in sorted(cx.declarations().items()):
         out("%s = %s" % (name, init))
-    for line in facts.target.backward_prologue():
+    for line in facts.target.backward_prologue(facts, names):
         out(line)
     out.lines.extend(fwd.lines + rev.lines)
     stacks = sorted(cx.stack_specs())
-    for line in facts.target.backward_epilogue(facts, cx.activity, names, stacks):
+    for line in facts.target.backward_epilogue(facts, cx.activity, names, stacks, wrt):
         out(line)
     return fname, "\n".join(out.lines) + "\n"

@@ -43,7 +43,7 @@ class Forward:
     def guarded(self, L, R):
         """Emit ``R`` as a guarded sequence (see :mod:`..plan.shapes`): each node once, in
         topological order, under ``if _fw == node:``; each sets the node that follows."""
-        var = "_fw%s" % ("" if R.loop is None else R.loop.header)
+        var = "_fw"     # one name for every region, as in Reverse.state_var
         ids = {n: k for k, n in enumerate(R.order)}
         L("%s = %d" % (var, ids[R.entry]))
         for n in R.order:
@@ -250,6 +250,8 @@ class Forward:
         self.push_value(L, name, label)
         if isinstance(e, ir.Var):
             src = self.src.operand(e)
+        elif self._bool_of_bool(e):
+            src = self.src.operand(e.args[0])   # Numba's bool() around a branch test
         elif isinstance(e, ir.Expr):
             src = self.src.expr(e, self.src.operand)
         else:
@@ -267,6 +269,11 @@ class Forward:
             k = names.fresh("k")
             L("for %s in range(%s.shape[0]):" % (k, names.bar(name)))
             L("    %s[%s] = 0.0" % (names.bar(name), k))
+
+    def _bool_of_bool(self, e):
+        return (isinstance(e, ir.Expr) and e.op == "call" and len(e.args) == 1
+                and not e.kws and self.facts.resolve_global(e.func) is bool
+                and isinstance(self.facts.ty(e.args[0]), types.Boolean))
 
     def iteration(self, L, label, name, e):
         """Emit the loop machinery a ``for`` statement stands for; True when ``e`` was one

@@ -88,7 +88,9 @@ class Reverse:
             self.guarded(L, R, var, [start])
 
     def state_var(self, R):
-        return "_rv%s" % ("" if R.loop is None else R.loop.header)
+        # One name serves every region: a region's state is dead while a loop nested in
+        # one of its nodes runs (the node sets it again when the loop is done).
+        return "_rv"
 
     def guarded(self, L, R, var, starts):
         """Reverse ``R`` as a guarded sequence (see :mod:`..plan.shapes`) from the node

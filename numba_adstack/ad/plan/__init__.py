@@ -17,6 +17,7 @@ reads, and settles the plan from that.
 from dataclasses import dataclass, field
 
 from .direct import direct_adjoints
+from .groups import group_stacks
 from .fusion import choose_fused, choose_parallel, skippable_loops
 from .recompute import Recompute
 from .shapes import Shapes
@@ -40,6 +41,8 @@ class Plan:
     record_stacks: dict = field(default_factory=dict)  # record name -> StackSpec
     needed: frozenset = frozenset()                    # values the sweep reads
     direct: dict = field(default_factory=dict)         # value -> statement assigning its adjoint
+    stacks: dict = field(default_factory=dict)         # stack name -> StackSpec (groups)
+    stack_of: dict = field(default_factory=dict)       # value or record -> stack name
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -79,5 +82,7 @@ def make_plan(facts, activity, options, probe):
         reads = probe(draft)
     values = value_stacks(facts, options, recompute, sites, reads.needed,
                           lambda n: draft.ty(facts, n))
+    stacks, stack_of = group_stacks(facts, values, records, set(skippable) | set(parallel))
     return Plan(fused, parallel, skippable, shapes, sites, recompute, partials, partial_types,
-                values, records, frozenset(reads.needed), direct_adjoints(facts, activity))
+                values, records, frozenset(reads.needed), direct_adjoints(facts, activity),
+                stacks, stack_of)

@@ -1,0 +1,64 @@
+"""Stack groups: one stack per kind of entry, shared by every value and record of that kind.
+
+The sweep pops exactly in the reverse order of the replay's pushes (it walks the path the
+replay took backwards), so values of one dtype and storage can share one stack, as
+Tapenade's single stack does: fewer stacks to declare, one count to keep in a register,
+and pushes that run through memory in order. A loop whose reverse may be skipped (its
+history dropped whole) or that runs in a parallel helper (its history per thread) keeps
+groups of its own.
+"""
+from ..structure import node_key
+from .stacks import StackSpec
+
+_SHORT = {"np.float64": "f8", "np.float32": "f4", "np.int64": "i8", "np.int32": "i4",
+          "np.bool_": "b1"}
+
+
+def group_stacks(facts, value_stacks, record_stacks, scoped_loops):
+    """``({stack name: StackSpec}, {value or record name: stack name})``."""
+    scoped = frozenset(scoped_loops)
+    members = {}
+    for name, spec in value_stacks.items():
+        members[name] = (spec, _scope(facts, facts.def_label(_base(name)), scoped))
+    record_scope = _record_scopes(facts, scoped)
+    for name, spec in record_stacks.items():
+        members[name] = (spec, record_scope[name])
+    stacks, stack_of = {}, {}
+    for name in sorted(members):
+        spec, scope = members[name]
+        st = "_st%s%s%s" % (_SHORT.get(spec.dtype, spec.dtype.split(".")[-1]),
+                            "h" if spec.storage == "heap" else "",
+                            "" if scope is None else "_L%d" % scope.header)
+        old = stacks.get(st)
+        cap = spec.capacity if old is None else old.capacity + spec.capacity
+        stacks[st] = StackSpec(spec.dtype, cap, spec.storage)
+        stack_of[name] = st
+    return stacks, stack_of
+
+
+def _base(name):
+    # A kept derivative ``y.d`` is pushed where ``y`` is defined.
+    return name[:-2] if name.endswith(".d") else name
+
+
+def _scope(facts, label, scoped):
+    """The innermost loop of ``scoped`` that holds ``label``, or None."""
+    for lp in facts.s.enclosing(label):
+        if lp in scoped:
+            return lp
+    return None
+
+
+def _record_scopes(facts, scoped):
+    """Where each control-flow record is pushed: ``_n``/``_x`` after their loop, ``_l`` on
+    its back edges, ``_c`` on the edges of the region its merge belongs to."""
+    out = {}
+    for lp in facts.s.loops:
+        after = _scope(facts, lp.header, scoped - {lp})
+        out["_n%d" % lp.header] = out["_x%d" % lp.header] = after
+        out["_l%d" % lp.header] = _scope(facts, lp.header, scoped)
+    for region in facts.s.regions.values():
+        scope = None if region.loop is None else _scope(facts, region.entry, scoped)
+        for n in region.nodes:
+            out["_c%s" % node_key(n)] = scope
+    return out
