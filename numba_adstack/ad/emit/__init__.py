@@ -21,6 +21,7 @@ from .names import Lines, Names
 from .parallel import Parallel
 from .reverse import Reverse
 from .source import Source
+from .states import States
 from .tidy import tidy
 
 __all__ = ["Names", "Source", "Emission", "probe", "emit_backward"]
@@ -42,6 +43,7 @@ class Emission:
         self.shared_roots = {}      # parallel loop -> arrays whose adjoints it shares
         self.helpers = {}           # helper name -> its source
         self.helper_stacks = set()  # stacks declared in helpers, not in the backward
+        self.states = States()      # numbers of the nodes of guarded sequences
         self.forward = Forward(self)
         self.reverse = Reverse(self)
         self.adjoints = Adjoints(self)
@@ -117,7 +119,7 @@ def emit_backward(facts, activity, plan, names, src, wrt=None):
     rev = Lines(level=1)
     cx.reverse.top(rev)
     fname, source = _assemble(cx, fwd, rev, wrt)
-    return fname, tidy(source, names.globals), sorted(cx.helpers)
+    return fname, tidy(cx.states.resolve(source), names.globals), sorted(cx.helpers)
 
 
 def _assemble(cx, fwd, rev, wrt):

@@ -44,10 +44,11 @@ class Forward:
         """Emit ``R`` as a guarded sequence (see :mod:`..plan.shapes`): each node once, in
         topological order, under ``if _fw == node:``; each sets the node that follows."""
         var = "_fw"     # one name for every region, as in Reverse.state_var
-        ids = {n: k for k, n in enumerate(R.order)}
-        L("%s = %d" % (var, ids[R.entry]))
+        states = self.cx.states
+        ids = {n: states.marker(R, k, sweep=False) for k, n in enumerate(R.order)}
+        L("%s = %s" % (var, ids[R.entry]))
         for n in R.order:
-            L("if %s == %d:" % (var, ids[n]))
+            L("if %s == %s:" % (var, ids[n]))
             with L.indent():
                 if isinstance(n, LoopNode):
                     self.loop_node(L, n)
@@ -78,7 +79,7 @@ class Forward:
         m = L.mark()
         nxt = self.follow(L, R, e)
         if nxt is not None:
-            L("%s = %d" % (var, ids[nxt]))
+            L("%s = %s" % (var, ids[nxt]))
         L.close_block(m)
 
     def loop_node(self, L, lp):

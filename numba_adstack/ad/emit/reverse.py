@@ -23,6 +23,7 @@ class Reverse:
         self.cx = cx
         self.facts = cx.facts
         self.names = cx.names
+        self._resets = None     # adjoints to reset when the block being reversed is done
 
     # ------------------------------------------------------------------ the function
     def top(self, L):
@@ -35,12 +36,11 @@ class Reverse:
             return
         # Several returns: seed the one taken, then walk back from it.
         var = self.state_var(Rt)
-        ids = {n: k for k, n in enumerate(Rt.order)}
         for k, b in enumerate(rbs):
             L("%s _rsite == %d:" % ("if" if k == 0 else "elif", k))
             with L.indent():
                 self.seed(L, b)
-                L("%s = %d" % (var, ids[b]))
+                L("%s = %s" % (var, self.state(Rt, b)))
         self.guarded(L, Rt, var, rbs)
 
     def seed(self, L, label):
@@ -82,9 +82,8 @@ class Reverse:
         if self.cx.plan.shapes.reverse_structured(R, start):
             self.seq(L, R, start, None)
         else:
-            ids = {n: k for k, n in enumerate(R.order)}
             var = self.state_var(R)
-            L("%s = %d" % (var, ids[start]))
+            L("%s = %s" % (var, self.state(R, start)))
             self.guarded(L, R, var, [start])
 
     def state_var(self, R):
@@ -92,30 +91,37 @@ class Reverse:
         # one of its nodes runs (the node sets it again when the loop is done).
         return "_rv"
 
+    def state(self, R, n):
+        return self.cx.states.marker(R, R.order.index(n))
+
     def guarded(self, L, R, var, starts):
         """Reverse ``R`` as a guarded sequence (see :mod:`..plan.shapes`) from the node
         whose number ``var`` holds (one of ``starts``) back to the entry: each node once,
         in reverse topological order, under ``if var == node:``; each sets the node the
-        path came from."""
-        ids = {n: k for k, n in enumerate(R.order)}
+        path came from. A node with nothing to reverse is left out (see :mod:`.states`)."""
         keep = ancestors(R, starts)
         for n in reversed(R.order):
             if n not in keep:
                 continue
-            inner = Lines(L.level + 1)
-            self.node(inner, R, n)
+            body = Lines(L.level + 1)
+            self.node(body, R, n)
+            back = Lines(L.level + 1)
             if n != R.entry:
-                self.back_to_pred(inner, R, n, var, ids)
-            if inner.lines:         # (the entry may have nothing to reverse)
-                L("if %s == %d:" % (var, ids[n]))
-                L.lines.extend(inner.lines)
+                self.back_to_pred(back, R, n, var)
+            if not body.lines and n != R.entry and len(R.ins[n]) == 1 \
+                    and len(back.lines) == 1:
+                self.cx.states.skip(self.state(R, n), self.state(R, R.node_of(R.ins[n][0][0])))
+                continue
+            if body.lines or back.lines:
+                L("if %s == %s:" % (var, self.state(R, n)))
+                L.lines.extend(body.lines + back.lines)
 
-    def back_to_pred(self, L, R, n, var, ids):
+    def back_to_pred(self, L, R, n, var):
         """Reverse the edge the path took into ``n``; set ``var`` to where it came from."""
         ins = R.ins[n]
         if len(ins) == 1:
             self.edge(L, ins[0])
-            L("%s = %d" % (var, ids[R.node_of(ins[0][0])]))
+            L("%s = %s" % (var, self.state(R, R.node_of(ins[0][0]))))
             return
         cname = "_c%s" % node_key(n)
         self.record(L, cname, self.cx.region_loops(R), R.entry)
@@ -124,7 +130,7 @@ class Reverse:
             L("%s %s == %d:" % (kw, cname, k) if kw != "else" else "else:")
             with L.indent():
                 self.edge(L, e)
-                L("%s = %d" % (var, ids[R.node_of(e[0])]))
+                L("%s = %s" % (var, self.state(R, R.node_of(e[0]))))
 
     def record(self, L, name, loops, block):
         """Pop a control-flow record made in a loop of its unit (a local otherwise)."""
@@ -134,8 +140,14 @@ class Reverse:
     def node(self, L, R, n):
         cx = self.cx
         if not isinstance(n, LoopNode):
+            # Adjoints are reset once the block is reversed: nothing else in the block
+            # reads them (SSA), and reading them unreset lets temporaries fold into uses.
+            self._resets = []
             for stmt in reversed(self.facts.fir.blocks[n].body):
                 self.stmt(L, n, stmt)
+            for g in self._resets:
+                L("%s = %s" % (g, ZERO))
+            self._resets = None
             return
         if n in cx.plan.fused:
             # Reversed already, iteration by iteration; a sum's final value depends on its
@@ -217,11 +229,10 @@ class Reverse:
     def back_edge(self, L, lp, Rl):
         """Reverse the back edge the iteration took; set the state to its latch."""
         h = lp.header
-        ids = {n: k for k, n in enumerate(Rl.order)}
         var = self.state_var(Rl)
         if len(lp.latches) == 1:
             self.edge(L, (lp.latches[0], h))
-            L("%s = %d" % (var, ids[Rl.node_of(lp.latches[0])]))
+            L("%s = %s" % (var, self.state(Rl, Rl.node_of(lp.latches[0]))))
             return
         self.record(L, "_l%d" % h, self.facts.s.enclosing(h), h)
         for k, latch in enumerate(lp.latches):
@@ -229,7 +240,7 @@ class Reverse:
             L("%s _l%d == %d:" % (kw, h, k) if kw != "else" else "else:")
             with L.indent():
                 self.edge(L, (latch, h))
-                L("%s = %d" % (var, ids[Rl.node_of(latch)]))
+                L("%s = %s" % (var, self.state(Rl, Rl.node_of(latch))))
 
     def entered_loop(self, L, lp):
         """One copy of the body's reverse serves the partial last iteration and the full
@@ -238,17 +249,16 @@ class Reverse:
         h = lp.header
         Rl = self.facts.s.regions[lp]
         var = self.state_var(Rl)
-        ids = {n: k for k, n in enumerate(Rl.order)}
         srcs = [Rl.node_of(src) for src, _ in lp.exits]
         mvar = "_m%d" % h
         L("%s = _n%d" % (mvar, h))
         if len(srcs) == 1:
-            L("%s = %d" % (var, ids[srcs[0]]))
+            L("%s = %s" % (var, self.state(Rl, srcs[0])))
         else:
             for k, s in enumerate(srcs):
                 kw = "if" if k == 0 else ("elif" if k < len(srcs) - 1 else "else")
                 L("%s _x%d == %d:" % (kw, h, k) if kw != "else" else "else:")
-                L("    %s = %d" % (var, ids[s]))
+                L("    %s = %s" % (var, self.state(Rl, s)))
         # Adjoints the back edge assigns are read above it in the text: define them.
         for latch in lp.latches:
             for t, v in self.facts.edge_copies((latch, h)):
@@ -341,7 +351,7 @@ class Reverse:
             for op in direct:
                 L("%s = %s" % (op, ZERO))       # this read adds nothing into it
             if name not in cx.plan.direct:
-                L("%s = %s" % (g, ZERO))
+                self._resets.append(g)
         if name in cx.plan.partials:
             self.pop_value(L, cx.plan.partials[name][0], label)
         self.pop_value(L, name, label)
