@@ -38,6 +38,8 @@ def main(argv=None):
                         help="create .venv-bench/ and pip-install the peers into it first")
     parser.add_argument("--no-venv", action="store_true",
                         help="run with this interpreter even when .venv-bench/ exists")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="skip the compile-time family (benchmarks.bench_compile)")
     parser.add_argument("--in-process", action="store_true",
                         help="measure in this process (Taichi and Quadrants still get their "
                              "own process); first-call times then exclude numba's start-up")
@@ -78,6 +80,12 @@ def main(argv=None):
                       ad_stack_sizes=stack_sizes)
     for path in report.write_all(doc, out):
         print("wrote", path)
+    if not args.no_compile:
+        from . import bench_compile
+        rows = bench_compile.run(bench_compile.QUICK_SEGMENTS if args.quick
+                                 else bench_compile.SEGMENTS)
+        for path in bench_compile.write_all(rows, out):
+            print("wrote", path)
 
 
 if __name__ == "__main__":
