@@ -7,9 +7,12 @@ Reads the :class:`~.facts.IRFacts`, the target and ``wrt``; produces an :class:`
 * **useful**: varied floats that flow into the result (for kernels: into the arrays they
   write). Only these get adjoints;
 * **useful_roots**: the arrays whose contents reach the result;
-* **array_adjoints**: the arrays that get an adjoint array, and where it comes from
-  (``"arg"``: passed in, ``"new"``: allocated beside a fresh array, ``"local"``: a
-  per-thread scratch array of the target).
+* **array_adjoints**: the arrays whose adjoint is an array the views of them share, and
+  where it comes from (``"arg"``: passed in, ``"new"``: allocated beside a fresh array,
+  ``"computed"``: allocated beside a computed array that is viewed, indexed or written,
+  ``"local"``: a per-thread scratch array of the target);
+* **array_values**: the computed arrays (``x * y``, ``np.sin(x)``) used only whole: their
+  adjoint is a value of its own, as a float's is.
 """
 from dataclasses import dataclass
 
@@ -25,6 +28,7 @@ class Activity:
     useful: frozenset
     useful_roots: frozenset
     array_adjoints: dict
+    array_values: frozenset = frozenset()
 
     def diff_operands(self, facts, name):
         """Varied operands through which an adjoint flows from ``name``."""
@@ -35,8 +39,9 @@ def analyse(facts, wrt):
     """The :class:`Activity` of the function described by ``facts``."""
     varied = frozenset(_varied(facts, wrt))
     useful, useful_roots = _useful(facts, varied)
-    adjoints = _array_adjoints(facts, useful_roots)
-    return Activity(varied, frozenset(useful), frozenset(useful_roots), adjoints)
+    adjoints, values = _array_adjoints(facts, useful_roots, useful)
+    return Activity(varied, frozenset(useful), frozenset(useful_roots), adjoints,
+                    frozenset(values))
 
 
 # ---------------------------------------------------------------------- varied
@@ -170,7 +175,13 @@ def _useful(facts, varied):
                     work.append(op)
             for a in facts.arrays_read(name):
                 useful_roots.add(facts.array_root(a))
+            if is_float_array(facts.ty(name)):
+                useful_roots.add(facts.array_root(name))
         _grow_useful_copies(facts, varied, useful, useful_roots)
+        # A computed array read usefully (by elements, through views) is useful itself:
+        # its adjoint flows on into its operands.
+        work.extend(r for r in useful_roots if r in varied and r not in useful
+                    and facts.computed_array(r))
         # So does the value a useful array is filled with at its creation.
         for name, (label, stmt) in facts.defs.items():
             fill = facts.fill_value(stmt.value)
@@ -204,8 +215,9 @@ def _grow_useful_copies(facts, varied, useful, useful_roots):
 
 
 # ---------------------------------------------------------------------- array adjoints
-def _array_adjoints(facts, useful_roots):
+def _array_adjoints(facts, useful_roots, useful):
     out = {a: "arg" for a in facts.arg_vars if is_float_array(facts.ty(a))}
+    values = set()
     for name, (label, stmt) in facts.defs.items():
         e = stmt.value
         if facts.local_array(name):
@@ -230,4 +242,26 @@ def _array_adjoints(facts, useful_roots):
             if not facts.target.allocates_arrays:
                 facts.error("allocating arrays in a kernel", stmt.loc)
             out[name] = "new"
-    return out
+        elif name in useful and facts.computed_array(name):
+            if _used_as_buffer(facts, name):
+                out[name] = "computed"
+            else:
+                values.add(name)
+    return out, values
+
+
+def _used_as_buffer(facts, name):
+    """Is the computed array ``name`` viewed, indexed, iterated or written (its adjoint
+    must then be an array its views share), rather than only used whole?"""
+    if name in facts.written_roots:
+        return True
+    for v in list(facts.defs) + list(facts.phis):
+        if v != name and is_float_array(facts.typemap.get(v)) and \
+                facts.array_root(v) == name:
+            return True
+    for label, stmt in facts.uses.get(name, ()):
+        e = stmt.value if isinstance(stmt, ir.Assign) else None
+        if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem", "getiter") \
+                and e.value.name == name:
+            return True
+    return False

@@ -54,7 +54,8 @@ def check_call(facts, activity, e, name):
     t = facts.ty(name)
     if fn in R.ARRAY_CONSTRUCTORS:
         return
-    if name in activity.useful and (is_float(t) or is_float_array(t)) \
+    # (Array results are checked with the array's definition, _check_array_def.)
+    if name in activity.useful and is_float(t) \
             and fn not in R.CALL_RULES and fn not in R.NON_DIFFERENTIABLE_CALLS:
         fname = getattr(fn, "__name__", None)
         if fname is None:
@@ -92,6 +93,11 @@ def _check_array_def(facts, name, e, stmt):
                                or facts.local_array(name)):
             return
         if facts.array_copy_source(e) is not None:
+            return
+        if e.op == "getattr" and e.attr == "T":
+            return
+        if facts.array_rule(e) is not None and not (
+                e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array)):
             return
     facts.error(array_expr_message(facts, name), stmt.loc)
 

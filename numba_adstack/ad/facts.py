@@ -274,10 +274,13 @@ class IRFacts:
 
     # ------------------------------------------------------------------ arrays
     def array_root(self, name):
-        """The argument or constructor an array variable is a view of."""
+        """The argument, constructor or computed array an array variable is a view of."""
         e = self.def_expr(name)
         if isinstance(e, ir.Var):
             return self.array_root(e.name)
+        if isinstance(e, ir.Expr) and e.op == "getattr" and e.attr == "T" \
+                and isinstance(self.ty(e.value), types.Array):
+            return self.array_root(e.value.name)
         if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem", "cast"):
             if isinstance(self.ty(e.value), types.Array):
                 return self.array_root(e.value.name)
@@ -395,6 +398,33 @@ class IRFacts:
         if not all(isinstance(self.ty(a), types.Array) and a.name for a in operands):
             return None
         return fn, operands
+
+    def array_rule(self, e):
+        """``(templates, operands)`` of the rule of an array-valued expression (element-wise
+        arithmetic and functions, matrix products; see rules/lift.py), or None."""
+        from .rules.lift import MATMUL, elementwise_rule, matmul_rule
+        if not isinstance(e, ir.Expr):
+            return None
+        if e.op in ("binop", "inplace_binop"):
+            fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn, e.immutable_fn)
+            if fn in MATMUL:
+                rule = matmul_rule(self.ty(e.lhs), self.ty(e.rhs))
+            else:
+                rule = elementwise_rule(fn, is_binop=True)
+            return None if rule is None else (rule, [e.lhs, e.rhs])
+        if e.op == "unary":
+            rule = elementwise_rule(e.fn, is_unary=True)
+            return None if rule is None else (rule, [e.value])
+        if e.op == "call" and not e.kws and e.vararg is None:
+            fn = self.resolve_global(e.func)
+            if fn in MATMUL and len(e.args) == 2:
+                rule = matmul_rule(self.ty(e.args[0]), self.ty(e.args[1]))
+            else:
+                rule = elementwise_rule(fn)
+            if rule is None or len(rule) != len(e.args):
+                return None
+            return rule, list(e.args)
+        return None
 
     def arrays_read(self, name):
         """Names of the arrays whose elements the definition of ``name`` reads."""
@@ -523,9 +553,11 @@ class IRFacts:
         if not isinstance(e, ir.Expr):
             return []
         if e.op in ("binop", "inplace_binop"):
-            return [v.name for v in (e.lhs, e.rhs) if is_float(self.ty(v))]
+            return [v.name for v in (e.lhs, e.rhs) if _differentiable(self.ty(v))]
         if e.op == "unary":
-            return [e.value.name] if is_float(self.ty(e.value)) else []
+            return [e.value.name] if _differentiable(self.ty(e.value)) else []
+        if e.op == "getattr" and e.attr == "T":
+            return [e.value.name] if is_float_array(self.ty(e.value)) else []
         if e.op == "cast":
             return [e.value.name]
         if e.op == "call":
@@ -547,3 +579,7 @@ class IRFacts:
             if item is not None and is_float(self.ty(item)):
                 return [item.name]
         return []
+
+
+def _differentiable(t):
+    return is_float(t) or is_float_array(t)

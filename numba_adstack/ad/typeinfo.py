@@ -42,3 +42,10 @@ def zero_src(t):
 def is_literal(value):
     """A Python value written in generated source as itself (``repr``)."""
     return isinstance(value, (bool, int, float, str, type(None)))
+
+
+def array_zero_src(t):
+    """Source of the *no adjoint yet* of an array adjoint of type ``t``: an empty array of
+    its dtype and dimension (see numba_adstack.ad.runtime)."""
+    dt = "np.float32" if t.dtype.bitwidth == 32 else "np.float64"
+    return "np.empty((%s), %s)" % ("0, " * t.ndim, dt)

@@ -12,7 +12,7 @@ reads under a draft plan (see :mod:`..plan`).
 """
 from ..plan import Reads
 from ..structure import node_key
-from ..typeinfo import is_float, zero_src
+from ..typeinfo import array_zero_src, is_float, zero_src
 from .adjoints import Adjoints
 from .constants import ZERO
 from .forward import Forward
@@ -81,8 +81,12 @@ class Emission:
         for name in self.plan.value_stacks:
             out[names.n(name)] = zero_src(self.plan.ty(facts, name))
         for name in self.activity.useful:
-            if is_float(facts.ty(name)) and name not in self.plan.direct:
+            if name in self.plan.direct:
+                continue
+            if is_float(facts.ty(name)):
                 out[names.bar(name)] = ZERO
+            elif name in self.activity.array_values:
+                out[names.bar(name)] = array_zero_src(facts.ty(name))
         for name in record_names(facts):
             out[name] = "0"
         return out

@@ -9,7 +9,8 @@ from numba.core import ir, types
 
 from .. import rules as R
 from ..checks import array_expr_message
-from ..typeinfo import is_float
+from ..rules.lift import MATMUL
+from ..typeinfo import is_float, is_float_array
 from ..operators import OPS
 
 
@@ -60,6 +61,8 @@ class Adjoints:
             return self.ref_bar(e)
         if isinstance(e, ir.Expr) and e.op == "cast":
             return self.ref_bar(e.value)
+        if isinstance(e, ir.Expr) and e.op == "getattr" and e.attr == "T":
+            return "%s.T" % self.ref_bar(e.value)
         if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem"):
             item = facts.tuple_item(e)
             if item is not None:
@@ -94,6 +97,8 @@ class Adjoints:
         atomic add, a guarded add or an in-place array add (see ``Reverse.accumulate``)."""
         facts = self.facts
         g = self.names.bar(name)
+        if is_float_array(facts.ty(name)):
+            return self._array_def(name, e, g)
         if isinstance(e, ir.Var):
             return self._plain(e, g)
         if isinstance(e, (ir.Const, ir.Global, ir.FreeVar, ir.Arg)):
@@ -125,6 +130,43 @@ class Adjoints:
             facts.error("the attribute `.%s` of %s" % (e.attr, facts.ty(e.value)), e.loc)
         facts.error("the expression %r producing a float" % e.op, e.loc)
 
+    def _array_def(self, name, e, g):
+        """Contributions of a computed array ``name = e`` (its adjoint is ``g``)."""
+        facts = self.facts
+        if isinstance(e, ir.Expr) and e.op == "getattr" and e.attr == "T":
+            return self.array_target(e.value, "%s.T" % g, shaped=True)
+        found = facts.array_rule(e)
+        if found is None:
+            facts.error("the array expression %r" % e, e.loc)
+        rule, operands = found
+        shaped = e.op == "call" and facts.resolve_global(e.func) in MATMUL or (
+            e.op in ("binop", "inplace_binop") and (e.fn if e.op == "binop"
+                                                    else e.immutable_fn) in MATMUL)
+        arrays = [op for op in operands if is_float_array(facts.ty(op))]
+        # One array operand (the others floats): its contribution has its shape already.
+        shaped = shaped or len(arrays) == 1
+        out = []
+        for op, src in self.apply(name, rule, operands):
+            if is_float(facts.ty(op)):
+                out.append((self.names.bar(op), "np.sum(%s)" % src))
+            else:
+                out.extend(self.array_target(op, src, shaped))
+        return out
+
+    def array_target(self, op, src, shaped=False):
+        """A contribution ``src`` to the adjoint of the array ``op``: into its own adjoint
+        (``_VALUE``) or, for arguments, fresh arrays and their views, in place into the
+        adjoint array they share (``_ARRAY``); summed back to ``op``'s shape unless the
+        rule gives that shape already (``shaped``)."""
+        if not isinstance(op, ir.Var) or op.name not in self.cx.activity.useful:
+            return []
+        if not shaped:
+            src = "unbroadcast(%s, %s)" % (src, self.ref(op))
+        if op.name in self.cx.activity.array_values:
+            return [("_VALUE", (op.name, src))]
+        self.cx.parallel.note_adjoint_write(op, None)
+        return [("_ARRAY", (self.ref_bar(op), src))]
+
     def _plain(self, var, g):
         if isinstance(var, ir.Var) and var.name in self.cx.activity.useful \
                 and is_float(self.facts.ty(var)):
@@ -134,8 +176,10 @@ class Adjoints:
     def apply(self, name, rule, operands):
         """Contributions of ``name = f(*operands)`` by ``rule`` (one template per operand)."""
         act, names = self.cx.activity, self.names
+        array = is_float_array(self.facts.ty(name))
         active = [r is not None and isinstance(op, ir.Var) and op.name in act.useful
-                  and is_float(self.facts.ty(op)) for r, op in zip(rule, operands)]
+                  and (is_float(self.facts.ty(op)) or is_float_array(self.facts.ty(op)))
+                  for r, op in zip(rule, operands)]
         if not any(active):
             return []
         g = names.bar(name)
@@ -150,6 +194,9 @@ class Adjoints:
             self._ctx = (name, k)
             pos.append(self.ref(op) if k in used else "")
         self._ctx = None
+        if array:       # the caller places each contribution (arrays and floats)
+            return [(op, r.format(*pos, **fmt)) for r, op, a in zip(rule, operands, active)
+                    if a]
         return [(names.bar(op), r.format(*pos, **fmt))
                 for r, op, a in zip(rule, operands, active) if a]
 
@@ -170,8 +217,11 @@ class Adjoints:
         out = []
         for r, a, act in zip(rule, operands, active):
             if act:
-                self.cx.parallel.note_adjoint_write(a, None)
-                out.append(("_ARRAY", (self.ref_bar(a), r.format(*pos, g=g))))
+                # The reduction's contribution broadcasts into an adjoint array shared
+                # by views; a computed array's own adjoint takes its exact shape.
+                out.extend(self.array_target(a, r.format(*pos, g=g),
+                                             shaped=a.name not in self.cx.activity
+                                             .array_values))
         return out
 
     def _call(self, name, e):

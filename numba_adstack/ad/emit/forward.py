@@ -263,7 +263,7 @@ class Forward:
             self.push_value(L, pname, label)
             L("%s = %s" % (names.n(pname), partial.format(self.src.operand(e.args[0]))))
         kind = cx.activity.array_adjoints.get(name)
-        if kind == "new":
+        if kind in ("new", "computed"):
             L("%s = np.zeros_like(%s)" % (names.bar(name), names.n(name)))
         elif kind == "local":
             L("%s = %s" % (names.bar(name), src))     # local memory is not zeroed

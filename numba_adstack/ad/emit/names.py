@@ -5,6 +5,8 @@ import re
 
 import numpy as np
 
+from ..runtime import RUNTIME
+
 
 class Names:
     """Source names of IR variables, their adjoints, fresh temporaries and the globals the
@@ -13,6 +15,7 @@ class Names:
     def __init__(self, target, reserved=(), counter=0):
         self.target = target
         self.globals = {"math": math, "np": np}
+        self.globals.update(RUNTIME)
         self._global_names = {}
         self._names = {}
         self._used = set(self.globals) | set(keyword.kwlist) | set(reserved)

@@ -12,7 +12,7 @@ from numba.core import ir
 
 from ..plan.shapes import ancestors
 from ..structure import LoopNode, node_key
-from ..typeinfo import is_float, is_float_array
+from ..typeinfo import array_zero_src, is_float, is_float_array
 from .constants import ZERO
 from .forward import range_index
 from .names import Lines
@@ -145,8 +145,8 @@ class Reverse:
             self._resets = []
             for stmt in reversed(self.facts.fir.blocks[n].body):
                 self.stmt(L, n, stmt)
-            for g in self._resets:
-                L("%s = %s" % (g, ZERO))
+            for g, zero in self._resets:
+                L("%s = %s" % (g, zero))
             self._resets = None
             return
         if n in cx.plan.fused:
@@ -339,24 +339,42 @@ class Reverse:
                                     cx.adjoints.ref(idx)))
             return
         cx.adjoints.array_definition(L, name, e)
-        if name in cx.activity.useful and is_float(facts.ty(name)) \
-                and not isinstance(e, ir.Arg):
-            g = names.bar(name)
-            direct = {names.bar(v): v for v, use in cx.plan.direct.items() if use is stmt}
+        if name in cx.activity.useful and not isinstance(e, ir.Arg) and (
+                is_float(facts.ty(name)) or name in cx.activity.array_values
+                or cx.activity.array_adjoints.get(name) == "computed"):
+            direct = {v: use for v, use in cx.plan.direct.items() if use is stmt}
             for op, src in cx.adjoints.contributions(name, e):
-                if direct.pop(op, None) is not None:
-                    L("%s = %s" % (op, src))
-                else:
-                    self.accumulate(L, op, src)
-            for op in direct:
-                L("%s = %s" % (op, ZERO))       # this read adds nothing into it
-            if name not in cx.plan.direct:
-                self._resets.append(g)
+                self.accumulate(L, op, src, direct)
+            for v in direct:        # this read adds nothing into it
+                L("%s = %s" % (names.bar(v), self.zero(v)))
+            if name not in cx.plan.direct and name not in cx.activity.array_adjoints:
+                self._resets.append((names.bar(name), self.zero(name)))
         if name in cx.plan.partials:
             self.pop_value(L, cx.plan.partials[name][0], label)
         self.pop_value(L, name, label)
 
-    def accumulate(self, L, op, src):
+    def zero(self, name):
+        """Source of the reset value of ``name``'s adjoint."""
+        t = self.facts.ty(name)
+        return array_zero_src(t) if is_float_array(t) else ZERO
+
+    def accumulate(self, L, op, src, direct=()):
+        """Add contribution ``src`` into the adjoint ``op`` names (assign it when it is
+        the only one, see plan/direct.py)."""
+        names = self.names
+        if op == "_VALUE":          # a computed array's own adjoint
+            v, c = src
+            bar = names.bar(v)
+            if direct and direct.pop(v, None) is not None:
+                L("%s = %s" % (bar, c))
+            else:
+                L("%s = acc(%s, %s, %s)" % (bar, bar, c, self.cx.adjoints.ref(v)))
+            return
+        for v in list(direct):
+            if names.bar(v) == op:
+                del direct[v]
+                L("%s = %s" % (op, src))
+                return
         if op == "_ATOMIC":
             L(self.facts.target.atomic_add_src(*src))
         elif op == "_GUARD":

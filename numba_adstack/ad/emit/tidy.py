@@ -12,9 +12,11 @@ import math
 
 import numpy as np
 
+from ..runtime import PURE, RUNTIME
+
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
 STACK_CALLS = {"push", "pop", "top", "clear", "size", "overflowed", "adstack"}
-_PURE_BUILTINS = {bool, float, int, abs, min, max, len, round}
+_PURE_BUILTINS = {bool, float, int, abs, min, max, len, round} | {RUNTIME[n] for n in PURE}
 
 
 def tidy(source, namespace):

@@ -18,7 +18,8 @@ def direct_adjoints(facts, activity):
     out = {}
     for name in activity.useful:
         d = facts.defs.get(name)
-        if d is None or not is_float(facts.ty(name)) or isinstance(d[1].value, ir.Arg):
+        if d is None or isinstance(d[1].value, ir.Arg) or not (
+                is_float(facts.ty(name)) or name in activity.array_values):
             continue
         uses = facts.uses.get(name, ())
         if len(uses) != 1:
@@ -49,14 +50,17 @@ def _is_phi(stmt):
 
 def _reverses_into(facts, activity, use, name):
     """Does reversing ``use`` always run, and add into ``name``'s adjoint at most once?"""
-    if not isinstance(use, ir.Assign) or use.target.name not in activity.useful \
-            or not is_float(facts.ty(use.target)):
+    target = use.target.name if isinstance(use, ir.Assign) else None
+    if target not in activity.useful or not (
+            is_float(facts.ty(target)) or target in activity.array_values
+            or activity.array_adjoints.get(target) == "computed"):
         return False
     e = use.value
     if isinstance(e, ir.Var):
-        return True
+        return is_float(facts.ty(target))
     if not isinstance(e, ir.Expr) or e.op not in _DIRECT_USES:
         return False
-    if e.op == "call" and facts.reduction(e) is not None:
+    if e.op == "call" and facts.reduction(e) is not None and \
+            name not in activity.array_values:
         return False
     return sum(1 for v in e.list_vars() if v.name == name) == 1

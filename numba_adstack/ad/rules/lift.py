@@ -1,0 +1,72 @@
+"""Scalar rules lifted to whole arrays, and the array rules of matrix products.
+
+An element-wise function or operator applied to arrays has, per element, the adjoint of
+its scalar rule: the scalar template, written with NumPy (``np.cos`` for ``math.cos``),
+is already an array expression. The rewrite then sums each contribution back to its
+operand's shape (NumPy broadcasting). Templates that do not lift as written (conditional
+expressions) have an array form here.
+"""
+import math
+import operator
+import re
+
+import numpy as np
+from numba.core import types
+
+from .scalar import BINOP_RULES, CALL_RULES, UNARY_RULES
+
+_WHERE_MIN = ("np.where({0} <= {1}, {g}, 0.0)", "np.where({0} <= {1}, 0.0, {g})")
+_WHERE_MAX = ("np.where({0} >= {1}, {g}, 0.0)", "np.where({0} >= {1}, 0.0, {g})")
+
+#: Array forms of scalar rules that do not lift as written, by function.
+ARRAY_FORMS = {min: _WHERE_MIN, max: _WHERE_MAX, np.minimum: _WHERE_MIN,
+               np.maximum: _WHERE_MAX}
+
+_NP_NAME = re.compile(r"np\.(\w+)")
+
+
+def lift(rule):
+    """The array form of a scalar rule, or None when it has none."""
+    out = []
+    for t in rule:
+        if t is None:
+            out.append(None)
+            continue
+        if " if " in t:
+            return None
+        t = t.replace("math.", "np.")
+        if any(not hasattr(np, f) for f in _NP_NAME.findall(t)):
+            return None                     # np.erf: no NumPy twin
+        out.append(t)
+    return tuple(out)
+
+
+def elementwise_rule(fn, is_binop=False, is_unary=False):
+    """Templates of ``fn`` (a function, or an operator with ``is_binop``/``is_unary``)
+    applied element-wise to arrays, or None."""
+    if fn in ARRAY_FORMS:
+        return ARRAY_FORMS[fn]
+    table = BINOP_RULES if is_binop else UNARY_RULES if is_unary else CALL_RULES
+    rule = table.get(fn)
+    if rule is None or not (is_binop or is_unary or isinstance(fn, np.ufunc)):
+        return None
+    return lift(rule)
+
+
+def matmul_rule(ta, tb):
+    """Templates of ``np.dot(a, b)`` / ``a @ b`` for the operand types, or None. The
+    product of two vectors is a reduction to a float (rules/arrays.py)."""
+    if not (isinstance(ta, types.Array) and isinstance(tb, types.Array)):
+        return None
+    dims = (ta.ndim, tb.ndim)
+    if dims == (2, 1):
+        return ("np.outer({g}, {1})", "np.dot({0}.T, {g})")
+    if dims == (1, 2):
+        return ("np.dot({1}, {g})", "np.outer({0}, {g})")
+    if dims == (2, 2):
+        return ("np.dot({g}, {1}.T)", "np.dot({0}.T, {g})")
+    return None
+
+
+MATMUL = {np.dot, operator.matmul}
+del math
