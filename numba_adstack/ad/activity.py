@@ -7,12 +7,12 @@ Reads the :class:`~.facts.IRFacts`, the target and ``wrt``; produces an :class:`
 * **useful**: varied floats that flow into the result (for kernels: into the arrays they
   write). Only these get adjoints;
 * **useful_roots**: the arrays whose contents reach the result;
-* **array_adjoints**: the arrays whose adjoint is an array the views of them share, and
-  where it comes from (``"arg"``: passed in, ``"new"``: allocated beside a fresh array,
-  ``"computed"``: allocated beside a computed array that is viewed, indexed or written,
-  ``"local"``: a per-thread scratch array of the target);
-* **array_values**: the computed arrays (``x * y``, ``np.sin(x)``) used only whole: their
-  adjoint is a value of its own, as a float's is.
+* **array_adjoints**: the memory the function was given or made, whose adjoint is an
+  array its views share, and where that comes from (``"arg"``: passed in, ``"new"``:
+  allocated beside a fresh array, ``"local"``: a per-thread scratch array of the target);
+* **array_values**: the arrays the function computes (``x * y``, ``np.sin(x)``, a phi of
+  arrays): their adjoint is a value of its own, as a float's is (made when first needed,
+  see numba_adstack.ad.runtime).
 """
 from dataclasses import dataclass
 
@@ -94,9 +94,11 @@ def _varied(facts, wrt):
                 root = facts.array_root(e.value.name)
                 hit = root in wrt_roots or root in varied_roots
             elif is_float_array(t):
-                # An array is varied when the array it views or aliases holds varied values.
+                # An array is varied when the array it views or aliases holds varied
+                # values, or (a value computed from others, a phi) when its inputs vary.
                 root = facts.array_root(name)
-                hit = root in wrt_roots or root in varied_roots
+                hit = root in wrt_roots or root in varied_roots or root in varied or (
+                    root == name and depends(name, e))
             else:
                 # Every input counts, not only those a rule differentiates: a float that
                 # depends on the inputs through a construct without a rule must be refused,
@@ -122,6 +124,10 @@ def _grow_varied_roots(facts, varied, varied_roots, depends_on_inputs):
                     varied_roots.add(root)
                     changed = True
             written = facts.mutated_arrays(stmt.value) if isinstance(stmt, ir.Assign) else []
+            e = stmt.value if isinstance(stmt, ir.Assign) else None
+            if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
+                    and is_float_array(facts.ty(e.lhs)):
+                written = written + [e.lhs]         # x op= e writes e into x's memory
             if written and any(depends_on_inputs(v) for v in facts.expr_inputs(stmt.value)):
                 for a in written:
                     if facts.array_root(a.name) not in varied_roots:
@@ -188,14 +194,21 @@ def _useful(facts, varied):
             if fill is not None and name in useful_roots and fill.name not in useful \
                     and fill.name in varied:
                 work.append(fill.name)
-        # A value stored into an array matters when that array is read usefully.
+        # A value stored into an array (or added in place) matters when that array is
+        # read usefully.
         for blk in facts.fir.blocks.values():
             for stmt in blk.body:
-                if (isinstance(stmt, (ir.SetItem, ir.StaticSetItem))
-                        and facts.array_root(stmt.target.name) in useful_roots
-                        and stmt.value.name not in useful
-                        and stmt.value.name in varied):
-                    work.append(stmt.value.name)
+                if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                    target, value = stmt.target, stmt.value
+                elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+                        and stmt.value.op == "inplace_binop" \
+                        and is_float_array(facts.ty(stmt.value.lhs)):
+                    target, value = stmt.value.lhs, stmt.value.rhs
+                else:
+                    continue
+                if facts.array_root(target.name) in useful_roots \
+                        and value.name not in useful and value.name in varied:
+                    work.append(value.name)
     return useful, useful_roots
 
 
@@ -236,32 +249,17 @@ def _array_adjoints(facts, useful_roots, useful):
         if (isinstance(e, ir.Expr) and e.op == "call" and is_float_array(facts.ty(name))
                 and (facts.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS
                      or facts.array_copy_source(e) is not None)):
-            if facts.s.depth(label) > 0:
-                facts.error("creating the array %r inside a loop; create it before the "
-                            "loop" % name, stmt.loc)
             if not facts.target.allocates_arrays:
                 facts.error("allocating arrays in a kernel", stmt.loc)
             out[name] = "new"
-        elif name in useful and facts.computed_array(name):
-            if _used_as_buffer(facts, name):
-                out[name] = "computed"
-            else:
-                values.add(name)
+        elif name in useful and _is_value(facts, name):
+            values.add(name)
+    values.update(p for p in facts.phis if p in useful and _is_value(facts, p))
     return out, values
 
 
-def _used_as_buffer(facts, name):
-    """Is the computed array ``name`` viewed, indexed, iterated or written (its adjoint
-    must then be an array its views share), rather than only used whole?"""
-    if name in facts.written_roots:
-        return True
-    for v in list(facts.defs) + list(facts.phis):
-        if v != name and is_float_array(facts.typemap.get(v)) and \
-                facts.array_root(v) == name:
-            return True
-    for label, stmt in facts.uses.get(name, ()):
-        e = stmt.value if isinstance(stmt, ir.Assign) else None
-        if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem", "getiter") \
-                and e.value.name == name:
-            return True
-    return False
+def _is_value(facts, name):
+    """Is ``name`` an array the function computed (``x * y``, a phi of arrays, ``v += e``
+    on such a value), whose adjoint is a value of its own?"""
+    return (is_float_array(facts.typemap.get(name)) and facts.array_root(name) == name
+            and not facts.is_buffer_source(name))

@@ -14,6 +14,7 @@ from .operators import OPS, UNARY
 
 
 def check(facts, activity):
+    _check_aliased_writes(facts, activity)
     for blk in facts.fir.blocks.values():
         for stmt in blk.body:
             if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
@@ -27,9 +28,10 @@ def _check_expr(facts, activity, name, e, stmt):
             and not is_range(facts.resolve_global(e.func)):
         check_call(facts, activity, e, name)
         _check_mutating_call(facts, activity, e)
-    if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array):
-        facts.error("in-place whole-array arithmetic (`%s=` on %s); write the element-wise "
-                    "loop" % (OPS.get(e.immutable_fn, "?"), facts.ty(e.lhs)), e.loc)
+    if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array) \
+            and facts.array_rule(e) is None:
+        facts.error("in-place whole-array arithmetic (`%s=` on %s) with no adjoint rule"
+                    % (OPS.get(e.immutable_fn, "?"), facts.ty(e.lhs)), e.loc)
     if e.op != "phi" and name in activity.useful and is_float_array(facts.ty(name)):
         _check_array_def(facts, name, e, stmt)
 
@@ -41,7 +43,7 @@ def _check_store(facts, activity, stmt):
             not facts.target.seeds_store(facts, stmt):
         return
     v = stmt.value
-    if v.name in activity.useful and not is_float(facts.ty(v)):
+    if v.name in activity.useful and not (is_float(facts.ty(v)) or is_float_array(facts.ty(v))):
         facts.error("assigning %s into a slice of an array (`a[i:j] = ...`); write the "
                     "element-wise loop" % facts.ty(v), stmt.loc)
 
@@ -96,8 +98,7 @@ def _check_array_def(facts, name, e, stmt):
             return
         if e.op == "getattr" and e.attr == "T":
             return
-        if facts.array_rule(e) is not None and not (
-                e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array)):
+        if facts.array_rule(e) is not None:
             return
     facts.error(array_expr_message(facts, name), stmt.loc)
 
@@ -138,3 +139,62 @@ def _call_description(facts, e):
     prefix = "np." if isinstance(fn, np.ufunc) or getattr(
         fn, "__module__", "").startswith("numpy") else ""
     return "the array function `%s%s`" % (prefix, getattr(fn, "__name__", fn))
+
+
+def _check_aliased_writes(facts, activity):
+    """Memory written while a phi may name it (``A, B = B, A`` in a loop, then ``B[i] =
+    ...``) is refused: which array a write lands in then changes from one iteration to
+    the next. Updating a value in place (``w -= lr * g``, each new ``w`` from the last)
+    stays a chain of values and is differentiated, as long as what the chain started
+    from is not read elsewhere."""
+    phis = {p for p in facts.phis if is_float_array(facts.ty(p))}
+    for rep in facts.written_classes:
+        members = [m for m, r in facts.buffer_class.items() if r == rep]
+        if not any(m in phis for m in members) or \
+                not any(facts.array_root(m) in activity.useful_roots or m in activity.useful
+                        for m in members):
+            continue
+        for blk in facts.fir.blocks.values():
+            for stmt in blk.body:
+                target = _written_by(facts, stmt)
+                if target is not None and facts.buffer_class.get(target) == rep and \
+                        not _is_inplace(stmt):
+                    facts.error("writing into an array that a variable rebound in a loop "
+                                "or a branch may name (`A, B = B, A`); keep one array per "
+                                "variable (copy it, or write the new values into a fresh "
+                                "array)", stmt.loc)
+        for m in members:
+            if facts.is_buffer_source(m) and any(
+                    not _feeds_chain(stmt, m) for _, stmt in facts.uses.get(m, ())):
+                facts.error("the array %r is read after a loop updates it in place under "
+                            "another name; copy it before the loop (`w = %s.copy()`)"
+                            % (m, m), facts.def_loc(m))
+
+
+def _written_by(facts, stmt):
+    upd = facts.array_update(stmt)
+    if upd is not None:
+        return upd[0].name
+    if isinstance(stmt, ir.Assign):
+        e = stmt.value
+        if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
+                and isinstance(facts.ty(e.lhs), types.Array):
+            return e.lhs.name
+        written = facts.mutated_arrays(e)
+        if written:
+            return written[0].name
+    return None
+
+
+def _is_inplace(stmt):
+    return isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+        and stmt.value.op == "inplace_binop"
+
+
+def _feeds_chain(stmt, name):
+    """Does ``stmt`` only pass ``name`` on (to a phi, an alias, an in-place update)?"""
+    if not isinstance(stmt, ir.Assign):
+        return False
+    e = stmt.value
+    return isinstance(e, ir.Var) or (isinstance(e, ir.Expr) and (
+        e.op == "phi" or (e.op == "inplace_binop" and e.lhs.name == name)))

@@ -6,14 +6,13 @@ definition and the uses of every variable, the phis of every block, the loops an
 which, and which arrays the function writes. Later phases ask it questions; none of them
 changes it.
 """
-import operator
 
 import numba
 import numpy as np
 from numba.core import ir, types
 
 from ..errors import NonDifferentiableError
-from . import rules as R
+from .array_facts import ArrayFacts
 from .structure import Structure
 from .typeinfo import is_float, is_float_array, is_literal
 
@@ -58,7 +57,7 @@ def raise_non_differentiable(qualname, what, loc=None):
     raise NonDifferentiableError(msg, highlighting=False)
 
 
-class IRFacts:
+class IRFacts(ArrayFacts):
     """Read-only facts about one typed function (see the module docstring)."""
 
     def __init__(self, typed, py_func, target):
@@ -272,280 +271,12 @@ class IRFacts:
         rl = lp.range
         return rl is not None and len(lp.exits) == 1 and lp.exits[0][0] == rl.block
 
-    # ------------------------------------------------------------------ arrays
-    def array_root(self, name):
-        """The argument, constructor or computed array an array variable is a view of."""
-        e = self.def_expr(name)
-        if isinstance(e, ir.Var):
-            return self.array_root(e.name)
-        if isinstance(e, ir.Expr) and e.op == "getattr" and e.attr == "T" \
-                and isinstance(self.ty(e.value), types.Array):
-            return self.array_root(e.value.name)
-        if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem", "cast"):
-            if isinstance(self.ty(e.value), types.Array):
-                return self.array_root(e.value.name)
-            item = self.tuple_item(e)
-            if item is not None:
-                return self.array_root(item.name)
-        return name
-
-    def tuple_item(self, e):
-        """The variable ``t[k]`` reads, for a tuple ``t`` built in the function and a
-        constant ``k``; else None."""
-        if e.op not in ("getitem", "static_getitem") or \
-                not isinstance(self.ty(e.value), types.BaseTuple):
-            return None
-        src = self.tuple_build(e.value.name)
-        if src is None:
-            return None
-        idx = e.index if e.op == "static_getitem" else self.resolve_global(e.index)
-        if isinstance(idx, int) and -len(src.items) <= idx < len(src.items):
-            return src.items[idx]
-        return None
-
-    def tuple_build(self, name):
-        """The ``build_tuple`` expression a tuple variable comes from (through copies,
-        casts and unpacking, as an inlined function's return leaves them), or None."""
-        for _ in range(100):
-            e = self.def_expr(name)
-            if isinstance(e, ir.Var):
-                name = e.name
-            elif isinstance(e, ir.Expr) and e.op in ("exhaust_iter", "cast"):
-                name = e.value.name
-            elif isinstance(e, ir.Expr) and e.op == "build_tuple":
-                return e
-            else:
-                return None
-        return None
-
-    def index_var(self, e):
-        """The index variable of a getitem (the first one of a tuple index), or None."""
-        idx = e.index_var if e.op == "static_getitem" else e.index
-        if idx is None:
-            return None
-        d = self.def_expr(idx.name)
-        if isinstance(d, ir.Expr) and d.op == "build_tuple" and d.items:
-            return d.items[0]
-        return idx
-
-    def array_copy_source(self, e):
-        """The array copied when call ``e`` is ``np.copy(x)`` or ``x.copy()``, else None."""
-        if not (isinstance(e, ir.Expr) and e.op == "call") or e.kws:
-            return None
-        if self.resolve_global(e.func) is np.copy and len(e.args) == 1:
-            src = e.args[0]
-        else:
-            f = self.def_expr(e.func.name)
-            if not (isinstance(f, ir.Expr) and f.op == "getattr" and f.attr == "copy"
-                    and not e.args):
-                return None
-            src = f.value
-        return src if is_float_array(self.ty(src)) else None
-
-    def fill_value(self, e):
-        """The value ``np.full(shape, v)`` / ``np.full_like(a, v)`` fills with, or None."""
-        if not (isinstance(e, ir.Expr) and e.op == "call"):
-            return None
-        k = R.FILL_ARGUMENT.get(self.resolve_global(e.func))
-        if k is None:
-            return None
-        v = e.args[k] if len(e.args) > k else dict(e.kws).get("fill_value")
-        return v if isinstance(v, ir.Var) and is_float(self.ty(v)) else None
-
-    def is_constructor_call(self, name):
-        """Is ``name`` a fresh float array from an array constructor (``np.zeros``...)?"""
-        e = self.def_expr(name)
-        return (isinstance(e, ir.Expr) and e.op == "call"
-                and self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS)
-
-    def local_array(self, name):
-        """Is ``name`` a per-thread scratch array of the target (its adjoint is too)?"""
-        e = self.def_expr(name)
-        return (isinstance(e, ir.Expr) and e.op == "call" and is_float_array(self.ty(name))
-                and self.target.is_thread_local_constructor(self.resolve_global(e.func)))
-
-    def computed_array(self, name):
-        """Is ``name`` a float array computed from other values (not an argument, a view,
-        an alias, a fresh array from a constructor, or a copy)?"""
-        if not is_float_array(self.ty(name)) or self.array_root(name) != name:
-            return False
-        e = self.def_expr(name)
-        if not isinstance(e, ir.Expr) or self.array_copy_source(e) is not None:
-            return False
-        if e.op == "call" and (self.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS
-                               or self.local_array(name)):
-            return False
-        if e.op in ("getitem", "static_getitem"):
-            return True     # out of a tuple or list the rewrite cannot follow
-        return e.op in ("binop", "inplace_binop", "unary", "call", "getattr")
-
-    def reduction(self, e):
-        """``(function, array operands)`` when call ``e`` reduces float arrays to a float
-        (``np.sum(x)``, ``x.sum()``, ``np.dot(x, y)``...), else None."""
-        if e.kws or e.vararg is not None:
-            return None
-        fn = self.resolve_global(e.func)
-        operands = list(e.args)
-        if fn is None:
-            f = self.def_expr(e.func.name)
-            if (isinstance(f, ir.Expr) and f.op == "getattr"
-                    and isinstance(self.ty(f.value), types.Array)):
-                fn = R.REDUCTION_METHODS.get(f.attr)
-                operands = [f.value] + operands
-        rule = R.REDUCTION_RULES.get(fn) if fn is not None else None
-        if rule is None or len(rule) != len(operands):
-            return None
-        if not all(isinstance(self.ty(a), types.Array) and a.name for a in operands):
-            return None
-        return fn, operands
-
-    def array_rule(self, e):
-        """``(templates, operands)`` of the rule of an array-valued expression (element-wise
-        arithmetic and functions, matrix products; see rules/lift.py), or None."""
-        from .rules.lift import MATMUL, elementwise_rule, matmul_rule
-        if not isinstance(e, ir.Expr):
-            return None
-        if e.op in ("binop", "inplace_binop"):
-            fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn, e.immutable_fn)
-            if fn in MATMUL:
-                rule = matmul_rule(self.ty(e.lhs), self.ty(e.rhs))
-            else:
-                rule = elementwise_rule(fn, is_binop=True)
-            return None if rule is None else (rule, [e.lhs, e.rhs])
-        if e.op == "unary":
-            rule = elementwise_rule(e.fn, is_unary=True)
-            return None if rule is None else (rule, [e.value])
-        if e.op == "call" and not e.kws and e.vararg is None:
-            fn = self.resolve_global(e.func)
-            if fn in MATMUL and len(e.args) == 2:
-                rule = matmul_rule(self.ty(e.args[0]), self.ty(e.args[1]))
-            else:
-                rule = elementwise_rule(fn)
-            if rule is None or len(rule) != len(e.args):
-                return None
-            return rule, list(e.args)
-        return None
-
-    def arrays_read(self, name):
-        """Names of the arrays whose elements the definition of ``name`` reads."""
-        e = self.def_expr(name)
-        if not isinstance(e, ir.Expr):
-            return []
-        if e.op in ("getitem", "static_getitem") and isinstance(self.ty(e.value), types.Array):
-            return [e.value.name]
-        if e.op == "call" and self.reduction(e):
-            return [a.name for a in self.reduction(e)[1]]
-        if e.op == "pair_first":
-            rl = self.iter_alias.get(self.pair_iter(e).name)
-            if rl is not None and rl.array is not None:
-                return [rl.array.name]
-        return []
-
-    def mutated_arrays(self, e):
-        """Float arrays a call writes into (``y`` of ``y.fill(v)``), by the lists in
-        rules; [] for anything else."""
-        if not (isinstance(e, ir.Expr) and e.op == "call"):
-            return []
-        fn = self.resolve_global(e.func)
-        d = self.def_expr(e.func.name)
-        if fn is None and isinstance(d, ir.Expr) and d.op == "getattr" \
-                and d.attr in R.MUTATING_METHODS:
-            arrays = [d.value]
-        elif fn in R.MUTATING_FUNCTIONS:
-            arrays = list(e.args)
-        else:
-            return []
-        return [a for a in arrays if is_float_array(self.ty(a))]
-
-    def array_update(self, stmt):
-        """``(array, value)`` when ``stmt`` writes ``value`` into an element of ``array``
-        (a store, or the target's atomic update), else None."""
-        if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
-            return stmt.target, stmt.value
-        upd = self.target.atomic_update(self, stmt)
-        return None if upd is None else (upd[0], upd[2])
-
-    def store_is_region(self, stmt):
-        """Does this store write a region (a slice, ``...``) rather than one element?"""
-        if isinstance(stmt, ir.StaticSetItem):
-            t = self.ty(stmt.index_var) if stmt.index_var is not None else None
-            if t is None:
-                ix = stmt.index
-                parts = ix if isinstance(ix, tuple) else (ix,)
-                return any(isinstance(p, slice) or p is Ellipsis for p in parts)
-        else:
-            t = self.ty(stmt.index)
-        parts = t.types if isinstance(t, types.BaseTuple) else (t,)
-        return any(isinstance(p, (types.SliceType, types.EllipsisType)) for p in parts)
-
-    def _written_roots(self):
-        """Roots of the arrays the function stores into."""
-        written = set()
-        for blk in self.fir.blocks.values():
-            for stmt in blk.body:
-                upd = self.array_update(stmt)
-                if upd is not None:
-                    written.add(self.array_root(upd[0].name))
-                elif isinstance(stmt, ir.Assign):
-                    for a in self.mutated_arrays(stmt.value):
-                        written.add(self.array_root(a.name))
-        return written
-
-    def is_readonly_array(self, name):
-        return self.array_root(name) not in self.written_roots
-
-    def is_arg_array(self, name):
-        return self.array_root(name) in self.arg_vars
-
-    def _inplace_updates(self):
-        """``a[i] = a[i] + e`` (and ``-``, ``+=``, ``-=``) on one element within a block.
-
-        The adjoint of the element passes through such an update unchanged, so the reverse
-        sweep only reads it (into ``e``'s adjoint) instead of clearing it at the store and
-        adding it back at the load. Returns the ids of those stores and the names of their
-        loads."""
-        stores, loads = set(), set()
-        for blk in self.fir.blocks.values():
-            body = blk.body
-            for k, st in enumerate(body):
-                if not isinstance(st, ir.SetItem):
-                    continue
-                load = self._inplace_load(body, k, st)
-                if load is not None:
-                    stores.add(id(st))
-                    loads.add(load)
-        return stores, loads
-
-    def _inplace_load(self, body, k, st):
-        t = self.defs.get(st.value.name)
-        if t is None or t[1] not in body or len(self.uses.get(st.value.name, ())) != 1:
-            return None
-        e = t[1].value
-        if not (isinstance(e, ir.Expr) and e.op in ("binop", "inplace_binop")):
-            return None
-        fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn)
-        if fn not in (operator.add, operator.sub):
-            return None
-        ld = self.defs.get(e.lhs.name)
-        if ld is None or ld[1] not in body or len(self.uses.get(e.lhs.name, ())) != 1:
-            return None
-        le = ld[1].value
-        if not (isinstance(le, ir.Expr) and le.op == "getitem"
-                and le.value.name == st.target.name and le.index.name == st.index.name):
-            return None
-        j = body.index(ld[1])
-        root = self.array_root(st.target.name)
-        if any(isinstance(o, (ir.SetItem, ir.StaticSetItem))
-               and self.array_root(o.target.name) == root for o in body[j + 1:k]):
-            return None
-        return e.lhs.name
-
     # ------------------------------------------------------------------ operands
     def adjoint_operands(self, name):
         """Variables an adjoint may flow into from ``name`` (whether or not they vary)."""
         if name in self.phis:
             return [v.name for v in self.phi_incoming(name).values()
-                    if isinstance(v, ir.Var) and is_float(self.ty(v))]
+                    if isinstance(v, ir.Var) and _differentiable(self.ty(v))]
         e = self.def_expr(name)
         if isinstance(e, ir.Var):
             return [e.name] if is_float(self.ty(e)) or isinstance(self.ty(e), types.Array) \

@@ -12,7 +12,7 @@ reads under a draft plan (see :mod:`..plan`).
 """
 from ..plan import Reads
 from ..structure import node_key
-from ..typeinfo import array_zero_src, is_float, zero_src
+from ..typeinfo import array_zero_src, is_float, is_float_array, zero_src
 from .adjoints import Adjoints
 from .constants import ZERO
 from .forward import Forward
@@ -68,8 +68,24 @@ class Emission:
 
     def stack_declaration(self, st):
         spec = self.plan.stacks[st]
+        if spec.storage == "list":          # arrays: a typed list of them
+            return "%s = List.empty_list(%s)" % (
+                st, self.names.gname(self.plan.stack_types[st]))
         heap = ', "heap"' if spec.storage == "heap" else ""
         return "%s = adstack(%s, %d%s)" % (st, spec.dtype, spec.capacity, heap)
+
+    def _is_list(self, st):
+        spec = self.plan.stacks.get(st)
+        return spec is not None and spec.storage == "list"
+
+    def push_src(self, st, value):
+        return ("%s.append(%s)" if self._is_list(st) else "push(%s, %s)") % (st, value)
+
+    def pop_src(self, st, name):
+        return ("%s = %s.pop()" if self._is_list(st) else "%s = pop(%s)") % (name, st)
+
+    def clear_src(self, st):
+        return ("%s.clear()" if self._is_list(st) else "clear(%s)") % st
 
     def region_loops(self, region):
         return [] if region.loop is None else self.facts.s.enclosing(region.loop.header)
@@ -79,7 +95,8 @@ class Emission:
         facts, names = self.facts, self.names
         out = {}
         for name in self.plan.value_stacks:
-            out[names.n(name)] = zero_src(self.plan.ty(facts, name))
+            t = self.plan.ty(facts, name)
+            out[names.n(name)] = array_zero_src(t) if is_float_array(t) else zero_src(t)
         for name in self.activity.useful:
             if name in self.plan.direct:
                 continue

@@ -21,6 +21,7 @@ class Adjoints:
         self.names = cx.names
         self.src = cx.src
         self._ctx = None      # the rule operand being rendered, while probing
+        self.made = set()     # computed arrays whose adjoint the next lines write into
 
     # ------------------------------------------------------------------ primal values
     def ref(self, var):
@@ -32,14 +33,15 @@ class Adjoints:
         if static is not None:
             return static
         plan = self.cx.plan
+        reads = self.cx.reads
+        if reads is not None:       # (which rule reads what: for kept derivatives, copies)
+            reads.ref_uses.setdefault(name, set()).add(self._ctx)
         if plan.sites.once(name):
             return self.names.n(name)       # defined once per reversal unit: still there
         if plan.recompute.is_remat(name):
             return self.remat(name)
-        reads = self.cx.reads
         if reads is not None:
             reads.needed.add(name)
-            reads.ref_uses.setdefault(name, set()).add(self._ctx)
         return self.names.n(name)
 
     def remat(self, name):
@@ -63,12 +65,19 @@ class Adjoints:
             return self.ref_bar(e.value)
         if isinstance(e, ir.Expr) and e.op == "getattr" and e.attr == "T":
             return "%s.T" % self.ref_bar(e.value)
+        if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
+                and facts.array_root(name) != name:
+            return self.ref_bar(e.lhs)      # written into the memory it names
         if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem"):
             item = facts.tuple_item(e)
             if item is not None:
                 return self.ref_bar(item)
             return "%s[%s]" % (self.ref_bar(e.value), self.src.index(e, self.ref))
         if isinstance(e, ir.Arg) or name in self.cx.activity.array_adjoints:
+            return self.names.bar(name)
+        if name in self.cx.activity.array_values:
+            # Written into in place: it must exist first (Reverse.make_adjoints).
+            self.made.add(name)
             return self.names.bar(name)
         if facts.computed_array(name):
             facts.error(array_expr_message(facts, name), facts.def_loc(name))
@@ -117,7 +126,7 @@ class Adjoints:
                 facts.error("the unary operator %s on floats" % e.fn, e.loc)
             return self.apply(name, rule, [e.value])
         if e.op == "call" and facts.reduction(e) is not None:
-            return self._reduction(e, g)
+            return self._reduction(name, e, g)
         if e.op == "call":
             return self._call(name, e)
         if e.op in ("getitem", "static_getitem"):
@@ -160,6 +169,8 @@ class Adjoints:
         rule gives that shape already (``shaped``)."""
         if not isinstance(op, ir.Var) or op.name not in self.cx.activity.useful:
             return []
+        while isinstance(self.facts.def_expr(op.name), ir.Var):     # an alias: its value
+            op = self.facts.def_expr(op.name)
         if not shaped:
             src = "unbroadcast(%s, %s)" % (src, self.ref(op))
         if op.name in self.cx.activity.array_values:
@@ -167,14 +178,34 @@ class Adjoints:
         self.cx.parallel.note_adjoint_write(op, None)
         return [("_ARRAY", (self.ref_bar(op), src))]
 
+    def inplace_store(self, name, e):
+        """``x op= c`` into memory given or made (its adjoint array is shared by its
+        views): ``c`` gets its contribution from that adjoint, which then becomes the
+        adjoint of what ``x`` held before (unchanged for ``+=`` and ``-=``)."""
+        facts = self.facts
+        rule, operands = facts.array_rule(e)
+        g = self.ref_bar(name)
+        out = []
+        for op, src in self.apply(name, rule, operands, g=g):
+            if op is operands[0]:
+                if rule[0] != "{g}":
+                    out.append(("_SCALE", (g, src)))
+            elif is_float(facts.ty(op)):
+                out.append((self.names.bar(op), "np.sum(%s)" % src))
+            else:
+                out.extend(self.array_target(op, src))
+        # The operand's contribution reads the adjoint before it is rescaled.
+        return sorted(out, key=lambda c: c[0] == "_SCALE")
+
     def _plain(self, var, g):
         if isinstance(var, ir.Var) and var.name in self.cx.activity.useful \
                 and is_float(self.facts.ty(var)):
             return [(self.names.bar(var), g)]
         return []
 
-    def apply(self, name, rule, operands):
-        """Contributions of ``name = f(*operands)`` by ``rule`` (one template per operand)."""
+    def apply(self, name, rule, operands, g=None):
+        """Contributions of ``name = f(*operands)`` by ``rule`` (one template per operand);
+        ``g``: the source of ``name``'s adjoint when it is not its own variable."""
         act, names = self.cx.activity, self.names
         array = is_float_array(self.facts.ty(name))
         active = [r is not None and isinstance(op, ir.Var) and op.name in act.useful
@@ -182,17 +213,19 @@ class Adjoints:
                   for r, op in zip(rule, operands)]
         if not any(active):
             return []
-        g = names.bar(name)
+        g = names.bar(name) if g is None else g
         partials = self.cx.plan.partials
         if name in partials:
             return [(names.bar(operands[0]), "%s * %s" % (g, self.ref(partials[name][0])))]
         used = R.needed_operands([r for r, a in zip(rule, active) if a])
+        copies = self.cx.plan.snapshots.get(name, {})
         self._ctx = (name, "y")
-        fmt = {"g": g, "y": self.ref(name) if "y" in used else ""}
+        fmt = {"g": g, "y": self.ref(copies.get(name, name)) if "y" in used else ""}
         pos = []
         for k, op in enumerate(operands):
             self._ctx = (name, k)
-            pos.append(self.ref(op) if k in used else "")
+            read = copies.get(op.name, op) if isinstance(op, ir.Var) else op
+            pos.append(self.ref(read) if k in used else "")
         self._ctx = None
         if array:       # the caller places each contribution (arrays and floats)
             return [(op, r.format(*pos, **fmt)) for r, op, a in zip(rule, operands, active)
@@ -200,20 +233,19 @@ class Adjoints:
         return [(names.bar(op), r.format(*pos, **fmt))
                 for r, op, a in zip(rule, operands, active) if a]
 
-    def _reduction(self, e, g):
+    def _reduction(self, name, e, g):
         facts = self.facts
         fn, operands = facts.reduction(e)
         rule = R.REDUCTION_RULES[fn]
         active = [r is not None and a.name in self.cx.activity.varied
                   for r, a in zip(rule, operands)]
         used = R.needed_operands([r for r, act in zip(rule, active) if act])
+        copies = self.cx.plan.snapshots.get(name, {})
         pos = []
         for k, a in enumerate(operands):
-            if k in used and not facts.is_readonly_array(a.name):
-                facts.error("%s of the array %r, which the function also writes; copy the "
-                            "values it needs or write the loop"
-                            % (getattr(fn, "__name__", fn), a.name), e.loc)
-            pos.append(self.ref(a) if k in used else "")
+            self._ctx = (name, k)
+            pos.append(self.ref(copies.get(a.name, a)) if k in used else "")
+        self._ctx = None
         out = []
         for r, a, act in zip(rule, operands, active):
             if act:

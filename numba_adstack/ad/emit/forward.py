@@ -9,6 +9,7 @@ once per reversal unit); a loop records its iteration count and the exit it took
 from numba.core import ir, types
 
 from ..facts import is_range
+from ..operators import OPS
 from ..structure import LoopNode, node_key
 from ..typeinfo import zero_src
 
@@ -174,7 +175,7 @@ class Forward:
             self.push(L, self.cx.record_stack(name), name)
 
     def push(self, L, stack, value):
-        L("push(%s, %s)" % (stack, value))
+        L(self.cx.push_src(stack, value))
         for h in self.cx.open_loops:
             self.cx.loop_stacks.setdefault(h, set()).add(stack)
 
@@ -248,11 +249,21 @@ class Forward:
             return      # the forward launch did it already
         if self.src.static(name) is not None:
             return      # written in place where it is used
+        copies = cx.plan.snapshots.get(name, {})
+        for x, c in sorted(copies.items()):
+            if x != name:           # arrays the statement reads, as it reads them
+                self.push_value(L, c, label)
+                L("%s = %s.copy()" % (names.n(c), self.src.operand(x)))
         self.push_value(L, name, label)
         if isinstance(e, ir.Var):
             src = self.src.operand(e)
         elif self._bool_of_bool(e):
             src = self.src.operand(e.args[0])   # Numba's bool() around a branch test
+        elif e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array):
+            # Written in place, as the function does: other views see it.
+            lhs = self.src.operand(e.lhs)
+            L("%s %s= %s" % (lhs, OPS[e.immutable_fn], self.src.operand(e.rhs)))
+            src = lhs
         elif isinstance(e, ir.Expr):
             src = self.src.expr(e, self.src.operand)
         else:
@@ -262,8 +273,11 @@ class Forward:
             pname, partial = cx.plan.partials[name]
             self.push_value(L, pname, label)
             L("%s = %s" % (names.n(pname), partial.format(self.src.operand(e.args[0]))))
+        if name in copies:          # the statement's own result, as it made it
+            self.push_value(L, copies[name], label)
+            L("%s = %s.copy()" % (names.n(copies[name]), names.n(name)))
         kind = cx.activity.array_adjoints.get(name)
-        if kind in ("new", "computed"):
+        if kind == "new":
             L("%s = np.zeros_like(%s)" % (names.bar(name), names.n(name)))
         elif kind == "local":
             L("%s = %s" % (names.bar(name), src))     # local memory is not zeroed

@@ -4,6 +4,7 @@ import math
 import re
 
 import numpy as np
+from numba.typed import List
 
 from ..runtime import RUNTIME
 
@@ -16,6 +17,7 @@ class Names:
         self.target = target
         self.globals = {"math": math, "np": np}
         self.globals.update(RUNTIME)
+        self.globals["List"] = List
         self._global_names = {}
         self._names = {}
         self._used = set(self.globals) | set(keyword.kwlist) | set(reserved)

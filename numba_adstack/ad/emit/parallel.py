@@ -117,7 +117,7 @@ class Parallel:
                 adjoints.append(name)           # outer adjoint: += only
                 continue
             if ir_name is not None and base is None and ir_name not in inside \
-                    and ir_name not in cx.plan.partial_types:
+                    and ir_name not in cx.plan.added_types:
                 # A value from before the loop reassigned in it: not independent iterations.
                 if cx.reads is not None:
                     cx.reads.private_failed.add(lp)

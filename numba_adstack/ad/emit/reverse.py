@@ -167,7 +167,7 @@ class Reverse:
         with L.indent():
             m = L.mark()
             for st in sorted(cx.loop_stacks.get(n.header, ())):
-                L("clear(%s)" % st)
+                L(cx.clear_src(st))
             L.close_block(m)
 
     # ------------------------------------------------------------------ loops
@@ -294,31 +294,41 @@ class Reverse:
         cps = self.facts.edge_copies(e)
         flt = [(t, v) for t, v in cps if t.name in cx.activity.useful]
         targets = {t.name for t, _ in cps}
-        if flt:
-            swap = any(isinstance(v, ir.Var) and v.name in targets for _, v in flt)
-            if swap:
-                tmps = []
-                for t, v in flt:
-                    tmp = "_t" + names.bar(t)
-                    L("%s = %s" % (tmp, names.bar(t)))
-                    tmps.append(tmp)
-                for (t, v), tmp in zip(flt, tmps):
-                    L("%s = %s" % (names.bar(t), ZERO))
-                for (t, v), tmp in zip(flt, tmps):
-                    if isinstance(v, ir.Var) and v.name in cx.activity.useful:
-                        op = "=" if v.name in cx.plan.direct else "+="
-                        L("%s %s %s" % (names.bar(v), op, tmp))
-            else:
-                for t, v in flt:
-                    if isinstance(v, ir.Var) and v.name in cx.activity.useful:
-                        op = "=" if v.name in cx.plan.direct else "+="
-                        L("%s %s %s" % (names.bar(v), op, names.bar(t)))
-                    L("%s = %s" % (names.bar(t), ZERO))
+        if any(isinstance(v, ir.Var) and v.name in targets for _, v in flt):
+            # A swap (a, b = b, a): read every adjoint before any is reset.
+            tmps = []
+            for t, v in flt:
+                tmp = "_t" + names.bar(t)
+                L("%s = %s" % (tmp, names.bar(t)))
+                tmps.append(tmp)
+            for t, v in flt:
+                L("%s = %s" % (names.bar(t), self.zero(t.name)))
+            for (t, v), tmp in zip(flt, tmps):
+                self.flow(L, v, tmp)
+        else:
+            for t, v in flt:
+                self.flow(L, v, names.bar(t))
+                L("%s = %s" % (names.bar(t), self.zero(t.name)))
         if cx.plan.sites.edge_pushes(e):
             for t, _ in reversed(cps):
                 stack = cx.value_stack(t.name)
                 if stack is not None:
-                    L("%s = pop(%s)" % (names.n(t), stack))
+                    L(cx.pop_src(stack, names.n(t)))
+
+    def flow(self, L, v, src):
+        """Add the adjoint ``src`` of a phi into the adjoint of its incoming value ``v``."""
+        cx, names = self.cx, self.names
+        if not (isinstance(v, ir.Var) and v.name in cx.activity.useful):
+            return
+        direct = v.name in cx.plan.direct
+        if is_float(self.facts.ty(v)):
+            L("%s %s %s" % (names.bar(v), "=" if direct else "+=", src))
+        elif v.name in cx.activity.array_values:
+            self.accumulate(L, "_VALUE", (v.name, src), {v.name: None} if direct else ())
+        else:                       # memory given or made, a view, an alias of a value
+            for op, c in cx.adjoints.array_target(v, src, shaped=True):
+                self.make_adjoints(L)
+                self.accumulate(L, op, c)
 
     def stmt(self, L, label, stmt):
         if isinstance(stmt, ir.Assign):
@@ -339,19 +349,46 @@ class Reverse:
                                     cx.adjoints.ref(idx)))
             return
         cx.adjoints.array_definition(L, name, e)
+        if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
+                and is_float_array(facts.ty(name)) and facts.array_root(name) != name \
+                and facts.array_root(name) in cx.activity.useful_roots:
+            contributions = cx.adjoints.inplace_store(name, e)
+            self.make_adjoints(L)
+            for op, src in contributions:
+                self.accumulate(L, op, src)
+        if cx.activity.array_adjoints.get(name) == "new" and \
+                cx.plan.sites.site_repeats(label):
+            # The adjoint of the array the iteration before made.
+            self.make_adjoints(L)
+            L("%s = np.zeros_like(%s)" % (names.bar(name), cx.adjoints.ref(name)))
         if name in cx.activity.useful and not isinstance(e, ir.Arg) and (
-                is_float(facts.ty(name)) or name in cx.activity.array_values
-                or cx.activity.array_adjoints.get(name) == "computed"):
+                is_float(facts.ty(name)) or name in cx.activity.array_values):
             direct = {v: use for v, use in cx.plan.direct.items() if use is stmt}
-            for op, src in cx.adjoints.contributions(name, e):
+            contributions = cx.adjoints.contributions(name, e)
+            self.make_adjoints(L)
+            for op, src in contributions:
                 self.accumulate(L, op, src, direct)
             for v in direct:        # this read adds nothing into it
                 L("%s = %s" % (names.bar(v), self.zero(v)))
             if name not in cx.plan.direct and name not in cx.activity.array_adjoints:
                 self._resets.append((names.bar(name), self.zero(name)))
+        copies = cx.plan.snapshots.get(name, {})
+        if name in copies:
+            self.pop_value(L, copies[name], label)
         if name in cx.plan.partials:
             self.pop_value(L, cx.plan.partials[name][0], label)
         self.pop_value(L, name, label)
+        for x, c in sorted(copies.items(), reverse=True):
+            if x != name:
+                self.pop_value(L, c, label)
+
+    def make_adjoints(self, L):
+        """Make the adjoints of computed arrays that the next lines add into in place
+        (element by element, or through a view)."""
+        adj = self.cx.adjoints
+        for v in sorted(adj.made):
+            L("%s = ensure(%s, %s)" % (self.names.bar(v), self.names.bar(v), adj.ref(v)))
+        adj.made.clear()
 
     def zero(self, name):
         """Source of the reset value of ``name``'s adjoint."""
@@ -365,7 +402,8 @@ class Reverse:
         if op == "_VALUE":          # a computed array's own adjoint
             v, c = src
             bar = names.bar(v)
-            if direct and direct.pop(v, None) is not None:
+            if direct and v in direct:
+                direct.pop(v)
                 L("%s = %s" % (bar, c))
             else:
                 L("%s = acc(%s, %s, %s)" % (bar, bar, c, self.cx.adjoints.ref(v)))
@@ -375,6 +413,11 @@ class Reverse:
                 del direct[v]
                 L("%s = %s" % (op, src))
                 return
+        if op == "_SCALE":          # an adjoint array becomes a function of itself
+            tmp = self.names.fresh("view")
+            L("%s = %s" % (tmp, src[0]))
+            L("%s[...] = %s" % (tmp, src[1].replace(src[0], tmp)))
+            return
         if op == "_ATOMIC":
             L(self.facts.target.atomic_add_src(*src))
         elif op == "_GUARD":
@@ -391,7 +434,7 @@ class Reverse:
     def pop_value(self, L, name, label):
         stack = self.cx.value_stack(name)
         if stack is not None and self.cx.plan.sites.site_repeats(label):
-            L("%s = pop(%s)" % (self.names.n(name), stack))
+            L(self.cx.pop_src(stack, self.names.n(name)))
 
     def store(self, L, stmt):
         cx, facts = self.cx, self.facts
@@ -403,10 +446,20 @@ class Reverse:
         idx = cx.src.store_index(stmt, cx.adjoints.ref)
         cell = "%s[%s]" % (cx.adjoints.ref_bar(stmt.target), idx)
         v = stmt.value
-        if v.name in cx.activity.useful:
-            if facts.store_is_region(stmt):
+        if v.name in cx.activity.useful and not (
+                is_float_array(facts.ty(v)) and id(stmt) in facts.inplace_stores):
+            # (a[i] += e on a row: the in-place update into a's memory did it all.)
+            if is_float_array(facts.ty(v)):
+                # a[i:j] = b: b's adjoint is the region's, taken before it is cleared.
+                for op, src in cx.adjoints.array_target(v, "%s.copy()" % cell):
+                    self.make_adjoints(L)
+                    self.accumulate(L, op, src)
+            elif facts.store_is_region(stmt):
+                self.make_adjoints(L)
                 L("%s += np.sum(%s)" % (self.names.bar(v), cell))   # one value, many cells
             else:
+                self.make_adjoints(L)
                 L("%s += %s" % (self.names.bar(v), cell))
+        self.make_adjoints(L)
         if id(stmt) not in facts.inplace_stores:
             L("%s = 0.0" % cell)

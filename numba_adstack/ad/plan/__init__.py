@@ -14,7 +14,7 @@ What the sweep reads depends on these choices, so :func:`make_plan` asks a *prob
 emitter run without output, see :func:`numba_adstack.ad.emit.probe`) what a draft plan
 reads, and settles the plan from that.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .direct import direct_adjoints
 from .groups import group_stacks
@@ -22,6 +22,7 @@ from .fusion import choose_fused, choose_parallel, skippable_loops
 from .recompute import Recompute
 from .shapes import Shapes
 from .sites import Sites
+from .snapshots import choose_snapshots
 from .stacks import StackSpec, choose_partials, record_stacks, value_stacks
 
 __all__ = ["Plan", "StackSpec", "make_plan"]
@@ -36,17 +37,20 @@ class Plan:
     sites: Sites
     recompute: Recompute
     partials: dict = field(default_factory=dict)       # y -> (kept name, template)
-    partial_types: dict = field(default_factory=dict)  # kept name -> Numba type
+    added_types: dict = field(default_factory=dict)    # name the plan adds -> Numba type
     value_stacks: dict = field(default_factory=dict)   # value name -> StackSpec
     record_stacks: dict = field(default_factory=dict)  # record name -> StackSpec
     needed: frozenset = frozenset()                    # values the sweep reads
     direct: dict = field(default_factory=dict)         # value -> statement assigning its adjoint
     stacks: dict = field(default_factory=dict)         # stack name -> StackSpec (groups)
     stack_of: dict = field(default_factory=dict)       # value or record -> stack name
+    stack_types: dict = field(default_factory=dict)    # list stack -> its arrays' type
+
+    snapshots: dict = field(default_factory=dict)      # stmt target -> {array: copy}
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
-        got = self.partial_types.get(name)
+        got = self.added_types.get(name)
         return facts.ty(name) if got is None else got
 
 
@@ -61,28 +65,32 @@ class Reads:
 def make_plan(facts, activity, options, probe):
     """Settle the :class:`Plan`; ``probe(plan) -> Reads`` runs the emitter on a draft."""
     fused = choose_fused(facts, activity)
-    parallel = choose_parallel(facts, fused, options.parallel)
-    skippable = skippable_loops(facts, activity, fused)
-    shapes = Shapes(facts)
     sites = Sites(facts, fused)
     recompute = Recompute(facts, fused, sites)
-    records = record_stacks(facts, options, sites, fused)
-    draft = Plan(fused, parallel, skippable, shapes, sites, recompute, record_stacks=records)
+    draft = Plan(fused, choose_parallel(facts, fused, options.parallel),
+                 skippable_loops(facts, activity, fused), Shapes(facts), sites, recompute,
+                 record_stacks=record_stacks(facts, options, sites, fused))
     reads = probe(draft)
     if reads.private_failed:
-        parallel = {lp: h for lp, h in parallel.items() if lp not in reads.private_failed}
-        draft = Plan(fused, parallel, skippable, shapes, sites, recompute, record_stacks=records)
+        draft = replace(draft, parallel={lp: h for lp, h in draft.parallel.items()
+                                         if lp not in reads.private_failed})
         reads = probe(draft)
-    partials, partial_types = choose_partials(facts, recompute, reads.ref_uses)
-    if partials:
-        sites = Sites(facts, fused, {p: y for y, (p, _) in partials.items()})
+    partials, added = choose_partials(facts, recompute, reads.ref_uses)
+    snapshots = choose_snapshots(facts, reads.ref_uses, added)
+    if partials or snapshots:
+        aliases = {p: y for y, (p, _) in partials.items()}
+        aliases.update({c: name for name, copies in snapshots.items()
+                        for c in copies.values()})
+        sites = Sites(facts, fused, aliases)
         recompute = Recompute(facts, fused, sites)
-        draft = Plan(fused, parallel, skippable, shapes, sites, recompute, partials, partial_types,
-                     record_stacks=records)
+        draft = replace(draft, sites=sites, recompute=recompute, partials=partials,
+                        added_types=added, snapshots=snapshots)
         reads = probe(draft)
-    values = value_stacks(facts, options, recompute, sites, reads.needed,
-                          lambda n: draft.ty(facts, n))
-    stacks, stack_of = group_stacks(facts, values, records, set(skippable) | set(parallel))
-    return Plan(fused, parallel, skippable, shapes, sites, recompute, partials, partial_types,
-                values, records, frozenset(reads.needed), direct_adjoints(facts, activity),
-                stacks, stack_of)
+    types_of = lambda n: draft.ty(facts, n)          # noqa: E731
+    values = value_stacks(facts, options, recompute, sites, reads.needed, types_of)
+    stacks, stack_of, stack_types = group_stacks(
+        facts, values, draft.record_stacks, set(draft.skippable) | set(draft.parallel),
+        types_of, lambda n: sites.aliases.get(n, n))
+    return replace(draft, value_stacks=values, needed=frozenset(reads.needed),
+                   direct=direct_adjoints(facts, activity), stacks=stacks,
+                   stack_of=stack_of, stack_types=stack_types)

@@ -52,8 +52,7 @@ def _reverses_into(facts, activity, use, name):
     """Does reversing ``use`` always run, and add into ``name``'s adjoint at most once?"""
     target = use.target.name if isinstance(use, ir.Assign) else None
     if target not in activity.useful or not (
-            is_float(facts.ty(target)) or target in activity.array_values
-            or activity.array_adjoints.get(target) == "computed"):
+            is_float(facts.ty(target)) or target in activity.array_values):
         return False
     e = use.value
     if isinstance(e, ir.Var):

@@ -14,31 +14,37 @@ _SHORT = {"np.float64": "f8", "np.float32": "f4", "np.int64": "i8", "np.int32": 
           "np.bool_": "b1"}
 
 
-def group_stacks(facts, value_stacks, record_stacks, scoped_loops):
-    """``({stack name: StackSpec}, {value or record name: stack name})``."""
+def group_stacks(facts, value_stacks, record_stacks, scoped_loops, types_of, site_of):
+    """``({stack name: StackSpec}, {value or record name: stack name}, {list stack name:
+    the Numba type of its arrays})``."""
     scoped = frozenset(scoped_loops)
-    members = {}
+    members, list_types = {}, {}
     for name, spec in value_stacks.items():
-        members[name] = (spec, _scope(facts, facts.def_label(_base(name)), scoped))
+        members[name] = (spec, _scope(facts, facts.def_label(site_of(name)), scoped))
+        if spec.storage == "list":
+            t = types_of(name)
+            list_types[name] = t.copy(layout="C") if t.layout != "C" else t
     record_scope = _record_scopes(facts, scoped)
     for name, spec in record_stacks.items():
         members[name] = (spec, record_scope[name])
     stacks, stack_of = {}, {}
+    kinds = sorted({str(t) for t in list_types.values()})
+    stack_types = {}
     for name in sorted(members):
         spec, scope = members[name]
-        st = "_st%s%s%s" % (_SHORT.get(spec.dtype, spec.dtype.split(".")[-1]),
-                            "h" if spec.storage == "heap" else "",
+        if spec.storage == "list":
+            kind = "l%d" % kinds.index(str(list_types[name]))
+        else:
+            kind = _SHORT.get(spec.dtype, spec.dtype.split(".")[-1])
+        st = "_st%s%s%s" % (kind, "h" if spec.storage == "heap" else "",
                             "" if scope is None else "_L%d" % scope.header)
         old = stacks.get(st)
         cap = spec.capacity if old is None else old.capacity + spec.capacity
         stacks[st] = StackSpec(spec.dtype, cap, spec.storage)
         stack_of[name] = st
-    return stacks, stack_of
-
-
-def _base(name):
-    # A kept derivative ``y.d`` is pushed where ``y`` is defined.
-    return name[:-2] if name.endswith(".d") else name
+        if spec.storage == "list":
+            stack_types[st] = list_types[name]
+    return stacks, stack_of, stack_types
 
 
 def _scope(facts, label, scoped):

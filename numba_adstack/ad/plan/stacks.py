@@ -13,7 +13,7 @@ from numba.core import ir
 
 from .. import rules as R
 from ..structure import node_key
-from ..typeinfo import stack_dtype
+from ..typeinfo import is_float_array, stack_dtype
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,9 @@ def value_stacks(facts, options, recompute, sites, needed, types_of):
         if not recompute.kept_on_stack(name):
             continue
         t = types_of(name)
+        if is_float_array(t):
+            out[name] = StackSpec("list", 0, "list")     # a typed list of arrays
+            continue
         dt = stack_dtype(t)
         if dt is None:
             facts.error("the reverse sweep needs the value of %r (%s) from every loop "
