@@ -14,13 +14,14 @@ from numba.core.compiler_machinery import FunctionPass, PassManager, register_pa
 from numba.core.untyped_passes import FixupArgs, InlineInlinables
 from numba.core.typed_passes import NopythonTypeInference
 from numba.core.analysis import compute_cfg_from_blocks
-from numba.core.ir_utils import simplify_CFG
+from numba.core.ir_utils import build_definitions, simplify_CFG
 from numba.core import postproc
 from numba.core.compiler_lock import global_compiler_lock
 
 from numba.core import errors, types
 
 from . import implicit
+from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .specialize import SpecialiseArguments
 
@@ -106,6 +107,9 @@ def _tuple_items(func_ir, var, argtypes, depth=0):
     if isinstance(defn, ir.Arg) and defn.index < len(argtypes) and \
             isinstance(argtypes[defn.index], types.BaseTuple):
         return [(var, k) for k in range(len(argtypes[defn.index]))]
+    if isinstance(defn, ir.Expr) and defn.op == "cast":
+        # What an inlined function returns.
+        return _tuple_items(func_ir, defn.value, argtypes, depth + 1)
     if isinstance(defn, ir.Expr) and defn.op == "binop" and defn.fn is operator.add:
         lhs = _tuple_items(func_ir, defn.lhs, argtypes, depth + 1)
         rhs = _tuple_items(func_ir, defn.rhs, argtypes, depth + 1)
@@ -170,6 +174,16 @@ def _is_function_value(func_ir, value):
     return False
 
 
+def _check_parameters(state, callee, loc):
+    """Numba's inliner binds plain and keyword parameters only."""
+    import inspect
+    for p in inspect.signature(callee).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            _refuse(state, "calling %s, which takes %s%s: give it a tuple parameter "
+                    "instead (args=())" % (callee.__name__, "*" if p.kind == p.VAR_POSITIONAL
+                                           else "**", p.name), loc)
+
+
 def _refuse(state, what, loc):
     raise_non_differentiable(state.func_id.func_qualname, what, loc)
 
@@ -192,9 +206,19 @@ class InlineDispatcherCalls(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state):
+        try:
+            return self._run(state)
+        except NonDifferentiableError as exc:
+            # Handed back as it is, not wrapped in Numba's pipeline message.
+            raise _EarlyPipelineCompletion(exc)
+
+    def _run(self, state):
         from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
         worker = InlineWorker(state.typingctx, state.targetctx, state.locals, state.pipeline,
                               state.flags, validator=callee_ir_validator)
+        # Rebuilt: Numba's bytecode translation leaves some loads (the ``tuple`` of
+        # ``f(*args)``) out of them.
+        state.func_ir._definitions = build_definitions(state.func_ir.blocks)
         modified = False
         count = [0]
         work = list(state.func_ir.blocks.items())
@@ -251,6 +275,7 @@ class InlineDispatcherCalls(FunctionPass):
             prepare = getattr(state.pipeline, "prepare", None)
             if prepare is not None:
                 callee = prepare(callee)
+            _check_parameters(state, callee, stmt.loc)
             try:
                 _, _, _, new_blocks = worker.inline_function(fir, block, i, callee)
             except (errors.UnsupportedError, NotImplementedError) as exc:
@@ -269,8 +294,10 @@ class CaptureTypedIR(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state):
-        _check_calls(state)
-        implicit.check_sites(state)
+        try:
+            _check_calls(state)
+        except NonDifferentiableError as exc:
+            raise _EarlyPipelineCompletion(exc)
         raise _EarlyPipelineCompletion(TypedIR(state.func_ir, dict(state.typemap),
                                                state.calltypes, state.return_type,
                                                tuple(state.args)))
@@ -291,7 +318,7 @@ def _check_calls(state):
                         "argument or a global)" % (t.dispatcher.py_func.__name__,
                                                    stmt.value.func.name), stmt.loc)
             elif isinstance(t, (types.FunctionType, types.UndefinedFunctionType)):
-                _refuse(state, "a call through a first-class function value (%s); pass "
+                _refuse(state, "a call to a function value chosen at run time (%s); call "
                         "the @numba.njit function itself" % t, stmt.loc)
 
 
@@ -340,5 +367,12 @@ def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None):
         if prepare is not None:
             py_func = prepare(py_func)
     with global_compiler_lock:
-        return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags,
-                             {}, pipeline_class=pipeline)
+        try:
+            out = compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags,
+                                {}, pipeline_class=pipeline)
+        except errors.TypingError:
+            implicit.raise_pending()
+            raise
+    if isinstance(out, NonDifferentiableError):
+        raise out
+    return out

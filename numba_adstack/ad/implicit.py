@@ -20,12 +20,14 @@ computed by the backward of ``func`` (``grad_jit``).
 """
 import inspect
 import operator
+import threading
 
 import numba
 from numba.core import ir, types
 from numba.extending import overload
 
 from . import rules as R
+from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 
 # id -> (object, spec) of the solvers marked implicit, and the functions the capture
@@ -159,7 +161,12 @@ def rewrite_call(state, block, i, spec, defined_value, tuple_items):
         raise_non_differentiable(qualname, "%s: the length of its args tuple must be known "
                                  "before typing (build the tuple in the call)" % who, loc)
     primal = assign(ir.Global(spec.name, spec.primal, loc), "$implicit_solver")
-    xs = assign(ir.Expr.call(primal, operands, (), loc), "$implicit_root")
+    out = assign(ir.Expr.call(primal, operands, (), loc), "$implicit_solver_out")
+    # The solver must return the root: checked while typing (implicit_result).
+    _SITES.append((qualname, who, loc))
+    guard = assign(ir.Global("implicit_result", implicit_result, loc), "$implicit_result")
+    site = assign(ir.Const(len(_SITES) - 1, loc), "$implicit_site")
+    xs = assign(ir.Expr.call(guard, [out, site], (), loc), "$implicit_root")
     items = [assign(ir.Expr.static_getitem(t, k, None, loc), "$implicit_arg")
              for t, k in where]
     fv = assign(ir.Expr.call(fn, [xs] + items, (), loc), "$implicit_f")
@@ -176,17 +183,50 @@ def rewrite_call(state, block, i, spec, defined_value, tuple_items):
         defs.remove(e)
     defs.append(result)
     block.body[i:i + 1] = new
-    state.setdefault("numba_adstack_implicit_sites", []).append((xs.name, who, loc))
 
 
-def check_sites(state):
-    """After typing: each implicit solver returned a float root."""
-    for name, who, loc in state.get("numba_adstack_implicit_sites", ()):
-        t = state.typemap.get(name)
-        if not isinstance(t, types.Float):
-            raise_non_differentiable(
-                state.func_id.func_qualname, "%s returns %s; an implicit root solver must "
-                "return the root (a float)" % (who, t), loc)
+# ---------------------------------------------------------------------- typing guards
+# A refusal met while typing (the solver's result, implicit_dfdx), which Numba would
+# report as a TypingError: typed_ir raises it instead.
+_pending = threading.local()
+# (function, solver, location) of each implicit call site, by the number its guard holds.
+_SITES = []
+
+
+def raise_pending():
+    """Raise the NonDifferentiableError met while typing the last capture, if any."""
+    exc = getattr(_pending, "error", None)
+    if exc is not None:
+        _pending.error = None
+        raise exc
+
+
+def _refuse_while_typing(qualname, what, loc):
+    try:
+        raise_non_differentiable(qualname, what, loc)
+    except NonDifferentiableError as exc:
+        _pending.error = exc
+
+
+def implicit_result(x, site):
+    """``x``, the root an implicit solver returned (Numba code only)."""
+    raise NotImplementedError("implicit_result is called from Numba code only")
+
+
+_register_primitive(implicit_result, 2)
+R.CALL_RULES[implicit_result] = ("{g}", None)
+
+
+@overload(implicit_result, prefer_literal=True)
+def _implicit_result_impl(x, site):
+    if isinstance(x, types.Float):
+        return lambda x, site: x
+    if not isinstance(site, types.IntegerLiteral):
+        return None
+    qualname, who, loc = _SITES[site.literal_value]
+    _refuse_while_typing(qualname, "%s returns %s; an implicit root solver must return "
+                         "the root (a float)" % (who, x), loc)
+    return None
 
 
 # ---------------------------------------------------------------------- dfunc/dx
@@ -217,7 +257,12 @@ def _implicit_dfdx_impl(func, x, args):
         entry = (disp, grad_jit(disp.py_func, wrt=(0,), **{
             k: v for k, v in disp.targetoptions.items() if k != "nopython"}))
         _DERIVATIVES[id(disp)] = entry
-    bw = entry[1].backward_for_types((_unliteral(x),) + tuple(_unliteral(t) for t in args))
+    try:
+        bw = entry[1].backward_for_types((_unliteral(x),) + tuple(_unliteral(t)
+                                                                  for t in args))
+    except NonDifferentiableError as exc:
+        _pending.error = exc
+        raise
     # Each flat argument of func's backward: x, or an item (of an item) of args.
     reads = ["x" if path[0] == 0 else "args[%d]%s" % (
         path[0] - 1, "".join("[%d]" % k for k in path[1:])) for path in bw.layout.leaf_paths()]
