@@ -85,7 +85,8 @@ class Backward:
         # flat arguments (specialize.py); None when they are the arguments themselves.
         self.layout = layout_of(dispatcher.py_func, argtypes)
         self.flat_types = tuple(self.layout.flat_types)
-        wrt = self.layout.flat_wrt(_wrt_indices(dispatcher.py_func, opts["wrt"]))
+        self.arg_wrt = _wrt_indices(dispatcher.py_func, opts["wrt"])
+        wrt = self.layout.flat_wrt(self.arg_wrt)
         self.wrt = range(len(self.flat_types)) if wrt is None else wrt
         self.qualname = dispatcher.py_func.__qualname__
         self.opts = opts
@@ -155,7 +156,7 @@ class Backward:
         if self.layout.trivial:
             return self._run(args, seed)
         value, grads = self._run(self.layout.flatten(args), seed)
-        return value, self.layout.regroup(grads)
+        return value, self.layout.regroup(grads, self.arg_wrt)
 
     def _run(self, args, seed):
         try:

@@ -64,15 +64,17 @@ class ArgLayout:
             walk(tree, v)
         return out
 
-    def regroup(self, flat):
-        """The gradient tuple, one entry per argument, from the backward's flat one."""
+    def regroup(self, flat, wrt=None):
+        """The gradient tuple, one entry per argument, from the backward's flat one; None
+        for an argument outside ``wrt`` (indices of the caller's arguments)."""
         def walk(tree):
             if tree[0] == _LEAF:
                 return flat[tree[1]]
             if tree[0] == _FUNC:
                 return None
             return tuple(walk(sub) for sub in tree[1])
-        return tuple(walk(tree) for tree in self.trees)
+        return tuple(walk(tree) if wrt is None or k in wrt else None
+                     for k, tree in enumerate(self.trees))
 
     def flat_wrt(self, wrt):
         """Flat argument indices for ``wrt`` (indices of the caller's arguments)."""
