@@ -250,3 +250,22 @@ def test_unsupported_function_values_are_refused_with_function_and_line(fn, args
     assert what in msg
     assert "test_grad_funcvals.py\", line" in msg
     assert "Failed in" not in msg
+
+
+def test_the_documentation_examples_run(tmp_path):
+    import re
+    from pathlib import Path
+    doc = Path(__file__).resolve().parent.parent / "docs" / "functions_as_values.md"
+    code = "\n".join(re.findall(r"^```python\n(.*?)^```", doc.read_text(),
+                                re.MULTILINE | re.DOTALL))
+    path = tmp_path / "functions_as_values.py"     # numba needs the source in a file
+    path.write_text(code)
+    ns = {"__name__": "functions_as_values_doc"}
+    exec(compile(code, str(path), "exec"), ns)
+    e, M = 0.3, 1.2
+    E = ns["anomaly"](e, M)
+    want = (math.sin(E) / (1 - e * math.cos(E)), 1 / (1 - e * math.cos(E)))
+    np.testing.assert_allclose(ns["anomaly"].grad(e, M), want, rtol=1e-9)
+    np.testing.assert_allclose(ns["anomaly_implicit"].grad(e, M), want, rtol=1e-9)
+    np.testing.assert_allclose(ns["anomaly_secant"].grad(e, M), want, rtol=1e-9)
+    assert ns["dk"] > 0.0 and ns["dx"].shape == (4,)
