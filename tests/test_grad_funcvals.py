@@ -11,7 +11,7 @@ import pytest
 import numba_adstack as nad
 from numba_adstack import NonDifferentiableError
 
-from funcval_helpers import (bisect, check_tree, golden_max, kepler, kepler_prime, newton,
+from funcval_helpers import (check_tree, golden_max, kepler, kepler_prime, newton,
                              newton_while, simpson)
 
 
@@ -136,7 +136,7 @@ def test_a_solver_passed_as_a_value_to_a_function_that_calls_it():
     check_tree(solver_passed_down, 0.3, 1.2)
 
 
-# ---------------------------------------------------------------------- the function's own arguments
+# ---------------------------------------------------------------------- own arguments
 @nad.grad_jit
 def apply(func, x, args):
     return func(x, *args)

@@ -4,7 +4,15 @@ Numba's own untyped pipeline builds the IR (bytecode -> FunctionIR -> SSA with p
 extra pass inlines every call to another Numba function so that the rewrite differentiates
 through it; Numba's type inference then types every variable. The pipeline stops right
 after typing: nothing is lowered.
+
+Functions as values: the arguments of the function may first be specialised
+(:mod:`.specialize`: tuples taken apart, function arguments replaced by the functions
+they hold). The inlining pass then follows a called variable to the function it holds
+(through copies, inlined arguments and items of built tuples), expands ``f(x, *args)``
+when the length of ``args`` is known, and leaves a solver marked ``implicit_root`` to
+:mod:`.implicit`. What it cannot follow is refused with ``NonDifferentiableError``.
 """
+import inspect
 import operator
 
 from numba.core import ir
@@ -17,7 +25,6 @@ from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.ir_utils import build_definitions, simplify_CFG
 from numba.core import postproc
 from numba.core.compiler_lock import global_compiler_lock
-
 from numba.core import errors, types
 
 from . import implicit
@@ -39,7 +46,7 @@ class TypedIR:
         self.argtypes = argtypes
 
 
-def _defined_value(func_ir, var, args=None):
+def _defined_value(func_ir, var):
     """What ``var`` holds when it is known before typing: the ``Global``, ``FreeVar``,
     ``Const``, ``Arg`` or expression it copies, looking through copies and through items
     of tuples built in the function (``funcs[0]`` of ``funcs = (f, g)``); else None."""
@@ -51,7 +58,7 @@ def _defined_value(func_ir, var, args=None):
         if isinstance(defn, ir.Expr) and defn.op in ("static_getitem", "getitem"):
             idx = defn.index if defn.op == "static_getitem" else _constant(func_ir,
                                                                             defn.index)
-            tup = _defined_value(func_ir, defn.value, args)
+            tup = _defined_value(func_ir, defn.value)
             if isinstance(tup, ir.Expr) and tup.op == "build_tuple" and \
                     isinstance(idx, int) and -len(tup.items) <= idx < len(tup.items):
                 var = tup.items[idx]
@@ -176,7 +183,6 @@ def _is_function_value(func_ir, value):
 
 def _check_parameters(state, callee, loc):
     """Numba's inliner binds plain and keyword parameters only."""
-    import inspect
     for p in inspect.signature(callee).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             _refuse(state, "calling %s, which takes %s%s: give it a tuple parameter "
