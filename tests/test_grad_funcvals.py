@@ -269,3 +269,60 @@ def test_the_documentation_examples_run(tmp_path):
     np.testing.assert_allclose(ns["anomaly_implicit"].grad(e, M), want, rtol=1e-9)
     np.testing.assert_allclose(ns["anomaly_secant"].grad(e, M), want, rtol=1e-9)
     assert ns["dk"] > 0.0 and ns["dx"].shape == (4,)
+
+
+# ---------------------------------------------------------------------- cache=True
+CACHED_MODEL = '''
+import math, numba
+import numba_adstack as nad
+
+@numba.njit
+def residual(x, a):
+    return x * x * x + a * x - 1.0
+
+@numba.njit
+def apply_twice(func, x, args):
+    return func(func(x, *args), *args)
+
+@nad.grad_jit(cache=True)
+def model(func, x, args):
+    return apply_twice(func, x, args) + args[0]
+'''
+
+CACHED_RUN = '''
+import json
+import model
+g = model.model.grad(model.residual, 0.5, (2.0,))
+bw = next(iter(model.model._backwards.values()))
+print(json.dumps({"grad": [g[1], list(g[2])], "from_disk": bw.from_disk}))
+'''
+
+
+def _run_cached(src):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(nad.__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root))
+    env.pop("NUMBA_CACHE_DIR", None)
+    r = subprocess.run([sys.executable, "run.py"], cwd=src, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_cache_keys_a_function_argument_by_its_source(tmp_path):
+    (tmp_path / "model.py").write_text(CACHED_MODEL)
+    (tmp_path / "run.py").write_text(CACHED_RUN)
+    cold, warm = _run_cached(tmp_path), _run_cached(tmp_path)
+    assert not cold["from_disk"] and warm["from_disk"]
+    assert warm["grad"] == cold["grad"]
+    # y = r(r(x)), r(x) = x^3 + a x - 1: dy/dx = r'(r(x)) r'(x), plus 1 for args[0].
+    x, a = 0.5, 2.0
+    r1 = x ** 3 + a * x - 1.0
+    assert cold["grad"][0] == pytest.approx((3 * r1 ** 2 + a) * (3 * x ** 2 + a))
+    (tmp_path / "model.py").write_text(CACHED_MODEL.replace("a * x - 1.0", "a * x - 2.0"))
+    edited = _run_cached(tmp_path)
+    assert not edited["from_disk"] and edited["grad"] != cold["grad"]

@@ -26,6 +26,7 @@ import uuid
 import warnings
 
 from numba import njit
+from numba.core import types
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
 
 from .. import config
@@ -349,7 +350,6 @@ def lookup(dispatcher, argtypes, parallel):
 def _type_key(t):
     """An argument type as the key spells it: a function by its module and name, not by
     the address Numba's name for its type carries."""
-    from numba.core import types
     if isinstance(t, types.Dispatcher):
         fn = t.dispatcher.py_func
         return "function %s.%s" % (fn.__module__, fn.__qualname__)
@@ -359,7 +359,6 @@ def _type_key(t):
 
 
 def _argument_functions(argtypes):
-    from numba.core import types
     for t in argtypes:
         if isinstance(t, types.Dispatcher):
             yield t.dispatcher.py_func

@@ -311,7 +311,7 @@ class IRFacts:
                 name = e.value.name
             elif isinstance(e, ir.Expr) and e.op == "build_tuple":
                 return e
-            elif self.tuple_item(e) is not None:
+            elif isinstance(e, ir.Expr) and self.tuple_item(e) is not None:
                 # [funcvals] an item of a built tuple: a nested tuple argument.
                 name = self.tuple_item(e).name
             else:
