@@ -15,9 +15,8 @@ from realistic_programs import (all_cases, check_primal, copy_args, gradient_err
 CASES = all_cases()
 IDS = [c.name for c in CASES]
 
-# grad_jit raises something other than NonDifferentiableError on these today (Numba's
-# inliner rejects calling a function argument with *args).
-RAISES_OTHER_ERRORS = {"newton_kepler", "golden_section_max"}
+# grad_jit raises something other than NonDifferentiableError on these today.
+RAISES_OTHER_ERRORS = set()
 
 
 def test_the_corpus_is_the_documented_size():

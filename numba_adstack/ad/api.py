@@ -23,6 +23,7 @@ from ..intrinsics import adstack, push, pop, top, size, overflowed, clear
 from . import cache as disk_cache
 from .capture import typed_ir
 from .rewrite import Options, build_backward
+from .specialize import layout_of
 from .typeinfo import is_float, is_float_array
 
 _INTRINSICS = {"adstack": adstack, "push": push, "pop": pop, "top": top, "size": size,
@@ -80,8 +81,13 @@ class Backward:
         self.dispatcher = dispatcher
         if parallel is None:
             parallel = bool(dispatcher.targetoptions.get("parallel"))
-        wrt = _wrt_indices(dispatcher.py_func, opts["wrt"])
-        self.wrt = range(len(argtypes)) if wrt is None else wrt
+        # Tuple arguments taken apart, function arguments bound: the backward takes the
+        # flat arguments (specialize.py); None when they are the arguments themselves.
+        self.layout = layout_of(dispatcher.py_func, argtypes)
+        self.flat_types = tuple(self.layout.flat_types)
+        self.arg_wrt = _wrt_indices(dispatcher.py_func, opts["wrt"])
+        wrt = self.layout.flat_wrt(self.arg_wrt)
+        self.wrt = range(len(self.flat_types)) if wrt is None else wrt
         self.qualname = dispatcher.py_func.__qualname__
         self.opts = opts
         self._serial = None
@@ -110,7 +116,8 @@ class Backward:
     def _generate(self, wrt, parallel):
         """The backward's source and facts, from the rewrite of the typed IR."""
         py_func = self.dispatcher.py_func
-        typed = typed_ir(py_func, self.argtypes)
+        typed = typed_ir(py_func, self.argtypes,
+                         layout=None if self.layout.trivial else self.layout)
         rw = build_backward(typed, py_func,
                             Options(self.opts["ad_stack_size"], self.opts["storage"],
                                     wrt=wrt, parallel=parallel))
@@ -140,12 +147,18 @@ class Backward:
         budget = self.opts["frame_budget"]
         with config.frame_budget(budget if budget is not None else config.get_frame_budget()):
             try:
-                self.njit_fn.compile(tuple(self.argtypes) + (types.float64,))
+                self.njit_fn.compile(self.flat_types + (types.float64,))
             except AdStackBudgetError as e:
                 raise AdStackBudgetError(
                     "the backward pass of %r: %s" % (self.qualname, e)) from None
 
     def __call__(self, args, seed=1.0):
+        if self.layout.trivial:
+            return self._run(args, seed)
+        value, grads = self._run(self.layout.flatten(args), seed)
+        return value, self.layout.regroup(grads, self.arg_wrt)
+
+    def _run(self, args, seed):
         try:
             # The backward copies what it writes, allocates the adjoints and returns
             # (value, gradients): one Numba call.
@@ -164,7 +177,7 @@ class Backward:
             # raise) or, if the error does not happen again, gives the gradient.
             if self._serial is None:
                 self._serial = Backward(self.dispatcher, self.argtypes, parallel=False)
-            return self._serial(args, seed)
+            return self._serial._run(args, seed)
 
 
 class GradDispatcher(CPUDispatcher):
@@ -211,7 +224,14 @@ class GradDispatcher(CPUDispatcher):
         bw = self._by_fingerprint.get(fast) if fast is not None else None
         if bw is not None:
             return bw
-        key = tuple(typeof(a) for a in args)
+        bw = self.backward_for_types(tuple(typeof(a) for a in args))
+        if fast is not None:
+            self._by_fingerprint[fast] = bw
+        return bw
+
+    def backward_for_types(self, argtypes):
+        """The :class:`Backward` of one argument type signature, built once."""
+        key = tuple(argtypes)
         bw = self._backwards.get(key)
         if bw is None:
             with self._bw_lock:
@@ -219,8 +239,6 @@ class GradDispatcher(CPUDispatcher):
                 if bw is None:
                     bw = Backward(self, key)
                     self._backwards[key] = bw
-        if fast is not None:
-            self._by_fingerprint[fast] = bw
         return bw
 
     def _all_args(self, args, kwargs):

@@ -63,6 +63,9 @@ class ArrayFacts:
                 name = e.value.name
             elif isinstance(e, ir.Expr) and e.op == "build_tuple":
                 return e
+            elif isinstance(e, ir.Expr) and self.tuple_item(e) is not None:
+                # An item of a built tuple: a nested tuple argument.
+                name = self.tuple_item(e).name
             else:
                 return None
         return None

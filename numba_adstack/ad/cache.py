@@ -26,6 +26,7 @@ import uuid
 import warnings
 
 from numba import njit
+from numba.core import types
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
 
 from .. import config
@@ -185,7 +186,7 @@ class Entry:
     def __init__(self, dispatcher, argtypes, deps, options):
         py_func = dispatcher.py_func
         self.qualname = py_func.__qualname__
-        self.types = tuple(str(t) for t in argtypes)
+        self.types = tuple(_type_key(t) for t in argtypes)
         self.deps = deps
         self.key = cache_key.digest((cache_key.versions(), deps.parts, self.types, options))
         # One slot per function, signature and options: a changed source replaces its
@@ -334,8 +335,32 @@ def lookup(dispatcher, argtypes, parallel):
                cache_key.stable_repr(dispatcher.backward_options))
     try:
         deps = Dependencies(dispatcher.py_func)
+        # A function passed as an argument is inlined: its source is keyed too.
+        for fn in _argument_functions(argtypes):
+            deps.parts.append(("argument function", fn.__qualname__,
+                               tuple(Dependencies(fn).parts)))
     except Uncacheable as e:
         _warn_once(dispatcher.py_func, "cannot cache the gradient of %r: %s; it is compiled "
                    "in each process" % (dispatcher.py_func.__qualname__, e))
         return None
     return Entry(dispatcher, argtypes, deps, options)
+
+
+# Function arguments (specialize.py) are keyed by the function they hold.
+def _type_key(t):
+    """An argument type as the key spells it: a function by its module and name, not by
+    the address Numba's name for its type carries."""
+    if isinstance(t, types.Dispatcher):
+        fn = t.dispatcher.py_func
+        return "function %s.%s" % (fn.__module__, fn.__qualname__)
+    if isinstance(t, types.BaseTuple) and any(_argument_functions([t])):
+        return "(%s)" % ", ".join(_type_key(u) for u in t)
+    return str(t)
+
+
+def _argument_functions(argtypes):
+    for t in argtypes:
+        if isinstance(t, types.Dispatcher):
+            yield t.dispatcher.py_func
+        elif isinstance(t, types.BaseTuple):
+            yield from _argument_functions(list(t))

@@ -4,19 +4,33 @@ Numba's own untyped pipeline builds the IR (bytecode -> FunctionIR -> SSA with p
 extra pass inlines every call to another Numba function so that the rewrite differentiates
 through it; Numba's type inference then types every variable. The pipeline stops right
 after typing: nothing is lowered.
+
+Functions as values: the arguments of the function may first be specialised
+(:mod:`.specialize`: tuples taken apart, function arguments replaced by the functions
+they hold). The inlining pass then follows a called variable to the function it holds
+(through copies, inlined arguments and items of built tuples), expands ``f(x, *args)``
+when the length of ``args`` is known, and leaves a solver marked ``implicit_root`` to
+:mod:`.implicit`. What it cannot follow is refused with ``NonDifferentiableError``.
 """
+import inspect
+import operator
+
 from numba.core import ir
 from numba.core.compiler import (CompilerBase, DefaultPassBuilder, Flags, compile_extra,
                                  _EarlyPipelineCompletion)
 from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
-from numba.core.untyped_passes import InlineInlinables
+from numba.core.untyped_passes import FixupArgs, InlineInlinables
 from numba.core.typed_passes import NopythonTypeInference
 from numba.core.analysis import compute_cfg_from_blocks
-from numba.core.ir_utils import simplify_CFG
+from numba.core.ir_utils import build_definitions, simplify_CFG
 from numba.core import postproc
 from numba.core.compiler_lock import global_compiler_lock
+from numba.core import errors, types
 
+from . import implicit
 from ..errors import NonDifferentiableError
+from .facts import raise_non_differentiable
+from .specialize import SpecialiseArguments
 
 _MAX_INLINES = 200
 
@@ -32,73 +46,194 @@ class TypedIR:
         self.argtypes = argtypes
 
 
+def _defined_value(func_ir, var):
+    """What ``var`` holds when it is known before typing: the ``Global``, ``FreeVar``,
+    ``Const``, ``Arg`` or expression it copies, looking through copies and through items
+    of tuples built in the function (``funcs[0]`` of ``funcs = (f, g)``); else None."""
+    for _ in range(100):
+        try:
+            defn = func_ir.get_definition(var)
+        except Exception:
+            return None
+        if isinstance(defn, ir.Expr) and defn.op in ("static_getitem", "getitem"):
+            idx = defn.index if defn.op == "static_getitem" else _constant(func_ir,
+                                                                            defn.index)
+            tup = _defined_value(func_ir, defn.value)
+            if isinstance(tup, ir.Expr) and tup.op == "build_tuple" and \
+                    isinstance(idx, int) and -len(tup.items) <= idx < len(tup.items):
+                var = tup.items[idx]
+                continue
+            return None
+        return defn
+    return None
+
+
+def _constant(func_ir, var):
+    defn = _defined_value(func_ir, var)
+    return defn.value if isinstance(defn, (ir.Const, ir.Global, ir.FreeVar)) else None
+
+
+def _called_object(func_ir, expr):
+    """The Python object a call expression calls, when known before typing, or None."""
+    defn = _defined_value(func_ir, expr.func)
+    if isinstance(defn, (ir.Global, ir.FreeVar)):
+        return defn.value
+    return None
+
+
+def _is_dispatcher(val):
+    return hasattr(val, "py_func") and hasattr(val, "targetoptions")
+
+
 def _callee_py_func(func_ir, expr, callee_of=None):
     """The Python function of the Numba function a call expression calls, or None.
     ``callee_of`` (optional) recognises the target's own kinds of callable."""
-    try:
-        defn = func_ir.get_definition(expr.func)
-    except Exception:
+    val = _called_object(func_ir, expr)
+    if val is None or implicit.is_primitive(val):
         return None
-    val = getattr(defn, "value", None) if isinstance(defn, (ir.Global, ir.FreeVar)) else None
-    if val is None:
-        return None
-    if hasattr(val, "py_func") and hasattr(val, "targetoptions"):
+    if _is_dispatcher(val):
         return val.py_func
     return None if callee_of is None else callee_of(val)
 
 
+def _tuple_items(func_ir, var, argtypes, depth=0):
+    """``[(tuple variable, index), ...]``: where each item of the tuple ``var`` is read,
+    when its length is known before typing, else None. Python builds the tuple of
+    ``f(x, *args)`` as ``(x,) + tuple(args)``: concatenations and ``tuple()`` are taken
+    apart, so that each item is read from a tuple the rewrite sees being built."""
+    try:
+        defn = func_ir.get_definition(var)
+    except Exception:
+        return None
+    if depth > 50:
+        return None
+    if isinstance(defn, ir.Expr) and defn.op == "build_tuple":
+        return [(var, k) for k in range(len(defn.items))]
+    if isinstance(defn, (ir.Const, ir.Global, ir.FreeVar)) and isinstance(defn.value, tuple):
+        return [(var, k) for k in range(len(defn.value))]
+    if isinstance(defn, ir.Arg) and defn.index < len(argtypes) and \
+            isinstance(argtypes[defn.index], types.BaseTuple):
+        return [(var, k) for k in range(len(argtypes[defn.index]))]
+    if isinstance(defn, ir.Expr) and defn.op == "cast":
+        # What an inlined function returns.
+        return _tuple_items(func_ir, defn.value, argtypes, depth + 1)
+    if isinstance(defn, ir.Expr) and defn.op == "binop" and defn.fn is operator.add:
+        lhs = _tuple_items(func_ir, defn.lhs, argtypes, depth + 1)
+        rhs = _tuple_items(func_ir, defn.rhs, argtypes, depth + 1)
+        return None if lhs is None or rhs is None else lhs + rhs
+    if isinstance(defn, ir.Expr) and defn.op == "call" and len(defn.args) == 1 and \
+            not defn.kws and defn.vararg is None and _called_object(func_ir, defn) is tuple:
+        return _tuple_items(func_ir, defn.args[0], argtypes, depth + 1)
+    return None
+
+
+def _expand_vararg(state, block, i):
+    """``f(x, *args)`` -> ``f(x, args[0], args[1])`` when the length of ``args`` is known
+    (Numba's inliner takes no ``*args``); returns the number of statements inserted before
+    the call, or None when the length is unknown."""
+    fir = state.func_ir
+    stmt = block.body[i]
+    e = stmt.value
+    where = _tuple_items(fir, e.vararg, tuple(state.args))
+    if where is None:
+        return None
+    new, items = [], []
+    for tup, k in where:
+        v = block.scope.redefine("$vararg_item", e.loc)
+        item = ir.Expr.static_getitem(tup, k, None, e.loc)
+        new.append(ir.Assign(item, v, e.loc))
+        fir._definitions[v.name].append(item)
+        items.append(v)
+    e.args = list(e.args) + items
+    e.vararg = None
+    block.body[i:i] = new
+    return len(new)
+
+
 def _drop_unused_callee_globals(func_ir):
-    """Remove the loads of inlined functions that nothing calls any more (a simulator
-    device function, for one, has no Numba type)."""
-    used = set()
-    for blk in func_ir.blocks.values():
-        for stmt in blk.body:
-            for v in stmt.list_vars():
-                if not (isinstance(stmt, ir.Assign) and v.name == stmt.target.name):
-                    used.add(v.name)
-    for blk in func_ir.blocks.values():
-        blk.body = [s for s in blk.body if not (
-            isinstance(s, ir.Assign) and isinstance(s.value, (ir.Global, ir.FreeVar))
-            and s.target.name not in used and (hasattr(s.value.value, "py_func")))]
+    """Remove the loads of inlined functions, and the copies of them that inlining leaves
+    (a function passed as an argument), that nothing calls any more: a simulator device
+    function, for one, has no Numba type."""
+    while True:
+        used = set()
+        for blk in func_ir.blocks.values():
+            for stmt in blk.body:
+                for v in stmt.list_vars():
+                    if not (isinstance(stmt, ir.Assign) and v.name == stmt.target.name):
+                        used.add(v.name)
+        dropped = False
+        for blk in func_ir.blocks.values():
+            keep = [s for s in blk.body if not (
+                isinstance(s, ir.Assign) and s.target.name not in used
+                and _is_function_value(func_ir, s.value))]
+            dropped |= len(keep) != len(blk.body)
+            blk.body = keep
+        if not dropped:
+            return
+
+
+def _is_function_value(func_ir, value):
+    if isinstance(value, (ir.Global, ir.FreeVar)):
+        return hasattr(value.value, "py_func")
+    if isinstance(value, ir.Var):
+        defn = _defined_value(func_ir, value)
+        return isinstance(defn, (ir.Global, ir.FreeVar)) and hasattr(defn.value, "py_func")
+    return False
+
+
+def _check_parameters(state, callee, loc):
+    """Numba's inliner binds plain and keyword parameters only."""
+    for p in inspect.signature(callee).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            _refuse(state, "calling %s, which takes %s%s: give it a tuple parameter "
+                    "instead (args=())" % (callee.__name__, "*" if p.kind == p.VAR_POSITIONAL
+                                           else "**", p.name), loc)
+
+
+def _refuse(state, what, loc):
+    raise_non_differentiable(state.func_id.func_qualname, what, loc)
+
+
+def _callee_name(func_ir, expr):
+    val = _called_object(func_ir, expr)
+    return getattr(val, "__name__", None) or getattr(
+        getattr(val, "py_func", None), "__name__", "a function")
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
 class InlineDispatcherCalls(FunctionPass):
-    """Inline every call to a Numba dispatcher so the rewrite sees one function body."""
+    """Inline every call to a Numba dispatcher so the rewrite sees one function body:
+    functions read as globals, passed as arguments or picked out of tuples, called with
+    their arguments or with ``*args``; a solver marked ``implicit_root`` is replaced by
+    its implicit derivative (:mod:`.implicit`)."""
     _name = "numba_adstack_inline_dispatcher_calls"
 
     def __init__(self):
         FunctionPass.__init__(self)
 
     def run_pass(self, state):
+        try:
+            return self._run(state)
+        except NonDifferentiableError as exc:
+            # Handed back as it is, not wrapped in Numba's pipeline message.
+            raise _EarlyPipelineCompletion(exc)
+
+    def _run(self, state):
         from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
         worker = InlineWorker(state.typingctx, state.targetctx, state.locals, state.pipeline,
                               state.flags, validator=callee_ir_validator)
+        # Rebuilt: Numba's bytecode translation leaves some loads (the ``tuple`` of
+        # ``f(*args)``) out of them.
+        state.func_ir._definitions = build_definitions(state.func_ir.blocks)
         modified = False
-        count = 0
+        count = [0]
         work = list(state.func_ir.blocks.items())
         while work:
             label, block = work.pop()
-            for i, stmt in enumerate(block.body):
-                if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
-                        and stmt.value.op == "call"):
-                    continue
-                callee = _callee_py_func(state.func_ir, stmt.value,
-                                         getattr(state.pipeline, "callee_of", None))
-                if callee is None:
-                    continue
-                count += 1
-                if count > _MAX_INLINES:
-                    raise NonDifferentiableError(
-                        f"{state.func_id.func_qualname}: too many nested calls to inline while "
-                        f"differentiating (recursion?) at {stmt.loc.strformat()}")
-                prepare = getattr(state.pipeline, "prepare", None)
-                if prepare is not None:
-                    callee = prepare(callee)
-                _, _, _, new_blocks = worker.inline_function(state.func_ir, block, i, callee)
+            new_blocks = self._inline_first(state, worker, block, count)
+            if new_blocks is not None:
                 work.extend(new_blocks)
                 modified = True
-                break
         if modified:
             _drop_unused_callee_globals(state.func_ir)
             cfg = compute_cfg_from_blocks(state.func_ir.blocks)
@@ -107,6 +242,53 @@ class InlineDispatcherCalls(FunctionPass):
             postproc.PostProcessor(state.func_ir).run()
             state.func_ir.blocks = simplify_CFG(state.func_ir.blocks)
         return modified
+
+    def _inline_first(self, state, worker, block, count):
+        """Inline the first call to a Numba function in ``block``; the blocks to look at
+        next, or None when the block calls none."""
+        fir = state.func_ir
+        i = 0
+        while i < len(block.body):
+            stmt = block.body[i]
+            if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                    and stmt.value.op == "call"):
+                i += 1
+                continue
+            e = stmt.value
+            if e.vararg is not None:
+                added = _expand_vararg(state, block, i)
+                if added is None:
+                    if _callee_py_func(fir, e, getattr(state.pipeline, "callee_of", None)):
+                        _refuse(state, "calling %s with *args whose length is not known "
+                                "before typing (build the tuple in the function)"
+                                % _callee_name(fir, e), e.loc)
+                    i += 1
+                    continue
+                i += added
+            spec = implicit.spec_of(_called_object(fir, e))
+            if spec is not None:
+                implicit.rewrite_call(state, block, i, spec,
+                                      lambda v: _defined_value(fir, v),
+                                      lambda v: _tuple_items(fir, v, tuple(state.args)))
+                return [(None, block)]
+            callee = _callee_py_func(fir, e, getattr(state.pipeline, "callee_of", None))
+            if callee is None:
+                i += 1
+                continue
+            count[0] += 1
+            if count[0] > _MAX_INLINES:
+                _refuse(state, "too many nested calls to inline (recursion?)", stmt.loc)
+            prepare = getattr(state.pipeline, "prepare", None)
+            if prepare is not None:
+                callee = prepare(callee)
+            _check_parameters(state, callee, stmt.loc)
+            try:
+                _, _, _, new_blocks = worker.inline_function(fir, block, i, callee)
+            except (errors.UnsupportedError, NotImplementedError) as exc:
+                _refuse(state, "the call to %s cannot be inlined (%s)" % (
+                    callee.__name__, str(exc).splitlines()[0].strip()), stmt.loc)
+            return new_blocks
+        return None
 
 
 @register_pass(mutates_CFG=False, analysis_only=True)
@@ -118,12 +300,37 @@ class CaptureTypedIR(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state):
+        try:
+            _check_calls(state)
+        except NonDifferentiableError as exc:
+            raise _EarlyPipelineCompletion(exc)
         raise _EarlyPipelineCompletion(TypedIR(state.func_ir, dict(state.typemap),
                                                state.calltypes, state.return_type,
                                                tuple(state.args)))
 
 
+def _check_calls(state):
+    """Refuse a call to a Numba function that is still there after inlining: one chosen
+    at run time (``f = g if c else h``), which the rewrite cannot see into."""
+    for blk in state.func_ir.blocks.values():
+        for stmt in blk.body:
+            if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+                    and stmt.value.op == "call"):
+                continue
+            t = state.typemap.get(stmt.value.func.name)
+            if isinstance(t, types.Dispatcher) and not implicit.is_primitive(t.dispatcher):
+                _refuse(state, "a call to the Numba function %s through %r, which is not "
+                        "known before the function runs (pass the function itself, as an "
+                        "argument or a global)" % (t.dispatcher.py_func.__name__,
+                                                   stmt.value.func.name), stmt.loc)
+            elif isinstance(t, (types.FunctionType, types.UndefinedFunctionType)):
+                _refuse(state, "a call to a function value chosen at run time (%s); call "
+                        "the @numba.njit function itself" % t, stmt.loc)
+
+
 class _CapturePipeline(CompilerBase):
+    # How the arguments are specialised (tuples flattened, functions bound), or None.
+    layout = None
     # Maps each function about to be read (the root and inlined callees) to the one read.
     prepare = None
     # Maps a called object that is not a Numba dispatcher to the Python function to inline.
@@ -134,15 +341,20 @@ class _CapturePipeline(CompilerBase):
         pm = PassManager("numba_adstack_capture")
         pm.passes.extend(untyped.passes)
         pm.add_pass_after(InlineDispatcherCalls, InlineInlinables)
+        if self.layout is not None:
+            pm.add_pass_after(SpecialiseArguments, FixupArgs)
         pm.add_pass(NopythonTypeInference, "nopython frontend")
         pm.add_pass(CaptureTypedIR, "capture typed IR")
         pm.finalize()
         return [pm]
 
 
-def typed_ir(py_func, argtypes, prepare=None, callee_of=None):
+def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None):
     """Typed SSA IR of ``py_func`` for the given Numba argument types.
 
+    ``layout`` (optional, a :class:`.specialize.ArgLayout` of ``argtypes``): the IR takes
+    the flat arguments of the layout instead, its tuple arguments taken apart and its
+    function arguments bound.
     ``prepare`` (optional) maps each function about to be read (``py_func`` and every
     inlined callee) to the function actually read. ``callee_of`` (optional) maps a called
     object that is not a Numba dispatcher (a target's own device functions) to the Python
@@ -153,12 +365,20 @@ def typed_ir(py_func, argtypes, prepare=None, callee_of=None):
     flags = Flags()
     flags.nrt = True
     pipeline = _CapturePipeline
-    if prepare is not None or callee_of is not None:
+    if prepare is not None or callee_of is not None or layout is not None:
         hooks = {"prepare": None if prepare is None else staticmethod(prepare),
-                 "callee_of": None if callee_of is None else staticmethod(callee_of)}
+                 "callee_of": None if callee_of is None else staticmethod(callee_of),
+                 "layout": layout}
         pipeline = type("_HookedCapturePipeline", (_CapturePipeline,), hooks)
         if prepare is not None:
             py_func = prepare(py_func)
     with global_compiler_lock:
-        return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags,
-                             {}, pipeline_class=pipeline)
+        try:
+            out = compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags,
+                                {}, pipeline_class=pipeline)
+        except errors.TypingError:
+            implicit.raise_pending()
+            raise
+    if isinstance(out, NonDifferentiableError):
+        raise out
+    return out

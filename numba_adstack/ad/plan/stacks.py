@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from numba.core import ir
 
+from ... import config
 from .. import rules as R
 from ..structure import node_key
 from ..typeinfo import is_float_array, stack_dtype
@@ -32,9 +33,14 @@ def capacity(facts, options, loops):
             runtime += 1
         else:
             cap *= max(tc, 1)
+    storage = "heap" if (runtime > 1 or options.storage == "heap") else "frame"
+    # A constant loop inside a run-time one (a solver's maxiter loop called per
+    # sample) multiplies the stack by its trip count; past the frame budget it could never
+    # compile as a frame stack: it grows on the heap, as under two run-time loops.
+    if runtime and cap > 1 and cap * options.ad_stack_size * 8 > config.get_frame_budget():
+        storage = "heap"
     if runtime:
         cap *= options.ad_stack_size
-    storage = "heap" if (runtime > 1 or options.storage == "heap") else "frame"
     if facts.target.forced_storage is not None:
         storage = facts.target.forced_storage
     return max(cap, 1), storage

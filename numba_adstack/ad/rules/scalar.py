@@ -98,3 +98,21 @@ UNARY_RULES = {
 NON_DIFFERENTIABLE_CALLS = {len, range, int, bool, round, math.isnan, math.isinf,
                             math.isfinite, np.isnan, np.isinf, np.isfinite, np.sign}
 
+
+# ---------------------------------------------------------------------- NumPy ufuncs
+# Arithmetic ufuncs called on scalars (``np.multiply(a, 3.0)``): the rule of their
+# operator. On arrays their result is whole-array arithmetic, which the checks refuse.
+_UFUNC_RULES = {
+    np.add: BINOP_RULES[operator.add],
+    np.subtract: BINOP_RULES[operator.sub],
+    np.multiply: BINOP_RULES[operator.mul],
+    np.divide: BINOP_RULES[operator.truediv],
+    np.true_divide: BINOP_RULES[operator.truediv],
+    np.negative: UNARY_RULES[operator.neg],
+    np.positive: UNARY_RULES[operator.pos],
+    np.square: ("{g} * (2.0 * {0})",),
+    np.reciprocal: ("{g} * (-{y} * {y})",),
+    np.float_power: CALL_RULES[math.pow],
+}
+for _fn, _rule in _UFUNC_RULES.items():
+    CALL_RULES.setdefault(_fn, _rule)
