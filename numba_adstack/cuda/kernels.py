@@ -21,7 +21,8 @@ from ..errors import AdjointArgumentError, AdStackOverflowError
 #: True when numba.cuda is the CUDA simulator (NUMBA_ENABLE_CUDASIM=1).
 SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
 
-_INTRINSIC_NAMES = ("adstack", "push", "pop", "top", "size", "overflowed", "clear")
+_INTRINSIC_NAMES = ("adstack", "push", "pop", "top", "size", "overflowed", "clear",
+                    "reserve")
 
 
 def intrinsic_functions():

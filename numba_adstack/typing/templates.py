@@ -100,6 +100,17 @@ def push_signature(args, kws):
     return signature(types.none, st, val)
 
 
+def reserve_signature(args, kws):
+    if kws or len(args) != 2:
+        raise TypingError("reserve() takes (stack, count)")
+    st, n = args
+    _check_stack("reserve", st)
+    n = types.unliteral(n)
+    if not isinstance(n, types.Integer):
+        raise TypingError("reserve(): the count must be an integer, got %s" % (n,))
+    return signature(types.none, st, n)
+
+
 def _unary(fname, ret):
     def sig(args, kws):
         if kws or len(args) != 1:
@@ -137,3 +148,4 @@ TopTemplate = _template(intrinsics.top, top_signature)
 SizeTemplate = _template(intrinsics.size, size_signature)
 OverflowedTemplate = _template(intrinsics.overflowed, overflowed_signature)
 ClearTemplate = _template(intrinsics.clear, clear_signature)
+ReserveTemplate = _template(intrinsics.reserve, reserve_signature)

@@ -105,7 +105,7 @@ class Adjoints:
             rule = R.BINOP_RULES.get(fn)
             if rule is None:
                 facts.error("the operator %s on floats" % OPS.get(fn, fn), e.loc)
-            return self.apply(name, rule, [e.lhs, e.rhs])
+            return self.apply(name, rule, [e.lhs, e.rhs], fn)
         if e.op == "unary":
             rule = R.UNARY_RULES.get(e.fn)
             if rule is None:
@@ -131,9 +131,11 @@ class Adjoints:
             return [(self.names.bar(var), g)]
         return []
 
-    def apply(self, name, rule, operands):
+    def apply(self, name, rule, operands, fn=None):
         """Contributions of ``name = f(*operands)`` by ``rule`` (one template per operand)."""
         act, names = self.cx.activity, self.names
+        # Literal operands may have a rule of their own (``x ** 6``: no pow).
+        rule = R.specialise(fn, [self._literal(op) for op in operands]) or rule
         active = [r is not None and isinstance(op, ir.Var) and op.name in act.useful
                   and is_float(self.facts.ty(op)) for r, op in zip(rule, operands)]
         if not any(active):
@@ -152,6 +154,15 @@ class Adjoints:
         self._ctx = None
         return [(names.bar(op), r.format(*pos, **fmt))
                 for r, op, a in zip(rule, operands, active) if a]
+
+    def _literal(self, var):
+        """The number a literal operand (a constant or a global number) holds, or None."""
+        form = self.facts.static_form(var.name) if isinstance(var, ir.Var) else None
+        if form is None or form[0] not in ("const", "global"):
+            return None
+        v = form[1]
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+        return v if ok else None
 
     def _reduction(self, e, g):
         facts = self.facts
@@ -187,7 +198,7 @@ class Adjoints:
         if len(rule) != len(e.args):
             facts.error("%s with %d arguments" % (getattr(fn, "__name__", fn), len(e.args)),
                         e.loc)
-        return self.apply(name, rule, list(e.args))
+        return self.apply(name, rule, list(e.args), fn)
 
     def _read(self, name, e, g):
         """``name = a[i]`` (the element's adjoint gets ``g``) or ``name = t[k]`` (the tuple

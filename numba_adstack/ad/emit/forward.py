@@ -9,6 +9,7 @@ once per reversal unit); a loop records its iteration count and the exit it took
 from numba.core import ir, types
 
 from ..facts import is_range
+from ..plan.stacks import reserve_lines
 from ..structure import LoopNode, node_key
 from ..typeinfo import zero_src
 
@@ -312,6 +313,8 @@ class Forward:
     def loop(self, L, lp):
         cx = self.cx
         h = lp.header
+        for line in reserve_lines(cx.stack_specs(), lp):    # room for what the loop pushes
+            L(line)
         L("_n%d = 0" % h)
         L("while True:")
         cx.open_loops.append(h)

@@ -21,7 +21,8 @@ from .fusion import choose_fused, choose_parallel, skippable_loops
 from .recompute import Recompute
 from .shapes import Shapes
 from .sites import Sites
-from .stacks import StackSpec, choose_partials, record_stacks, value_stacks
+from .stacks import (StackSpec, choose_partials, fit_frame_budget, record_stacks,
+                     value_stacks)
 
 __all__ = ["Plan", "StackSpec", "make_plan"]
 
@@ -79,5 +80,6 @@ def make_plan(facts, activity, options, probe):
         reads = probe(draft)
     values = value_stacks(facts, options, recompute, sites, reads.needed,
                           lambda n: draft.ty(facts, n))
+    values, records = fit_frame_budget(facts, options, parallel, values, records)
     return Plan(fused, parallel, skippable, shapes, sites, recompute, partials, partial_types,
                 values, records, frozenset(reads.needed), direct_adjoints(facts, activity))
