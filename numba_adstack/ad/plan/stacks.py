@@ -140,13 +140,13 @@ def value_stacks(facts, options, recompute, sites, needed, types_of):
             continue
         site = next(k for k, lps in per_site.items() if lps)
         block = site if not isinstance(site, tuple) else site[1]
-        out[name] = make_spec(facts, options, dt, loops,
-                              _value_what(name, sites.def_loc(name)), block)
+        loc = sites.def_loc(name)
+        line = getattr(loc, "line", None) or _block_line(facts, facts.def_label(name))
+        out[name] = make_spec(facts, options, dt, loops, _value_what(name, line), block)
     return out
 
 
-def _value_what(name, loc):
-    line = getattr(loc, "line", None)
+def _value_what(name, line):
     at = "" if line is None else " at line %d" % line
     if name.endswith(".d"):
         return "the derivative kept for the call%s (%s)" % (at, name[:-2])
@@ -190,7 +190,7 @@ def record_stacks(facts, options, sites, fused):
 
 
 def _block_line(facts, block):
-    blk = facts.fir.blocks.get(block)
+    blk = facts.fir.blocks.get(block) if block is not None else None
     loc = getattr(blk, "loc", None) if blk is not None else None
     return getattr(loc, "line", None)
 
