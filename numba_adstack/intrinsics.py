@@ -106,6 +106,14 @@ def reserve(st, n):
     return None
 
 
+def launch_stack(dtype, k, index, gstack, gmeta):
+    """A stack sized at launch (CUDA ``grad_jit``): ``k > 0`` elements of this thread's own,
+    else entry ``index`` of the launch's global-memory stacks. In the interpreter, a stack
+    of capacity ``k`` (or of the capacity ``gmeta`` gives)."""
+    cap = k if k > 0 else int(gmeta[2 * index + 1])
+    return PyAdStack(dtype, max(cap, 1))
+
+
 def overflowed(st):
     """True if a push was dropped for lack of room. Always False on the CPU, where an
     overflow raises instead; targets that cannot raise keep a sticky flag."""

@@ -11,6 +11,7 @@ stacks a loop pushed, which adjoints a parallel iteration shares).
 reads under a draft plan (see :mod:`..plan`).
 """
 from ..plan import Reads
+from ..plan.stacks import declaration
 from ..structure import node_key
 from ..typeinfo import is_float, zero_src
 from .adjoints import Adjoints
@@ -67,9 +68,7 @@ class Emission:
         return out
 
     def stack_declaration(self, st):
-        spec = self.stack_specs()[st]
-        heap = ', "heap"' if spec.storage == "heap" else ""
-        return "%s = adstack(%s, %d%s)" % (st, spec.dtype, spec.capacity, heap)
+        return declaration(st, self.stack_specs()[st])
 
     def region_loops(self, region):
         return [] if region.loop is None else self.facts.s.enclosing(region.loop.header)

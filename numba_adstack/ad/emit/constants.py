@@ -7,4 +7,4 @@ ZERO = "-0.0"
 
 #: Names the generated code calls that are not in its module namespace as globals.
 INTRINSIC_NAMES = ("adstack", "push", "pop", "top", "size", "overflowed", "clear",
-                   "reserve")
+                   "reserve", "launch_stack")

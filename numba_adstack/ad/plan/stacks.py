@@ -48,6 +48,8 @@ class StackSpec:
     reserves: tuple = ()  # ((loop header, pushes per iteration), ...): room made at entry
     what: str = ""        # what it keeps, for messages
     block: int = None     # a block of one of its sites (which function declares it)
+    sizing: tuple = ()    # "launch" storage: per site, its loops' trip counts (an int, or
+    index: int = None     # the header of a loop counted at launch), and its place
 
     def frame_bytes(self):
         return FRAME_HEADER_BYTES + self.capacity * _ENTRY_BYTES[self.dtype]
@@ -107,6 +109,9 @@ def make_spec(facts, options, dtype, site_loops, what="", block=None):
         if res is not None:
             reserves[res[0]] = reserves.get(res[0], 0) + res[1]
     reserves = tuple(sorted(reserves.items()))
+    if fixed_size(options) is None and getattr(facts.target, "sized_at_launch", False):
+        sizing = tuple(tuple(_trip_count(lp) for lp in loops) for loops in site_loops)
+        return StackSpec(dtype, 0, "launch", (), what, block, sizing)
     if fixed_size(options) is None:
         if reserves or grows:
             return StackSpec(dtype, base + HEAP_START, "heap", reserves, what, block)
@@ -120,6 +125,11 @@ def make_spec(facts, options, dtype, site_loops, what="", block=None):
         storage = facts.target.forced_storage
     return StackSpec(dtype, max(cap, 1), storage,
                      reserves if storage == "heap" else (), what, block)
+
+
+def _trip_count(lp):
+    tc = lp.range.trip_count() if lp.range is not None else None
+    return max(tc, 1) if tc is not None else ("loop", lp.header)
 
 
 def value_stacks(facts, options, recompute, sites, needed, types_of):
@@ -203,7 +213,7 @@ def fit_frame_budget(facts, options, parallel, values, records):
     move to the heap until they fit; in the explicit modes, past the budget is an
     :class:`AdStackBudgetError` naming the stacks. Returns ``(values, records)``."""
     if facts.target.forced_storage is not None:
-        return values, records          # (a GPU thread's stacks: no CPU frame budget)
+        return _numbered(values, records)   # (a GPU thread's stacks: no CPU frame budget)
     budget = options.frame_budget
     if budget is None:
         budget = config.get_frame_budget()
@@ -229,6 +239,29 @@ def fit_frame_budget(facts, options, parallel, values, records):
             specs[k] = StackSpec(old.dtype, old.capacity, "heap", old.reserves, old.what,
                                  old.block)
     return ({k: specs[("v", k)] for k in values}, {k: specs[("r", k)] for k in records})
+
+
+def _numbered(values, records):
+    """Stacks sized at launch, each with its place among the launch's stacks."""
+    keys = [("r", k) for k in sorted(records)] + [("v", k) for k in sorted(values)]
+    out = ({}, {})
+    for i, (kind, k) in enumerate(keys):
+        spec = (records if kind == "r" else values)[k]
+        if spec.storage == "launch":
+            spec = StackSpec(spec.dtype, spec.capacity, spec.storage, spec.reserves,
+                             spec.what, spec.block, spec.sizing, i)
+        out[kind == "r"][k] = spec
+    return out
+
+
+def declaration(st, spec):
+    """The line declaring stack ``st`` at the top of the backward."""
+    if spec.storage == "launch":
+        # Its capacity and storage are constants of each compiled launch variant.
+        return "%s = launch_stack(%s, _K%d, %d, _gstack, _gmeta)" % (
+            st, spec.dtype, spec.index, spec.index)
+    heap = ', "heap"' if spec.storage == "heap" else ""
+    return "%s = adstack(%s, %d%s)" % (st, spec.dtype, spec.capacity, heap)
 
 
 def _home(facts, parallel, block):
