@@ -21,9 +21,10 @@ from numba.core import cgutils
 
 PREFIX_BYTES = 16
 _I64 = ir.IntType(64)
+_I32 = ir.IntType(32)
 _PTR = cgutils.voidptr_t
 _SLOTS = "_numba_adstack_heap_slots"        # slots of the llvm function, in lowering order
-_EXITS = "_numba_adstack_error_exits"       # its error exits, to release later slots too
+_EXIT = "_numba_adstack_error_exit"         # its shared error exit: (block, phi, switch)
 _DTOR = "numba_adstack.heap_dtor"
 _RELEASE = "numba_adstack.release_slot"
 _PREFIX_TY = ir.LiteralStructType([_PTR.as_pointer(), _PTR])
@@ -83,34 +84,47 @@ def _release(module):
 
 def raise_error(context, builder, exc, msg):
     """Release this function's live heap stacks, then raise ``exc(msg)``. Inside a
-    nopython ``try`` block the function goes on running: nothing is released."""
+    nopython ``try`` block the function goes on running: nothing is released.
+
+    Every error site of the function branches to one shared block that releases the
+    stacks, then switches to the site's own raise: the code grows with the sites plus the
+    stacks, not with their product."""
     if getattr(builder, "_in_try_block", False):
         context.call_conv.return_user_exc(builder, exc, (msg,))
         return
     fn = builder.function
-    exit_bb = fn.append_basic_block("adstack_error_exit")
+    raise_bb = fn.append_basic_block("adstack_raise")
+    state = getattr(fn, _EXIT, None)
+    if state is None:
+        exit_bb = fn.append_basic_block("adstack_error_exit")
+        b = ir.IRBuilder(exit_bb)
+        site = b.phi(_I32)
+        release = _release(builder.module)
+        for slot in getattr(fn, _SLOTS, ()):
+            b.call(release, [slot])
+        state = (exit_bb, site, b.switch(site, raise_bb))
+        setattr(fn, _EXIT, state)
+    exit_bb, site, switch = state
+    k = len(site.incomings)
+    site.add_incoming(_I32(k), builder.block)
+    if k:
+        switch.add_case(_I32(k), raise_bb)
     builder.branch(exit_bb)
-    builder.position_at_end(exit_bb)
-    release = _release(builder.module)
-    for slot in getattr(fn, _SLOTS, ()):
-        builder.call(release, [slot])
-    if not hasattr(fn, _EXITS):
-        setattr(fn, _EXITS, [])
-    getattr(fn, _EXITS).append(exit_bb)
+    builder.position_at_end(raise_bb)
     context.call_conv.return_user_exc(builder, exc, (msg,))
 
 
 def _register(builder, slot):
-    """A new creation site: error exits lowered before it release its stack too."""
+    """A new creation site: the shared error exit, if already made, releases it too."""
     fn = builder.function
     if not hasattr(fn, _SLOTS):
         setattr(fn, _SLOTS, [])
     getattr(fn, _SLOTS).append(slot)
-    release = _release(builder.module)
-    for bb in getattr(fn, _EXITS, ()):
-        b = ir.IRBuilder(bb)
-        b.position_at_start(bb)
-        b.call(release, [slot])
+    state = getattr(fn, _EXIT, None)
+    if state is not None:
+        b = ir.IRBuilder(state[0])
+        b.position_before(state[2])
+        b.call(_release(builder.module), [slot])
 
 
 # ---------------------------------------------------------------- creation and growth
