@@ -9,17 +9,21 @@ An error return (out of memory, an underflow, a frame overflow) skips that refer
 counting, so the function frees its heap stacks itself on the way out: each creation site
 has an entry-block *slot* holding the meminfo of its live stack, and every error exit
 lowered by this module releases the stacks its slots hold. The buffer starts with a
-16-byte prefix ``{slot, meminfo}``; its destructor empties the slot (when the slot still
-names this stack), so a stack already freed by Numba is never released twice.
+32-byte prefix ``{slot, meminfo, hint}``; its destructor empties the slot (when the slot
+still names this stack), so a stack already freed by Numba is never released twice.
 
 Growth doubles the capacity, or more when ``reserve`` asks for it, with ``realloc`` (in
 place for large buffers). A failed allocation leaves the old buffer to its meminfo and
-raises ``MemoryError``.
+raises ``MemoryError``. Each creation site keeps, in a global of its module, the largest
+capacity its stacks grew to (up to ``HINT_LIMIT`` elements): the next call starts there,
+so a function called again with the same sizes does not grow its stacks again.
 """
 from llvmlite import ir
 from numba.core import cgutils
 
-PREFIX_BYTES = 16
+PREFIX_BYTES = 32
+#: Largest first capacity a creation site's hint gives (elements): past it, stacks grow.
+HINT_LIMIT = 1 << 22
 _I64 = ir.IntType(64)
 _I32 = ir.IntType(32)
 _PTR = cgutils.voidptr_t
@@ -27,7 +31,7 @@ _SLOTS = "_numba_adstack_heap_slots"        # slots of the llvm function, in low
 _EXIT = "_numba_adstack_error_exit"         # its shared error exit: (block, phi, switch)
 _DTOR = "numba_adstack.heap_dtor"
 _RELEASE = "numba_adstack.release_slot"
-_PREFIX_TY = ir.LiteralStructType([_PTR.as_pointer(), _PTR])
+_PREFIX_TY = ir.LiteralStructType([_PTR.as_pointer(), _PTR, _I64.as_pointer()])
 
 
 def header_type(context, fe_type):
@@ -129,6 +133,17 @@ def _register(builder, slot):
 
 # ---------------------------------------------------------------- creation and growth
 
+def _hint(module):
+    """A new global of ``module``: the largest capacity one creation site's stacks grew
+    to, across calls."""
+    name = module.get_unique_name("numba_adstack.capacity_hint")
+    gv = ir.GlobalVariable(module, _I64, name)
+    gv.linkage = "internal"
+    gv.initializer = _I64(0)
+    gv.align = 8
+    return gv
+
+
 def _bytes_for(builder, capacity, esize):
     """``PREFIX_BYTES + capacity * esize`` and whether it overflows (or is negative)."""
     total, ovf = cgutils.muladd_with_overflow(builder, capacity, _I64(esize),
@@ -145,20 +160,27 @@ def new_heap(context, builder, st, fname, oom_message):
     hdr = _entry_alloca(builder, hdr_ty)
     slot = _entry_alloca(builder, _PTR, _PTR(None))
     _register(builder, slot)
-    nbytes = PREFIX_BYTES + st.capacity * esize
+    hint = _hint(builder.module)
+    seen = builder.load_atomic(hint, "monotonic", 8)
+    seen = builder.select(builder.icmp_signed("<=", seen, _I64(HINT_LIMIT)), seen, _I64(0))
+    cap = builder.select(builder.icmp_signed(">", seen, _I64(st.capacity)), seen,
+                         _I64(st.capacity))
+    nbytes, _ = _bytes_for(builder, cap, esize)
     mi = context.nrt.meminfo_new_varsize_dtor_unchecked(
-        builder, _I64(nbytes), builder.bitcast(_dtor(builder.module), _PTR))
+        builder, nbytes, builder.bitcast(_dtor(builder.module), _PTR))
     with cgutils.if_unlikely(builder, cgutils.is_null(builder, mi)):
-        raise_error(context, builder, MemoryError, oom_message(fname, st, nbytes))
+        raise_error(context, builder, MemoryError,
+                    oom_message(fname, st, PREFIX_BYTES + st.capacity * esize))
     base = context.nrt.meminfo_data(builder, mi)
     prefix = builder.bitcast(base, _PREFIX_TY.as_pointer())
     builder.store(slot, cgutils.gep_inbounds(builder, prefix, 0, 0))
     builder.store(mi, cgutils.gep_inbounds(builder, prefix, 0, 1))
+    builder.store(hint, cgutils.gep_inbounds(builder, prefix, 0, 2))
     builder.store(mi, slot)
     data = builder.bitcast(builder.gep(base, [_I64(PREFIX_BYTES)], inbounds=True),
                            elt_ty.as_pointer())
     builder.store(_I64(0), cgutils.gep_inbounds(builder, hdr, 0, 0))
-    builder.store(_I64(st.capacity), cgutils.gep_inbounds(builder, hdr, 0, 1))
+    builder.store(cap, cgutils.gep_inbounds(builder, hdr, 0, 1))
     builder.store(data, cgutils.gep_inbounds(builder, hdr, 0, 2))
     val = cgutils.create_struct_proxy(st)(context, builder)
     val.header = builder.bitcast(hdr, _PTR)
@@ -186,6 +208,11 @@ def grow(view, need, fname, oom_message):
         b.store(old, data_field)
         raise_error(ctx, b, MemoryError, oom_message(fname, view.st, None))
     b.store(newcap, cap_ptr)
+    # The next call of the function starts at this capacity (a hint: races are harmless).
+    hint = b.load(cgutils.gep_inbounds(b, b.bitcast(base, _PREFIX_TY.as_pointer()), 0, 2))
+    old_hint = b.load_atomic(hint, "monotonic", 8)
+    b.store_atomic(b.select(b.icmp_signed(">", newcap, old_hint), newcap, old_hint), hint,
+                   "monotonic", 8)
     data = b.gep(base, [_I64(PREFIX_BYTES)], inbounds=True)
     b.store(b.bitcast(data, view.elt_ty.as_pointer()), cgutils.gep_inbounds(b, view.hdr, 0, 2))
 
