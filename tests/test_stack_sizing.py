@@ -277,3 +277,20 @@ def test_site_need():
     assert stacks.site_need(f, [L(1, 3), L(2)]) == (None, (2, 3), False)
     assert stacks.site_need(f, [L(1), L(2, 5)]) == (None, (1, 1), False)
     assert stacks.site_need(f, [L(1, counted=False), L(2)]) == (None, None, True)
+
+
+def test_parallel_loop_with_default_options():
+    @nad.grad_jit(parallel=True)
+    def paths(x, n):
+        total = 0.0
+        for p in numba.prange(x.shape[0]):
+            v = x[p]
+            for _ in range(n):
+                v = math.sin(v) * 1.02
+            total += v
+        return total
+    x = RNG.uniform(0.1, 1.0, 16)
+    src = paths.inspect_adjoint(x, 30)
+    assert "numba.prange(" in src and "reserve(" in src, src
+    check_fd(paths, x, 30, rtol=1e-5)
+    check_fd(paths, x, 3000, rtol=1e-5)
