@@ -30,8 +30,9 @@ def main(argv=None):
                         help="folder for benchmarks.{json,png,md} (default: docs/, or "
                              "build/benchmarks-quick/ with --quick)")
     parser.add_argument("--ad-stack-size", action="append", default=[], metavar="WORKLOAD=N",
-                        help="stack capacity for ours, Taichi and Quadrants on a workload "
-                             "(repeatable); default: each workload's own")
+                        help="stack capacity for Taichi and Quadrants on a workload "
+                             "(repeatable; ours sizes its stacks itself); default: each "
+                             "workload's own")
     parser.add_argument("--from-json", metavar="PATH",
                         help="measure nothing: rewrite the page and plot from a results file")
     parser.add_argument("--install-peers", action="store_true",

@@ -13,8 +13,7 @@ includes it.
 Method: in one process, every timed call of a workload is warmed up and checked first
 (the hand gradient against central finite differences of the primal on a few entries at
 the quick sizes, every other gradient against the hand gradient at the timed size);
-``grad_jit`` runs with its default options, and again with ``storage="heap"`` when
-those overflow its stacks (reported); then the calls are timed in
+``grad_jit`` runs with its default options; then the calls are timed in
 interleaved rounds (one call of each per round, so that a change of machine load hits
 them all alike) and each gets the median over the rounds; JAX's calls have rounds of
 their own after those (its worker threads spin on after a call, and slowed the numba call
@@ -75,20 +74,10 @@ def _try_ours(workload, args, reference):
         from numba_adstack import NonDifferentiableError
     except ImportError as exc:
         return None, {"status": "missing", "message": _first_line(exc)}
-    note = {}
-    f = nad.grad_jit(workload.primal, wrt=workload.wrt)
+    f = nad.grad_jit(workload.primal, wrt=workload.wrt)      # default options
     try:
         t0 = time.perf_counter()
-        try:
-            got = f.grad(*args)
-        except nad.AdStackOverflowError as exc:
-            # the default stacks are too small for this size: say so, and time the
-            # growable ones instead
-            note = {"note": "with storage='heap'; the default options overflow: "
-                    + _first_line(exc)[:160]}
-            f = nad.grad_jit(workload.primal, wrt=workload.wrt, storage="heap")
-            t0 = time.perf_counter()
-            got = f.grad(*args)
+        got = f.grad(*args)
         first = time.perf_counter() - t0
     except NonDifferentiableError as exc:
         return None, {"status": "refused", "message": str(exc).strip().splitlines()[0]}
@@ -96,8 +85,8 @@ def _try_ours(workload, args, reference):
         return None, {"status": "error", "message": _first_line(exc)}
     problem = compare(got, reference, workload.wrt)
     if problem:
-        return None, {"status": "wrong", "message": problem, **note}
-    return (lambda: f.grad(*args)), {"status": "ok", "first_call_s": first, **note}
+        return None, {"status": "wrong", "message": problem}
+    return (lambda: f.grad(*args)), {"status": "ok", "first_call_s": first}
 
 
 def _try_jax(build, reference_check):

@@ -129,8 +129,9 @@ def markdown(doc, png_name, json_name):
            "it; without it, peers that are not installed are reported as missing. Other "
            "options: `--quick` (tiny sizes, a smoke run), `--peers jax,torch`, "
            "`--workloads sin_recurrence,mc_option`, `--out DIR`, "
-           "`--ad-stack-size mass_spring=20000` (the stack capacity given to ours, Taichi and "
-           "Quadrants for a workload).", ""]
+           "`--ad-stack-size mass_spring=20000` (the stack capacity given to Taichi and "
+           "Quadrants for a workload; ours runs with its default options and sizes its "
+           "stacks itself).", ""]
     if doc.get("quick"):
         out += ["**These figures come from `--quick` (tiny sizes): they only show that the "
                 "harness runs.**", ""]

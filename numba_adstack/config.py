@@ -4,8 +4,18 @@ import os
 #: Bytes of adstack storage one compiled CPU function may keep in its frame.
 FRAME_BUDGET_BYTES = int(os.environ.get("NUMBA_ADSTACK_FRAME_BUDGET", 256 * 1024))
 
-#: Capacity of stacks whose loop trip count is only known at run time.
+#: Capacity of stacks whose loop trip count is only known at run time, in the explicit
+#: fixed-capacity modes (``storage="frame"`` without ``ad_stack_size``); by default stacks
+#: size themselves.
 DEFAULT_AD_STACK_SIZE = int(os.environ.get("NUMBA_ADSTACK_SIZE", 1024))
+
+#: CUDA kernels sized at launch: bytes of stacks per thread kept in local memory; past it
+#: the launch's stacks go in a global-memory buffer.
+CUDA_LOCAL_BUDGET_BYTES = int(os.environ.get("NUMBA_ADSTACK_CUDA_LOCAL_BUDGET", 8192))
+
+#: CUDA kernels sized at launch: iterations a ``while`` loop (or a loop whose length
+#: depends on the thread) is given; past it the launch reports an overflow.
+DEFAULT_WHILE_CAP = int(os.environ.get("NUMBA_ADSTACK_WHILE_CAP", 1024))
 
 import contextlib
 import threading

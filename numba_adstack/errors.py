@@ -4,6 +4,8 @@ All of them are ordinary Python exceptions: compilation errors derive from Numba
 ``NumbaError`` so that existing ``except numba.core.errors.NumbaError`` handlers see them,
 run-time errors derive from ``RuntimeError``.
 """
+import re
+
 from numba.core.errors import NumbaError, NumbaWarning
 
 
@@ -37,3 +39,23 @@ class AdStackCacheWarning(NumbaWarning):
 
     def __init__(self, msg, loc=None):
         super().__init__(msg, loc=loc, highlighting=False)
+
+
+_CAPACITY = re.compile(r"capacity of (\d+) elements \((\w+)")
+
+
+def backward_overflow_message(qualname, ad_options, exc):
+    """What ``grad`` says when a fixed-size stack of the backward of ``qualname``
+    overflowed (``exc``: the error the stack raised): the stack, then each fix once."""
+    m = _CAPACITY.search(str(exc))
+    stack = "an adstack" if m is None else "an adstack of %s elements (%s)" % m.groups()
+    size = ad_options.get("ad_stack_size")
+    if size is None:
+        chosen, bigger = 'storage="%s"' % ad_options.get("storage"), "pass ad_stack_size=N"
+    else:
+        chosen = "ad_stack_size=%d" % size
+        bigger = "pass a larger ad_stack_size (e.g. ad_stack_size=%d)" % (4 * size)
+    return ("the backward pass of %r overflowed %s: a loop ran longer than %s allows. "
+            "Fixes: leave ad_stack_size and storage unset, so that stacks size themselves "
+            "and never overflow; or %s, at least the longest trip count of the loop."
+            % (qualname, stack, chosen, bigger))

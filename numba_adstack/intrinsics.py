@@ -1,8 +1,8 @@
 """The public adstack intrinsics.
 
-``adstack``, ``push``, ``pop``, ``top``, ``size`` and ``overflowed`` are plain Python
-functions: called from compiled code they are typed by :mod:`numba_adstack.typing` and
-lowered per target (:mod:`numba_adstack.lowering` for the CPU); called from the
+``adstack``, ``push``, ``pop``, ``top``, ``size``, ``overflowed``, ``clear`` and ``reserve``
+are plain Python functions: called from compiled code they are typed by
+:mod:`numba_adstack.typing` and lowered per target (:mod:`numba_adstack.lowering` for the CPU); called from the
 interpreter (or the CUDA simulator) they run the pure-Python implementation below, with
 the same semantics as the compiled one.
 """
@@ -98,6 +98,20 @@ def size(st):
 def clear(st):
     """Empty the stack (its overflow flag, where the target keeps one, stays)."""
     del st.items[:]
+
+
+def reserve(st, n):
+    """Make room for ``n`` more pushes: a heap stack grows once now rather than while they
+    run; a frame stack keeps its capacity (a push past it still raises). Returns None."""
+    return None
+
+
+def launch_stack(dtype, k, index, gstack, gmeta):
+    """A stack sized at launch (CUDA ``grad_jit``): ``k > 0`` elements of this thread's own,
+    else entry ``index`` of the launch's global-memory stacks. In the interpreter, a stack
+    of capacity ``k`` (or of the capacity ``gmeta`` gives)."""
+    cap = k if k > 0 else int(gmeta[2 * index + 1])
+    return PyAdStack(dtype, max(cap, 1))
 
 
 def overflowed(st):

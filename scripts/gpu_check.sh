@@ -33,6 +33,7 @@ print('GPU:', c.have_gpu()); sys.exit(0 if c.have_gpu() else 1)" \
   || { echo "no usable CUDA GPU: nothing to check on a device" >&2; exit 1; }
 
 "$PYTHON" -m pytest -q -rxX tests/test_cuda_device.py tests/test_cuda_ptx.py \
-  tests/test_cuda_grad_ptx.py tests/test_cuda_helpers.py tests/test_cuda_simulator.py
+  tests/test_cuda_grad_ptx.py tests/test_cuda_launch_ptx.py tests/test_cuda_helpers.py \
+  tests/test_cuda_simulator.py
 "$PYTHON" benchmarks/gpu/recurrence.py --threads "${THREADS:-1048576}" \
   --steps "${STEPS:-100}" --repeat "${REPEAT:-20}"

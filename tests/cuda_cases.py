@@ -422,6 +422,90 @@ def case_grad_jit_inspect_adjoint():
     assert "cuda.atomic.add(x_bar" not in src
 
 
+# ---------------------------------------------------------------- stacks sized at launch
+
+class _local_budget:
+    """Set numba_adstack.config.CUDA_LOCAL_BUDGET_BYTES inside the block."""
+
+    def __init__(self, nbytes):
+        self.nbytes = nbytes
+
+    def __enter__(self):
+        from numba_adstack import config
+        self.saved = config.CUDA_LOCAL_BUDGET_BYTES
+        config.CUDA_LOCAL_BUDGET_BYTES = self.nbytes
+
+    def __exit__(self, *exc):
+        from numba_adstack import config
+        config.CUDA_LOCAL_BUDGET_BYTES = self.saved
+
+
+def case_grad_jit_sized_at_launch_local_and_global():
+    x, y_bar = _grad_inputs(30)
+    w = np.array([1.2])
+    k = G.recurrence_auto
+    y = np.zeros_like(x)
+    for budget, local in ((1 << 20, True), (16, False)):
+        with _local_budget(budget):
+            for n in (0, 3, 40, 300):          # 300: past any ad_stack_size the old default
+                x_bar, w_bar = np.zeros_like(x), np.zeros_like(w)
+                k.grad[GRID, BLOCK](x, w, y, n, x_bar, w_bar, y_bar.copy())
+                _, x_bar_ref, w_bar_ref = K.recurrence_reference(x, w[0], n, y_bar)
+                np.testing.assert_allclose(x_bar, x_bar_ref, rtol=1e-10, atol=1e-14)
+                np.testing.assert_allclose(w_bar[0], w_bar_ref, rtol=1e-10)
+                bw = k.backward((x, w, y, n))
+                assert bw.local is local, (budget, n, bw.local)
+                assert set(bw.capacities.values()) == {max(n, 1)}, bw.capacities
+    assert "launch_stack(" in k.inspect_adjoint(x, w, y, 3)
+
+
+def case_grad_jit_nested_loops_sized_at_launch():
+    x, y_bar = _grad_inputs(31, -0.5, 0.9)
+    y = np.zeros_like(x)
+    for budget in (1 << 20, 16):
+        with _local_budget(budget):
+            for n, m in ((1, 1), (2, 5), (7, 3), (12, 12)):
+                x_bar = np.zeros_like(x)
+                G.nested_auto.grad[GRID, BLOCK](x, y, n, m, x_bar, y_bar.copy())
+                fd = G.fd_elementwise(lambda a: G.nested_numpy(a, n, m), x)
+                np.testing.assert_allclose(x_bar, y_bar * fd, rtol=1e-6, atol=1e-9)
+                bw = G.nested_auto.backward((x, y, n, m))
+                assert max(bw.capacities.values()) == max(n * (m - 1), 1), bw.capacities
+
+
+def case_grad_jit_2d_launch_global_stacks():
+    rng = np.random.default_rng(32)
+    x = rng.uniform(-1.0, 1.0, (6, 10))
+    y = np.zeros_like(x)
+    y_bar = rng.uniform(0.5, 1.5, x.shape)
+    n = 5
+    with _local_budget(16):
+        x_bar = np.zeros_like(x)
+        G.grid2d_auto.grad[(2, 3), (4, 4)](x, y, n, x_bar, y_bar.copy())
+        assert G.grid2d_auto.backward((x, y, n)).local is False
+    fd = G.fd_elementwise(lambda a: G.grid2d_numpy(a, n), x)
+    np.testing.assert_allclose(x_bar, y_bar * fd, rtol=1e-6, atol=1e-9)
+
+
+def case_grad_jit_while_cap_overflow_then_recover():
+    x, y_bar = _grad_inputs(33, -1.0, 3.0)
+    y = np.zeros_like(x)
+    short = G.make_branch_while(3)
+    x_bar = np.zeros_like(x)
+    try:
+        short.grad[GRID, BLOCK](x, y, x_bar, y_bar.copy())
+    except AdStackOverflowError as e:
+        msg = str(e)
+        assert "'branch_while'" in msg and "while_cap=3" in msg, msg
+        assert msg.count("while_cap=N") == 1, msg
+    else:
+        raise AssertionError("no overflow for a while loop past while_cap=3")
+    x_bar = np.zeros_like(x)
+    G.make_branch_while(G.MAX_ITER).grad[GRID, BLOCK](x, y, x_bar, y_bar.copy())
+    fd = np.array([G.fd_scalar(G.branch_while_python, a, 1e-7) for a in x])
+    np.testing.assert_allclose(x_bar, y_bar * fd, rtol=1e-5, atol=1e-8)
+
+
 #: Cases known to fail, by name: (where, reason); where is "simulator" or "everywhere".
 #: test_cuda_simulator.py and test_cuda_device.py mark them xfail(strict=True).
 XFAIL = {}

@@ -188,3 +188,60 @@ def fd_elementwise(fn, x, h=1e-6):
 
 def fd_scalar(fn, a, h=1e-6):
     return (fn(a + h) - fn(a - h)) / (2 * h)
+
+
+# ---------------------------------------------------------------- stacks sized at launch
+# Default options: each launch sizes the stacks from the kernel's arguments.
+
+@nad.cuda.grad_jit
+def recurrence_auto(x, w, y, n):
+    """recurrence with default options: n known at launch."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        for _ in range(n):
+            v = math.sin(v) * w[0]
+        y[i] = v
+
+
+@nad.cuda.grad_jit
+def nested_auto(x, y, n, m):
+    """Two nested loops of run-time lengths: n * (m - 1) steps per thread."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        for _ in range(n):
+            for b in range(1, m):
+                v = math.sin(v) * 0.9 + 0.01 * b
+        y[i] = v
+
+
+def nested_numpy(x, n, m):
+    v = np.asarray(x, dtype=np.float64).copy()
+    for _ in range(n):
+        for b in range(1, m):
+            v = np.sin(v) * 0.9 + 0.01 * b
+    return v
+
+
+@nad.cuda.grad_jit
+def grid2d_auto(x, y, n):
+    """A 2-d launch: the global stacks are indexed by the thread's linear position."""
+    i, j = cuda.grid(2)
+    if i < x.shape[0] and j < x.shape[1]:
+        v = x[i, j]
+        for _ in range(n):
+            v = math.sin(v) * 1.05 + 0.02
+        y[i, j] = v
+
+
+def grid2d_numpy(x, n):
+    v = np.asarray(x, dtype=np.float64).copy()
+    for _ in range(n):
+        v = np.sin(v) * 1.05 + 0.02
+    return v
+
+
+def make_branch_while(while_cap):
+    """branch_while with default options and this while_cap."""
+    return nad.cuda.grad_jit(branch_while.py_func, while_cap=while_cap)

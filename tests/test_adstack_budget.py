@@ -44,8 +44,8 @@ def test_over_budget_raises_in_process_and_names_function_bytes_budget_fixes():
     assert "two_stacks" in msg
     assert "need %d bytes" % (2 * frame_bytes(cap, F64)) in msg
     assert "budget of %d bytes" % BUDGET in msg
-    for fix in ("ad_stack_size", "carry fewer variables", 'storage="heap"', "NUMBA_ADSTACK_FRAME_BUDGET"):
-        assert fix in msg
+    for fix in ("smaller capacities", 'heap storage ("heap")', "NUMBA_ADSTACK_FRAME_BUDGET"):
+        assert msg.count(fix) == 1, (fix, msg)
     # The process goes on, and a later compile of a fitting function is unaffected.
     assert _two_stacks(100)(3) == 9.0
 

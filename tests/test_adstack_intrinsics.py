@@ -60,7 +60,7 @@ def test_overflow_at_capacity_plus_one_then_next_call_is_right(dtype):
     with pytest.raises(AdStackOverflowError) as exc:
         ROUNDTRIPS[dtype](CAP + 1, out)
     msg = str(exc.value)
-    assert "roundtrip" in msg and "capacity of %d" % CAP in msg and "ad_stack_size=N" in msg
+    assert "roundtrip" in msg and "capacity of %d" % CAP in msg and "heap storage" in msg
     # Nothing outlives the failed call.
     out = np.zeros(CAP, dtype=dtype)
     k, _, after, _ = ROUNDTRIPS[dtype](3, out)

@@ -18,8 +18,8 @@ from numba.core.registry import CPUDispatcher
 from numba._dispatcher import compute_fingerprint
 
 from .. import config
-from ..errors import AdStackOverflowError, AdStackBudgetError
-from ..intrinsics import adstack, push, pop, top, size, overflowed, clear
+from ..errors import AdStackOverflowError, AdStackBudgetError, backward_overflow_message
+from ..intrinsics import adstack, push, pop, top, size, overflowed, clear, reserve
 from . import cache as disk_cache
 from .capture import typed_ir
 from .rewrite import Options, build_backward
@@ -27,7 +27,7 @@ from .specialize import layout_of
 from .typeinfo import is_float, is_float_array
 
 _INTRINSICS = {"adstack": adstack, "push": push, "pop": pop, "top": top, "size": size,
-               "overflowed": overflowed, "clear": clear}
+               "overflowed": overflowed, "clear": clear, "reserve": reserve}
 _source_counter = [0]
 _lock = threading.Lock()
 
@@ -120,7 +120,8 @@ class Backward:
                          layout=None if self.layout.trivial else self.layout)
         rw = build_backward(typed, py_func,
                             Options(self.opts["ad_stack_size"], self.opts["storage"],
-                                    wrt=wrt, parallel=parallel))
+                                    wrt=wrt, parallel=parallel,
+                                    frame_budget=self.opts["frame_budget"]))
         facts = rw.facts
         args = facts.arg_vars
         return disk_cache.Generated(
@@ -165,10 +166,7 @@ class Backward:
             return self.njit_fn(*args, seed)
         except AdStackOverflowError as e:
             raise AdStackOverflowError(
-                "the backward pass of %r overflowed an adstack (ad_stack_size=%d): %s. Pass "
-                "a larger ad_stack_size to grad_jit, e.g. @grad_jit(ad_stack_size=%d), or "
-                "storage=\"heap\"." % (self.qualname, self.opts["ad_stack_size"], e,
-                                       4 * self.opts["ad_stack_size"])) from None
+                backward_overflow_message(self.qualname, self.opts, e)) from None
         except Exception:
             if not self.parallel:
                 raise
@@ -186,8 +184,8 @@ class GradDispatcher(CPUDispatcher):
     def __init__(self, py_func, locals=None, targetoptions=None, ad_options=None, **kw):
         super().__init__(py_func, locals=locals or {}, targetoptions=targetoptions or {},
                          **kw)
-        self.ad_options = ad_options or {"ad_stack_size": config.DEFAULT_AD_STACK_SIZE,
-                                         "storage": "frame", "frame_budget": None,
+        self.ad_options = ad_options or {"ad_stack_size": None,
+                                         "storage": "auto", "frame_budget": None,
                                          "wrt": None, "cache": False}
         self.backward_options = {k: v for k, v in (targetoptions or {}).items()
                                  if k not in ("nopython", "parallel", "inline")}
@@ -286,20 +284,24 @@ def _wrt_indices(py_func, wrt):
     return frozenset(out)
 
 
-def grad_jit(fn=None, *, ad_stack_size=None, storage="frame", frame_budget=None, wrt=None,
+def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, wrt=None,
              **options):
     """Decorator like ``numba.njit`` that also gives ``f.grad`` and ``f.value_and_grad``.
 
-    ad_stack_size
-        Capacity of the adstacks of loops whose trip count is only known at run time
-        (default ``numba_adstack.config.DEFAULT_AD_STACK_SIZE``); loops with a constant
-        trip count get exactly what they need.
     storage
-        ``"frame"`` (fixed-size stacks in the backward function's frame, checked against
-        the frame budget) or ``"heap"`` (growable stacks that never overflow).
+        ``"auto"`` (the default): every stack sizes itself, from constant trip counts at
+        compile time, from the trip count of a loop when it starts, or by growing; it
+        never overflows. ``"frame"``: fixed-size stacks in the backward function's frame,
+        checked against the frame budget, an overflow past ``ad_stack_size`` is an error.
+        ``"heap"``: every stack is a growable heap buffer.
+    ad_stack_size
+        Advanced: a fixed capacity for the stacks of loops whose trip count is only known
+        at run time (frame storage unless ``storage="heap"``; default with
+        ``storage="frame"``: ``numba_adstack.config.DEFAULT_AD_STACK_SIZE``).
     frame_budget
         Bytes of frame adstacks the backward function may use (default
-        ``numba_adstack.config`` / NUMBA_ADSTACK_FRAME_BUDGET).
+        ``numba_adstack.config`` / NUMBA_ADSTACK_FRAME_BUDGET). By default stacks past it
+        go to the heap; with fixed capacities, past it is an ``AdStackBudgetError``.
     wrt
         The arguments to differentiate (names or indices; default: all). The others get
         None in the gradient tuple, and the backward does no work for them.
@@ -310,10 +312,10 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="frame", frame_budget=None,
     Other keyword arguments (fastmath, nogil, error_model, boundscheck...) go to Numba
     for both the function and its backward.
     """
-    if storage not in ("frame", "heap"):
-        raise ValueError("storage must be 'frame' or 'heap', got %r" % (storage,))
+    if storage not in ("auto", "frame", "heap"):
+        raise ValueError("storage must be 'auto', 'frame' or 'heap', got %r" % (storage,))
     cache = bool(options.pop("cache", False))
-    ad_options = {"ad_stack_size": int(ad_stack_size or config.DEFAULT_AD_STACK_SIZE),
+    ad_options = {"ad_stack_size": None if ad_stack_size is None else int(ad_stack_size),
                   "storage": storage, "frame_budget": frame_budget, "wrt": wrt,
                   "cache": cache}
 

@@ -26,12 +26,15 @@ from .typeinfo import is_float
 
 @dataclass
 class Options:
-    """What the user chose: stack capacity and storage, the differentiated arguments,
-    whether ``prange`` loops run in parallel in the backward."""
-    ad_stack_size: int
-    storage: str = "frame"
+    """What the user chose: stack capacity and storage (``ad_stack_size=None`` with
+    ``storage="auto"``: stacks size themselves, see :mod:`.plan.stacks`), the
+    differentiated arguments, whether ``prange`` loops run in parallel in the backward,
+    the frame budget (None: ``numba_adstack.config``'s)."""
+    ad_stack_size: int = None
+    storage: str = "auto"
     wrt: frozenset = None
     parallel: bool = False
+    frame_budget: int = None
 
 
 @dataclass

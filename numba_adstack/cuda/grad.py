@@ -22,6 +22,8 @@ from ..errors import AdjointArgumentError
 from ..ad.capture import typed_ir
 from ..ad.rewrite import Options, build_backward
 from .kernels import OverflowCheckedKernel, array_meta, compile_kernel_source
+from .launch import LaunchSizedKernel
+from .sizing import LaunchSizing
 from .standins import simulator_device_function, with_standin_globals
 from .target import CudaTarget
 
@@ -44,11 +46,13 @@ def _argtype(a):
 class GradKernel:
     """A kernel launched like ``numba.cuda.jit``'s, with ``.grad`` for its backward."""
 
-    def __init__(self, py_func, ad_stack_size=None, **jit_options):
+    def __init__(self, py_func, ad_stack_size=None, while_cap=None, **jit_options):
         self.py_func = py_func
         self.__name__ = py_func.__name__
         self.__doc__ = py_func.__doc__
-        self.ad_stack_size = int(ad_stack_size or config.DEFAULT_AD_STACK_SIZE)
+        # None: stacks sized at each launch; an int: fixed per-thread capacity.
+        self.ad_stack_size = None if ad_stack_size is None else int(ad_stack_size)
+        self.while_cap = int(while_cap or config.DEFAULT_WHILE_CAP)
         self.jit_options = jit_options
         self.kernel = cuda.jit(**jit_options)(py_func)
         self.nargs = py_func.__code__.co_argcount
@@ -81,17 +85,26 @@ class GradKernel:
     def _build(self, argtypes):
         typed = typed_ir(self.py_func, argtypes, prepare=with_standin_globals,
                          callee_of=simulator_device_function)
-        bw = build_backward(typed, self.py_func, Options(self.ad_stack_size, "frame"),
-                            CudaTarget())
-        name, source = bw.fname, bw.source
-        dispatcher = compile_kernel_source(source, name, namespace=bw.globals,
-                                           **self.jit_options)
         names = list(self.py_func.__code__.co_varnames[:self.nargs])
         positions = [i for i, t in enumerate(argtypes) if isinstance(t, types.Array)]
-        launcher = OverflowCheckedKernel(dispatcher, self.__name__, self.ad_stack_size,
-                                         n_args=self.nargs, arg_names=names,
-                                         adjoint_positions=positions)
-        launcher.source = source
+        kw = dict(n_args=self.nargs, arg_names=names, adjoint_positions=positions)
+        if self.ad_stack_size is None:
+            bw = build_backward(typed, self.py_func, Options(), CudaTarget(True))
+            sizing = LaunchSizing(bw.facts, bw.plan, self.while_cap)
+            if sizing:
+                launcher = LaunchSizedKernel(bw.source, bw.fname, bw.globals,
+                                             self.jit_options, sizing, self.__name__, **kw)
+                launcher.source = bw.source
+                return launcher
+            # no stack: the plain kernel, without the launch's stack buffers
+            options = Options()
+        else:
+            options = Options(self.ad_stack_size, "frame")
+        bw = build_backward(typed, self.py_func, options, CudaTarget())
+        dispatcher = compile_kernel_source(bw.source, bw.fname, namespace=bw.globals,
+                                           **self.jit_options)
+        launcher = OverflowCheckedKernel(dispatcher, self.__name__, self.ad_stack_size, **kw)
+        launcher.source = bw.source
         return launcher
 
     def inspect_adjoint(self, *args):
@@ -119,17 +132,27 @@ class _GradLauncher:
         return launch
 
 
-def grad_jit(fn=None, *, ad_stack_size=None, **jit_options):
+def grad_jit(fn=None, *, ad_stack_size=None, while_cap=None, **jit_options):
     """Decorator like ``numba.cuda.jit`` for kernels, adding ``k.grad[grid, block]``.
 
-    ad_stack_size: capacity of each per-thread adstack of a loop whose trip count is only
-    known at run time (loops with constant trip counts get exactly what they need).
+    By default each launch of the backward sizes its stacks from the trip counts it can
+    compute from the kernel's arguments (``range(n)``, ``range(x.shape[0])``): in local
+    memory when they fit ``numba_adstack.config.CUDA_LOCAL_BUDGET_BYTES`` per thread, else
+    in a global-memory buffer allocated for the launch.
+
+    while_cap: iterations given to a ``while`` loop, or to a loop whose length depends on
+    the thread or on data (default ``numba_adstack.config.DEFAULT_WHILE_CAP``); past it
+    the launch raises ``AdStackOverflowError``.
+    ad_stack_size: advanced, a fixed per-thread capacity for the stacks of every loop of
+    run-time length, in local memory (loops with constant trip counts get exactly what
+    they need); past it the launch raises ``AdStackOverflowError``.
     Other keyword arguments go to ``numba.cuda.jit`` for both kernels.
     """
     def wrap(f):
         if hasattr(f, "py_func"):
             f = f.py_func
-        return GradKernel(f, ad_stack_size=ad_stack_size, **jit_options)
+        return GradKernel(f, ad_stack_size=ad_stack_size, while_cap=while_cap,
+                          **jit_options)
     if fn is None:
         return wrap
     return wrap(fn)

@@ -21,7 +21,8 @@ from ..errors import AdjointArgumentError, AdStackOverflowError
 #: True when numba.cuda is the CUDA simulator (NUMBA_ENABLE_CUDASIM=1).
 SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
 
-_INTRINSIC_NAMES = ("adstack", "push", "pop", "top", "size", "overflowed", "clear")
+_INTRINSIC_NAMES = ("adstack", "push", "pop", "top", "size", "overflowed", "clear",
+                    "reserve", "launch_stack")
 
 
 def intrinsic_functions():
@@ -191,13 +192,21 @@ class OverflowCheckedKernel:
         """The overflow flag: one int32 0 in device memory."""
         return cuda.to_device(np.zeros(1, np.int32))
 
+    def prepare(self, config, args):
+        """The dispatcher to launch and the arguments it takes after the flag."""
+        return self.dispatcher, ()
+
+    def overflow_message(self):
+        return overflow_message(self.name, self.ad_stack_size)
+
     def launch(self, config, args):
         self.check_args(args)
         stream = config[2] if len(config) > 2 and config[2] else 0
         with self._lock:
             if self._flag is None:
                 self._flag = self.new_flag()
-            self.dispatcher[config](*args, self._flag)
+            dispatcher, extra = self.prepare(config, args)
+            dispatcher[config](*args, self._flag, *extra)
             raised = self._flag.copy_to_host(stream=stream)
             if stream:
                 stream.synchronize()
@@ -205,7 +214,7 @@ class OverflowCheckedKernel:
                 self._flag.copy_to_device(np.zeros(1, np.int32), stream=stream)
                 if stream:
                     stream.synchronize()
-                raise AdStackOverflowError(overflow_message(self.name, self.ad_stack_size))
+                raise AdStackOverflowError(self.overflow_message())
 
 
 # ---------------------------------------------------------------- local memory

@@ -21,7 +21,7 @@ import sys
 
 from llvmlite import ir
 from numba.core import types
-from numba.cuda import cgutils
+from numba.cuda import cgutils, nvvmutils
 from numba.cuda.core.imputils import lower_builtin
 from numba.cuda.datamodel import models
 from numba.cuda.models import register_model
@@ -33,6 +33,7 @@ from ..lowering.names import demangle
 from .layout import DATA_ALIGN, LOCAL_MEMORY_LIMIT_BYTES, stack_bytes
 
 _I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
 _I8 = ir.IntType(8)
 _ZERO = ir.Constant(_I32, 0)
 _ONE = ir.Constant(_I32, 1)
@@ -46,16 +47,34 @@ def stack_data_type(context, fe_type):
     return ir.ArrayType(context.get_data_type(fe_type.dtype), fe_type.capacity)
 
 
-@register_model(AdStackType)
-class CudaAdStackModel(models.PrimitiveModel):
-    """On CUDA a stack value is ``{i32* count, i32* overflowed, [capacity x T]* data}``,
-    pointers to its entry-block storage (heap storage is refused when the stack is
-    created)."""
+class _LocalModel(models.PrimitiveModel):
+    """A local stack: ``{i32* count, i32* overflowed, [capacity x T]* data}``, pointers to
+    its entry-block storage (heap storage is refused when the stack is created)."""
 
     def __init__(self, dmm, fe_type):
         data = ir.ArrayType(dmm[fe_type.dtype].get_data_type(), fe_type.capacity)
         super().__init__(dmm, fe_type, ir.LiteralStructType(
             [_I32.as_pointer(), _I32.as_pointer(), data.as_pointer()]))
+
+
+class _GlobalModel(models.PrimitiveModel):
+    """A global stack: ``{i32* count, i32* overflowed, T* first, i64 stride, i32 capacity}``:
+    entry k of this thread is at ``first + k * stride`` in a global-memory buffer."""
+
+    def __init__(self, dmm, fe_type):
+        elt = dmm[fe_type.dtype].get_data_type()
+        super().__init__(dmm, fe_type, ir.LiteralStructType(
+            [_I32.as_pointer(), _I32.as_pointer(), elt.as_pointer(), _I64, _I32]))
+
+
+@register_model(AdStackType)
+class CudaAdStackModel(models.DataModel):
+    """Dispatches to the local or global model by the type's storage."""
+
+    def __new__(cls, dmm, fe_type):
+        if fe_type.storage == "global":
+            return _GlobalModel(dmm, fe_type)
+        return _LocalModel(dmm, fe_type)
 
 
 # ---------------------------------------------------------------- names for messages
@@ -103,7 +122,11 @@ class _View:
         self.count_ptr = builder.extract_value(value, 0)
         self.flag_ptr = builder.extract_value(value, 1)
         self.data = builder.extract_value(value, 2)
-        self.cap = ir.Constant(_I32, st.capacity)
+        if st.storage == "global":
+            self.stride = builder.extract_value(value, 3)
+            self.cap = builder.extract_value(value, 4)
+        else:
+            self.cap = ir.Constant(_I32, st.capacity)
 
     def count(self):
         return self.builder.load(self.count_ptr)
@@ -120,7 +143,10 @@ class _View:
             b.store(b.or_(old, b.zext(cond, _I32)), self.flag_ptr)
 
     def slot(self, index):
-        return self.builder.gep(self.data, [_ZERO, index], inbounds=True)
+        b = self.builder
+        if self.st.storage == "global":
+            return b.gep(self.data, [b.mul(b.zext(index, _I64), self.stride)], inbounds=True)
+        return b.gep(self.data, [_ZERO, index], inbounds=True)
 
     def load(self, index):
         dm = self.context.data_model_manager[self.st.dtype]
@@ -150,6 +176,56 @@ def cuda_adstack(context, builder, sig, args):
     builder.store(_ZERO, count)
     builder.store(_ZERO, flag)
     return cgutils.make_anonymous_struct(builder, [count, flag, data])
+
+
+def _stack_header(builder):
+    # Entry block: one count and one flag per thread for the whole call.
+    with builder.goto_entry_block():
+        count = builder.alloca(_I32)
+        flag = builder.alloca(_I32)
+    builder.store(_ZERO, count)
+    builder.store(_ZERO, flag)
+    return count, flag
+
+
+def _linear_thread(builder):
+    """This thread's index in the launch, and the launch's number of threads (i64)."""
+    def sreg(name):
+        return builder.zext(nvvmutils.call_sreg(builder, name), _I64)
+    ntid = [sreg("ntid." + a) for a in "xyz"]
+    nctaid = [sreg("nctaid." + a) for a in "xyz"]
+    block = builder.mul(builder.mul(ntid[0], ntid[1]), ntid[2])
+    cta = builder.add(builder.mul(builder.add(builder.mul(sreg("ctaid.z"), nctaid[1]),
+                                              sreg("ctaid.y")), nctaid[0]), sreg("ctaid.x"))
+    inner = builder.add(builder.mul(builder.add(builder.mul(sreg("tid.z"), ntid[1]),
+                                                sreg("tid.y")), ntid[0]), sreg("tid.x"))
+    nthreads = builder.mul(block, builder.mul(builder.mul(nctaid[0], nctaid[1]), nctaid[2]))
+    return builder.add(builder.mul(cta, block), inner), nthreads
+
+
+@lower_builtin(intrinsics.launch_stack, types.Any, types.IntegerLiteral, types.IntegerLiteral,
+               types.Array, types.Array)
+def cuda_launch_stack(context, builder, sig, args):
+    """A stack sized at launch: local (as ``adstack``), or this thread's slice of the
+    launch's global buffer: ``gmeta[2 i]`` is the byte offset of stack ``i`` in ``gstack``,
+    ``gmeta[2 i + 1]`` its capacity; entry k of thread t is element ``k * nthreads + t``."""
+    st = sig.return_type
+    if st.storage != "global":
+        return cuda_adstack(context, builder, sig, args)
+    index = sig.args[2].literal_value
+    gstack = context.make_array(sig.args[3])(context, builder, args[3])
+    gmeta = context.make_array(sig.args[4])(context, builder, args[4])
+    meta = builder.bitcast(gmeta.data, _I64.as_pointer())
+    offset = builder.load(builder.gep(meta, [ir.Constant(_I64, 2 * index)]))
+    cap = builder.load(builder.gep(meta, [ir.Constant(_I64, 2 * index + 1)]))
+    tid, nthreads = _linear_thread(builder)
+    elt = context.get_data_type(st.dtype)
+    base = builder.bitcast(builder.gep(builder.bitcast(gstack.data, _I8.as_pointer()),
+                                       [offset]), elt.as_pointer())
+    first = builder.gep(base, [tid])
+    count, flag = _stack_header(builder)
+    return cgutils.make_anonymous_struct(
+        builder, [count, flag, first, nthreads, builder.trunc(cap, _I32)])
 
 
 @lower_builtin(intrinsics.push, AdStackType, types.Any)
@@ -204,6 +280,12 @@ def cuda_size(context, builder, sig, args):
 def cuda_clear(context, builder, sig, args):
     view = _View(context, builder, sig.args[0], args[0])
     view.set_count(ir.Constant(view.count().type, 0))
+    return context.get_dummy_value()
+
+
+@lower_builtin(intrinsics.reserve, AdStackType, types.Integer)
+def cuda_reserve(context, builder, sig, args):
+    # A per-thread stack has the room it has: a push past it raises the flag.
     return context.get_dummy_value()
 
 

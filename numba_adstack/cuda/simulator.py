@@ -43,6 +43,46 @@ def adstack(dtype, capacity, storage="frame"):
     return SimAdStack(dtype, capacity, storage)
 
 
+class SimGlobalStack(SimAdStack):
+    """A stack in the launch's global buffer, laid out as on the device: entry k of thread
+    t is element ``k * nthreads + t`` after the stack's byte offset (see
+    :func:`numba_adstack.cuda.lowering.cuda_launch_stack`)."""
+
+    __slots__ = ("cells", "first", "stride")
+
+    def __init__(self, dtype, gstack, gmeta, index):
+        offset, cap = int(gmeta[2 * index]), int(gmeta[2 * index + 1])
+        super().__init__(dtype, max(cap, 1))
+        self.capacity = cap
+        raw = np.asarray(getattr(gstack, "_ary", gstack)).view(np.uint8)
+        self.cells = raw.view(np.dtype(self.kind if self.kind != "bool" else "bool"))
+        tid, self.stride = _linear_thread()
+        self.first = offset // self.cells.itemsize + tid
+
+    def _cell(self, k):
+        return self.first + k * self.stride
+
+
+def _linear_thread():
+    """This simulated thread's index in the launch, and the launch's number of threads."""
+    import threading
+    t = threading.current_thread()
+    grid, block = t._manager._grid_dim, t._manager._block_dim
+    g = tuple(grid) + (1,) * (3 - len(grid))
+    b = tuple(block) + (1,) * (3 - len(block))
+    cta = (t.blockIdx.z * g[1] + t.blockIdx.y) * g[0] + t.blockIdx.x
+    inner = (t.threadIdx.z * b[1] + t.threadIdx.y) * b[0] + t.threadIdx.x
+    return cta * b[0] * b[1] * b[2] + inner, g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
+
+
+def launch_stack(dtype, k, index, gstack, gmeta):
+    """A stack sized at launch: ``k`` local entries, or (``k <= 0``) entry ``index`` of the
+    launch's global stacks."""
+    if k > 0:
+        return SimAdStack(dtype, k)
+    return SimGlobalStack(dtype, gstack, gmeta, index)
+
+
 def push(st, value):
     """Push ``value``; on a full stack store nothing and set the overflow flag."""
     if len(st.items) >= st.capacity:
@@ -50,7 +90,10 @@ def push(st, value):
         return
     if st.kind.startswith("int") and isinstance(value, (float, np.floating)):
         raise TypeError("cannot push a float onto an %s adstack" % st.kind)
-    st.items.append(st._cast(value))
+    value = st._cast(value)
+    if isinstance(st, SimGlobalStack):
+        st.cells[st._cell(len(st.items))] = value     # written where the device writes it
+    st.items.append(value)
 
 
 def _zero(st):
@@ -62,7 +105,10 @@ def pop(st):
     if not st.items:
         st.flag = True
         return _zero(st)
-    return st.items.pop()
+    value = st.items.pop()
+    if isinstance(st, SimGlobalStack):
+        value = st.cells[st._cell(len(st.items))]     # read back from where it was written
+    return value
 
 
 def top(st):
@@ -70,6 +116,8 @@ def top(st):
     if not st.items:
         st.flag = True
         return _zero(st)
+    if isinstance(st, SimGlobalStack):
+        return st.cells[st._cell(len(st.items) - 1)]
     return st.items[-1]
 
 
@@ -81,6 +129,11 @@ def size(st):
 def clear(st):
     """Empty the stack; the overflow flag stays."""
     del st.items[:]
+
+
+def reserve(st, n):
+    """A per-thread stack has the room it has: nothing to do."""
+    return None
 
 
 def overflowed(st):

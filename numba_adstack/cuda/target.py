@@ -24,8 +24,10 @@ class CudaTarget(Target):
     allocates_arrays = False
     forced_storage = "frame"
 
-    def __init__(self):
+    def __init__(self, sized_at_launch=False):
         super().__init__(global_map={id(STANDIN): cuda_module()})
+        # Stacks sized at each launch (see numba_adstack.cuda.launch): two more parameters.
+        self.sized_at_launch = sized_at_launch
         self.atomic_add = STANDIN.atomic.add
         self.grid = STANDIN.grid
         self.dims = {id(getattr(STANDIN, d)): d for d in _DIMS}
@@ -74,8 +76,9 @@ class CudaTarget(Target):
 
     def backward_params(self, facts, names):
         from numba.core import types
+        extra = ["_gstack", "_gmeta"] if self.sized_at_launch else []
         return [names.bar(a) for a in facts.arg_vars
-                if isinstance(facts.ty(a), types.Array)] + ["_flag"]
+                if isinstance(facts.ty(a), types.Array)] + ["_flag"] + extra
 
     def backward_prologue(self, facts, names):
         return []

@@ -10,7 +10,8 @@ from numba.core.imputils import Registry
 from .. import config, intrinsics
 from ..errors import AdStackBudgetError, AdStackOverflowError, AdStackUnderflowError
 from ..typing.types import AdStackType
-from .models import frame_bytes, frame_data_type, heap_header_type
+from . import heap
+from .models import frame_bytes, frame_data_type
 from .names import function_name
 
 registry = Registry("numba_adstack_cpu")
@@ -34,17 +35,17 @@ def _entry_alloca(builder, ty, align):
 def budget_message(fname, used, nbytes, budget):
     return (
         "adstack frame budget exceeded in function '%s': its frame adstacks need %d bytes "
-        "(this one %d bytes), over the budget of %d bytes. Fixes: use a smaller "
-        "ad_stack_size, carry fewer variables across the loop, use storage=\"heap\" for "
-        "large stacks, or raise the budget (numba_adstack.config.FRAME_BUDGET_BYTES, "
-        "numba_adstack.config.frame_budget(nbytes) or the NUMBA_ADSTACK_FRAME_BUDGET "
-        "environment variable)." % (fname, used, nbytes, budget))
+        "(this one %d bytes), over the budget of %d bytes. Fixes: smaller capacities, "
+        "heap storage (\"heap\") for the large stacks, or a larger budget "
+        "(numba_adstack.config.FRAME_BUDGET_BYTES, numba_adstack.config.frame_budget(nbytes) "
+        "or the NUMBA_ADSTACK_FRAME_BUDGET environment variable)."
+        % (fname, used, nbytes, budget))
 
 
 def overflow_message(fname, st):
     return ("adstack overflow in function '%s': push past the capacity of %d elements "
-            "(%s, frame storage). Pass ad_stack_size=N with N > %d, or use "
-            "storage=\"heap\"." % (fname, st.capacity, st.dtype, st.capacity))
+            "(%s, frame storage). Fix: a larger capacity, or heap storage, which grows."
+            % (fname, st.capacity, st.dtype))
 
 
 def underflow_message(fname, op, st):
@@ -79,30 +80,15 @@ def lower_adstack(context, builder, sig, args):
     return cgutils.make_anonymous_struct(builder, [count, data])
 
 
-def _raise_memory_error(context, builder, fname, st):
-    context.call_conv.return_user_exc(
-        builder, MemoryError,
-        ("cannot allocate adstack storage (%s, heap) in function '%s'" % (st.dtype, fname),))
+def oom_message(fname, st, nbytes):
+    what = "" if nbytes is None else " of %d bytes" % nbytes
+    return ("out of memory in function '%s': cannot allocate adstack storage%s (%s, heap). "
+            "The history the gradient keeps does not fit in memory: differentiate fewer "
+            "steps at a time." % (fname, what, st.dtype))
 
 
 def _new_heap(context, builder, st):
-    hdr_ty = heap_header_type(context, st)
-    elt_ty = hdr_ty.elements[2].pointee
-    esize = context.get_abi_sizeof(elt_ty)
-    hdr = _entry_alloca(builder, hdr_ty, 8)
-    cap = ir.Constant(_I64, st.capacity)
-    mi = context.nrt.meminfo_new_varsize_unchecked(
-        builder, ir.Constant(_I64, st.capacity * esize))
-    with cgutils.if_unlikely(builder, cgutils.is_null(builder, mi)):
-        _raise_memory_error(context, builder, function_name(builder), st)
-    data = builder.bitcast(context.nrt.meminfo_data(builder, mi), elt_ty.as_pointer())
-    builder.store(_ZERO, cgutils.gep_inbounds(builder, hdr, 0, 0))
-    builder.store(cap, cgutils.gep_inbounds(builder, hdr, 0, 1))
-    builder.store(data, cgutils.gep_inbounds(builder, hdr, 0, 2))
-    val = cgutils.create_struct_proxy(st)(context, builder)
-    val.header = builder.bitcast(hdr, cgutils.voidptr_t)
-    val.meminfo = mi
-    return val._getvalue()
+    return heap.new_heap(context, builder, st, function_name(builder), oom_message)
 
 
 # ---------------------------------------------------------------- access helpers
@@ -114,7 +100,7 @@ class _View:
         self.context, self.builder, self.st, self.value = context, builder, st, value
         if st.storage == "heap":
             proxy = cgutils.create_struct_proxy(st)(context, builder, value=value)
-            hdr_ty = heap_header_type(context, st)
+            hdr_ty = heap.header_type(context, st)
             self.hdr = builder.bitcast(proxy.header, hdr_ty.as_pointer())
             self.meminfo = proxy.meminfo
             self.elt_ty = hdr_ty.elements[2].pointee
@@ -131,6 +117,12 @@ class _View:
     def set_count(self, n):
         self.builder.store(n, self.count_ptr, align=8)
 
+    def capacity(self):
+        if self.st.storage == "heap":
+            return self.builder.load(cgutils.gep_inbounds(self.builder, self.hdr, 0, 1),
+                                     align=8)
+        return ir.Constant(_I64, self.st.capacity)
+
     def slot(self, index):
         b = self.builder
         if self.st.storage == "heap":
@@ -146,35 +138,15 @@ class _View:
         raw = self.context.data_model_manager[self.st.dtype].as_data(self.builder, value)
         self.builder.store(raw, self.slot(index), align=self.esize)
 
-    def grow(self, fname):
-        """Double the heap buffer (called when full)."""
-        b, ctx = self.builder, self.context
-        cap_ptr = cgutils.gep_inbounds(b, self.hdr, 0, 1)
-        newcap = b.shl(b.load(cap_ptr), _ONE)
-        data = ctx.nrt.meminfo_varsize_realloc_unchecked(
-            b, self.meminfo, b.mul(newcap, ir.Constant(_I64, self.esize)))
-        with cgutils.if_unlikely(b, cgutils.is_null(b, data)):
-            _release_on_raise(self)
-            _raise_memory_error(ctx, b, fname, self.st)
-        b.store(newcap, cap_ptr)
-        b.store(b.bitcast(data, self.elt_ty.as_pointer()),
-                cgutils.gep_inbounds(b, self.hdr, 0, 2))
-
-
-def _release_on_raise(view):
-    """On an error return out of this function, drop this function's reference to a heap
-    stack: Numba does not clean up live variables when a lowered call raises. Inside a
-    nopython try block the function goes on running, so the reference is kept."""
-    if view.st.storage == "heap" and not getattr(view.builder, "_in_try_block", False):
-        view.context.nrt.decref(view.builder, view.st, view.value)
+    def grow(self, need):
+        """Make room for ``need`` elements in all (a heap stack)."""
+        heap.grow(self, need, function_name(self.builder), oom_message)
 
 
 def _check_nonempty(context, builder, view, n, op):
     with cgutils.if_unlikely(builder, builder.icmp_unsigned("==", n, _ZERO)):
-        _release_on_raise(view)
-        context.call_conv.return_user_exc(
-            builder, AdStackUnderflowError,
-            (underflow_message(function_name(builder), op, view.st),))
+        heap.raise_error(context, builder, AdStackUnderflowError,
+                         underflow_message(function_name(builder), op, view.st))
 
 
 # ---------------------------------------------------------------- push/pop/top/size
@@ -185,17 +157,30 @@ def lower_push(context, builder, sig, args):
     view = _View(context, builder, st, args[0])
     value = context.cast(builder, args[1], vty, st.dtype)
     n = view.count()
-    if st.storage == "heap":
-        cap = builder.load(cgutils.gep_inbounds(builder, view.hdr, 0, 1), align=8)
-        with cgutils.if_unlikely(builder, builder.icmp_unsigned(">=", n, cap)):
-            view.grow(function_name(builder))
-    else:
-        full = builder.icmp_unsigned(">=", n, ir.Constant(_I64, st.capacity))
-        with cgutils.if_unlikely(builder, full):
-            context.call_conv.return_user_exc(
-                builder, AdStackOverflowError, (overflow_message(function_name(builder), st),))
+    full = builder.icmp_unsigned(">=", n, view.capacity())
+    with cgutils.if_unlikely(builder, full):
+        if st.storage == "heap":
+            view.grow(builder.add(n, _ONE))
+        else:
+            heap.raise_error(context, builder, AdStackOverflowError,
+                             overflow_message(function_name(builder), st))
     view.store(n, value)
     view.set_count(builder.add(n, _ONE))
+    return context.get_dummy_value()
+
+
+@lower(intrinsics.reserve, AdStackType, types.Integer)
+def lower_reserve(context, builder, sig, args):
+    """Room for ``n`` more pushes: a heap stack grows once now rather than while they run;
+    a frame stack has the room it has (a push past it raises)."""
+    st, nty = sig.args
+    if st.storage != "heap":
+        return context.get_dummy_value()
+    view = _View(context, builder, st, args[0])
+    n = context.cast(builder, args[1], nty, types.int64)
+    need = builder.add(view.count(), n)
+    with cgutils.if_unlikely(builder, builder.icmp_signed(">", need, view.capacity())):
+        view.grow(need)
     return context.get_dummy_value()
 
 

@@ -72,6 +72,24 @@ def adstack_signature(args, kws):
     return signature(ret, *args)
 
 
+def launch_stack_signature(args, kws):
+    """Signature of ``launch_stack(dtype, K, index, gstack, gmeta)`` (CUDA): a local stack
+    of capacity ``K`` when ``K > 0``, else entry ``index`` of the launch's global stacks."""
+    if kws or len(args) != 5:
+        raise TypingError("launch_stack() takes (dtype, K, index, gstack, gmeta)")
+    elt = _element_type(args[0])
+    k, index = args[1], args[2]
+    if not (isinstance(k, types.IntegerLiteral) and isinstance(index, types.IntegerLiteral)):
+        raise TypingError("launch_stack(): K and index must be compile-time integer "
+                          "constants, got %s, %s" % (k, index))
+    for name, arr in (("gstack", args[3]), ("gmeta", args[4])):
+        if not (isinstance(arr, types.Array) and arr.ndim == 1):
+            raise TypingError("launch_stack(): %s must be a 1-d array, got %s" % (name, arr))
+    if k.literal_value > 0:
+        return signature(AdStackType(elt, k.literal_value, "frame"), *args)
+    return signature(AdStackType(elt, 1, "global"), *args)
+
+
 def _check_stack(fname, st):
     if not isinstance(st, AdStackType):
         raise TypingError("%s(): first argument must be an adstack, got %s" % (fname, st))
@@ -98,6 +116,17 @@ def push_signature(args, kws):
         raise TypingError("push(): cannot push a value of type %s onto an adstack of %s"
                           % (val, st.dtype))
     return signature(types.none, st, val)
+
+
+def reserve_signature(args, kws):
+    if kws or len(args) != 2:
+        raise TypingError("reserve() takes (stack, count)")
+    st, n = args
+    _check_stack("reserve", st)
+    n = types.unliteral(n)
+    if not isinstance(n, types.Integer):
+        raise TypingError("reserve(): the count must be an integer, got %s" % (n,))
+    return signature(types.none, st, n)
 
 
 def _unary(fname, ret):
@@ -137,3 +166,5 @@ TopTemplate = _template(intrinsics.top, top_signature)
 SizeTemplate = _template(intrinsics.size, size_signature)
 OverflowedTemplate = _template(intrinsics.overflowed, overflowed_signature)
 ClearTemplate = _template(intrinsics.clear, clear_signature)
+ReserveTemplate = _template(intrinsics.reserve, reserve_signature)
+LaunchStackTemplate = _template(intrinsics.launch_stack, launch_stack_signature, literal=True)

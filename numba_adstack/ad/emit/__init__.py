@@ -11,6 +11,7 @@ stacks a loop pushed, which adjoints a parallel iteration shares).
 reads under a draft plan (see :mod:`..plan`).
 """
 from ..plan import Reads
+from ..plan.stacks import declaration
 from ..structure import node_key
 from ..typeinfo import array_zero_src, is_float, is_float_array, zero_src
 from .adjoints import Adjoints
@@ -71,8 +72,7 @@ class Emission:
         if spec.storage == "list":          # arrays: a typed list of them
             return "%s = List.empty_list(%s)" % (
                 st, self.names.gname(self.plan.stack_types[st]))
-        heap = ', "heap"' if spec.storage == "heap" else ""
-        return "%s = adstack(%s, %d%s)" % (st, spec.dtype, spec.capacity, heap)
+        return declaration(st, spec)
 
     def _is_list(self, st):
         spec = self.plan.stacks.get(st)

@@ -119,7 +119,7 @@ class Adjoints:
             rule = R.BINOP_RULES.get(fn)
             if rule is None:
                 facts.error("the operator %s on floats" % OPS.get(fn, fn), e.loc)
-            return self.apply(name, rule, [e.lhs, e.rhs])
+            return self.apply(name, rule, [e.lhs, e.rhs], fn=fn)
         if e.op == "unary":
             rule = R.UNARY_RULES.get(e.fn)
             if rule is None:
@@ -203,11 +203,13 @@ class Adjoints:
             return [(self.names.bar(var), g)]
         return []
 
-    def apply(self, name, rule, operands, g=None):
+    def apply(self, name, rule, operands, g=None, fn=None):
         """Contributions of ``name = f(*operands)`` by ``rule`` (one template per operand);
         ``g``: the source of ``name``'s adjoint when it is not its own variable."""
         act, names = self.cx.activity, self.names
         array = is_float_array(self.facts.ty(name))
+        # Literal operands may have a rule of their own (``x ** 6``: no pow).
+        rule = R.specialise(fn, [self._literal(op) for op in operands]) or rule
         active = [r is not None and isinstance(op, ir.Var) and op.name in act.useful
                   and (is_float(self.facts.ty(op)) or is_float_array(self.facts.ty(op)))
                   for r, op in zip(rule, operands)]
@@ -232,6 +234,15 @@ class Adjoints:
                     if a]
         return [(names.bar(op), r.format(*pos, **fmt))
                 for r, op, a in zip(rule, operands, active) if a]
+
+    def _literal(self, var):
+        """The number a literal operand (a constant or a global number) holds, or None."""
+        form = self.facts.static_form(var.name) if isinstance(var, ir.Var) else None
+        if form is None or form[0] not in ("const", "global"):
+            return None
+        v = form[1]
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+        return v if ok else None
 
     def _reduction(self, name, e, g):
         facts = self.facts
@@ -269,7 +280,7 @@ class Adjoints:
         if len(rule) != len(e.args):
             facts.error("%s with %d arguments" % (getattr(fn, "__name__", fn), len(e.args)),
                         e.loc)
-        return self.apply(name, rule, list(e.args))
+        return self.apply(name, rule, list(e.args), fn=fn)
 
     def _read(self, name, e, g):
         """``name = a[i]`` (the element's adjoint gets ``g``) or ``name = t[k]`` (the tuple

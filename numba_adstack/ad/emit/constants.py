@@ -6,4 +6,5 @@
 ZERO = "-0.0"
 
 #: Names the generated code calls that are not in its module namespace as globals.
-INTRINSIC_NAMES = ("adstack", "push", "pop", "top", "size", "overflowed", "clear")
+INTRINSIC_NAMES = ("adstack", "push", "pop", "top", "size", "overflowed", "clear",
+                   "reserve", "launch_stack")

@@ -10,6 +10,7 @@ from numba.core import ir, types
 
 from ..facts import is_range
 from ..operators import OPS
+from ..plan.stacks import reserve_lines
 from ..structure import LoopNode, node_key
 from ..typeinfo import zero_src
 
@@ -334,6 +335,8 @@ class Forward:
     def loop(self, L, lp):
         cx = self.cx
         h = lp.header
+        for line in reserve_lines(cx.stack_specs(), lp):    # room for what the loop pushes
+            L(line)
         L("_n%d = 0" % h)
         L("while True:")
         cx.open_loops.append(h)

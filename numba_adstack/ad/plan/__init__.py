@@ -23,7 +23,8 @@ from .recompute import Recompute
 from .shapes import Shapes
 from .sites import Sites
 from .snapshots import choose_snapshots
-from .stacks import StackSpec, choose_partials, record_stacks, value_stacks
+from .stacks import (StackSpec, choose_partials, fit_frame_budget, record_stacks,
+                     value_stacks)
 
 __all__ = ["Plan", "StackSpec", "make_plan"]
 
@@ -88,9 +89,11 @@ def make_plan(facts, activity, options, probe):
         reads = probe(draft)
     types_of = lambda n: draft.ty(facts, n)          # noqa: E731
     values = value_stacks(facts, options, recompute, sites, reads.needed, types_of)
+    values, records = fit_frame_budget(facts, options, draft.parallel, values,
+                                       draft.record_stacks)
     stacks, stack_of, stack_types = group_stacks(
-        facts, values, draft.record_stacks, set(draft.skippable) | set(draft.parallel),
+        facts, values, records, set(draft.skippable) | set(draft.parallel),
         types_of, lambda n: sites.aliases.get(n, n))
-    return replace(draft, value_stacks=values, needed=frozenset(reads.needed),
-                   direct=direct_adjoints(facts, activity), stacks=stacks,
-                   stack_of=stack_of, stack_types=stack_types)
+    return replace(draft, value_stacks=values, record_stacks=records,
+                   needed=frozenset(reads.needed), direct=direct_adjoints(facts, activity),
+                   stacks=stacks, stack_of=stack_of, stack_types=stack_types)

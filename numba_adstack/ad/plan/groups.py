@@ -27,24 +27,35 @@ def group_stacks(facts, value_stacks, record_stacks, scoped_loops, types_of, sit
     record_scope = _record_scopes(facts, scoped)
     for name, spec in record_stacks.items():
         members[name] = (spec, record_scope[name])
-    stacks, stack_of = {}, {}
+    stack_of = {}
     kinds = sorted({str(t) for t in list_types.values()})
-    stack_types = {}
+    stacks, stack_types = {}, {}
     for name in sorted(members):
         spec, scope = members[name]
         if spec.storage == "list":
             kind = "l%d" % kinds.index(str(list_types[name]))
+        elif spec.storage == "launch":
+            kind = "k%d" % spec.index       # sized per launch, each its own
         else:
             kind = _SHORT.get(spec.dtype, spec.dtype.split(".")[-1])
         st = "_st%s%s%s" % (kind, "h" if spec.storage == "heap" else "",
                             "" if scope is None else "_L%d" % scope.header)
-        old = stacks.get(st)
-        cap = spec.capacity if old is None else old.capacity + spec.capacity
-        stacks[st] = StackSpec(spec.dtype, cap, spec.storage)
+        stacks[st] = spec if st not in stacks else _merged(stacks[st], spec)
         stack_of[name] = st
         if spec.storage == "list":
             stack_types[st] = list_types[name]
     return stacks, stack_of, stack_types
+
+
+def _merged(a, b):
+    """One stack for the members of ``a`` and ``b``: their capacities and the room they
+    reserve at loop entries add up."""
+    reserves = dict(a.reserves)
+    for header, per in b.reserves:
+        reserves[header] = reserves.get(header, 0) + per
+    what = a.what if not b.what else ("%s; %s" % (a.what, b.what) if a.what else b.what)
+    return StackSpec(a.dtype, a.capacity + b.capacity, a.storage,
+                     tuple(sorted(reserves.items())), what, a.block)
 
 
 def _scope(facts, label, scoped):

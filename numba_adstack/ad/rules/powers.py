@@ -1,0 +1,90 @@
+"""Adjoints of powers with a literal operand, as fast as the primal.
+
+Numba lowers ``x ** 6`` (an integer literal) to multiplications, and LLVM turns
+``x ** 0.5`` into a square root; the generic rule ``{g} * ({1} * {0} ** ({1} - 1))`` would
+make each of them a libm ``pow`` call per step in the sweep. With a literal exponent ``k``
+the derivative ``k x^(k-1)`` is written instead with integer powers (multiplications),
+square roots and the result ``y`` itself; with a literal base ``c`` the exponent's
+derivative ``y ln c`` gets ``ln c`` as a constant.
+
+``LITERAL_RULES`` maps each power primitive to the function giving the rule for its
+literal operands (one entry per primitive: ``math.pow`` and ``np.power`` share it).
+"""
+import math
+import operator
+
+import numpy as np
+
+#: Integer literal powers up to this Numba lowers to multiplications.
+_MAX_INT_POWER = 0x10000
+
+
+def _num(v):
+    return repr(float(v))
+
+
+def _int_power(base, k):
+    """Source of ``base ** k`` for an integer ``k >= 0`` that Numba lowers to
+    multiplications (an integer literal exponent)."""
+    if k == 0:
+        return "1.0"
+    if k == 1:
+        return base
+    if k == 2:
+        return "(%s * %s)" % (base, base)
+    return "%s ** %d" % (base, k)
+
+
+def exponent_derivative(k):
+    """Source of ``d (x ** k) / dx`` in terms of ``{0}`` (x) and ``{y}`` (x ** k); None
+    for ``k == 0``. Exponents other than integers and half-integers keep ``pow``, as the
+    primal does."""
+    k = float(k)
+    if k == 0:
+        return None
+    if k.is_integer() and abs(k) <= _MAX_INT_POWER:
+        k = int(k)
+        if k == 1:
+            return "1.0"
+        if k == -1:
+            return "(-({y} * {y}))"
+        if k > 1:
+            return "(%s * %s)" % (_num(k), _int_power("{0}", k - 1))
+        return "(%s / %s)" % (_num(k), _int_power("{0}", 1 - k))
+    if (2 * k).is_integer() and abs(k) <= _MAX_INT_POWER:
+        if k == 0.5:
+            return "(0.5 / {y})"
+        if k == -0.5:
+            return "(-0.5 * ({y} * {y} * {y}))"
+        j = k - 1.0                               # a half-integer: sqrt(x) x^a or its inverse
+        a = int(abs(j) - 0.5)
+        root = "math.sqrt({0})"
+        part = root if a == 0 else "(%s * %s)" % (root, _int_power("{0}", a))
+        if j > 0:
+            return "(%s * %s)" % (_num(k), part)
+        return "(%s / %s)" % (_num(k), part)
+    return "(%s * {0} ** %s)" % (_num(k), _num(k - 1.0))
+
+
+def power_rule(literals):
+    """The rule of ``y = base ** exponent`` for ``literals = [base or None, exponent or
+    None]`` (the values of the literal operands), or None for the generic rule."""
+    base, k = literals[0], literals[1]
+    if k is not None:
+        d = exponent_derivative(k)             # (x ** 0 is 1: no gradient)
+        return (None if d is None else ("{g}" if d == "1.0" else "{g} * %s" % d), None)
+    if base is not None and base > 0:
+        return (None, "{g} * ({y} * %r)" % math.log(base))
+    return None
+
+
+LITERAL_RULES = {operator.pow: power_rule, math.pow: power_rule, np.power: power_rule}
+
+
+def specialise(fn, literals):
+    """The rule of primitive ``fn`` for these literal operand values (None where an
+    operand is not a literal), or None: the table's rule applies."""
+    special = LITERAL_RULES.get(fn)
+    if special is None or all(v is None for v in literals):
+        return None
+    return special(literals)

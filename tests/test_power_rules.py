@@ -1,0 +1,96 @@
+"""Powers with a literal operand: right gradients, and no libm ``pow`` in the backward
+where the primal has none (``x ** 6``, ``x ** 0.5``, ``x ** -1``, ``(1. / r) ** 6``)."""
+import math
+import re
+
+import numba
+import numpy as np
+import pytest
+
+import numba_adstack as nad
+from numba_adstack.ad.rules import powers
+
+from conftest import check_fd
+
+EXPONENTS = [0, 1, 2, 3, 6, 11, -1, -2, -3, 0.5, -0.5, 1.5, 2.5, -1.5, 2.0, 3.0, 2.7, -0.3]
+
+
+def _power_fn(k, form):
+    expr = {"op": "v ** K", "pow": "math.pow(v, K)", "np": "np.power(v, K)",
+            "inplace": None}[form]
+    body = ["def f(x, n):", "    s = 0.0", "    for i in range(n):",
+            "        v = x[i % x.shape[0]]"]
+    if expr is None:
+        body += ["        v **= K"]
+    else:
+        body += ["        v = " + expr]
+    body += ["        s += v * (i + 1)", "    return s"]
+    ns = {"math": math, "np": np}
+    exec("\n".join(body).replace("K", repr(k)) + "\n", ns)
+    return ns["f"]
+
+
+def _backward_asm(f, *args):
+    f.grad(*args)
+    bw = f._backward(args)
+    return "".join(bw.njit_fn.inspect_asm().values())
+
+
+def _pow_calls(asm):
+    return len(re.findall(r"\bpow\b", asm))
+
+
+@pytest.mark.parametrize("k", EXPONENTS)
+def test_literal_exponent_gradients(k):
+    x = np.array([0.7, 1.3, 2.1])
+    f = nad.grad_jit(_power_fn(k, "op"))
+    check_fd(f, x, 5, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("form", ["pow", "np", "inplace"])
+@pytest.mark.parametrize("k", [2, -1, 0.5, 2.7])
+def test_literal_exponent_in_every_spelling(form, k):
+    f = nad.grad_jit(_power_fn(k, form))
+    check_fd(f, np.array([0.6, 1.4]), 4, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_integer_powers_of_negative_and_zero_bases(k):
+    f = nad.grad_jit(_power_fn(k, "op"))
+    got = f.grad(np.array([-1.5, 0.0]), 2)[0]
+    np.testing.assert_allclose(got, [k * (-1.5) ** (k - 1), 2 * k * 0.0 ** (k - 1)])
+
+
+@pytest.mark.parametrize("k", [6, 2, 3, -1, -2, 0.5])
+def test_no_pow_in_the_backward_where_the_primal_has_none(k):
+    src = _power_fn(k, "op")
+    primal = numba.njit(src)
+    args = (np.array([0.7, 1.3]), 3)
+    primal(*args)
+    assert _pow_calls("".join(primal.inspect_asm().values())) == 0
+    assert _pow_calls(_backward_asm(nad.grad_jit(src), *args)) == 0
+
+
+def test_lennard_jones_helpers_call_no_pow():
+    from benchmarks import workloads_real as wr
+    f = nad.grad_jit(wr.lj_energy)
+    pos = wr._lj_args(quick=True)[0]
+    assert _pow_calls(_backward_asm(f, pos)) == 0
+    check_fd(f, pos, rtol=1e-5, atol=1e-8)
+
+
+def test_literal_base():
+    @nad.grad_jit
+    def f(x):
+        return 2.0 ** x[0] + 10.0 ** x[1]
+    assert "0.693147" in f.inspect_adjoint(np.array([0.5, 0.2]))
+    check_fd(f, np.array([0.5, 0.2]))
+
+
+def test_rules_read_as_written():
+    assert powers.power_rule([None, 6]) == ("{g} * (6.0 * {0} ** 5)", None)
+    assert powers.power_rule([None, 0.5]) == ("{g} * (0.5 / {y})", None)
+    assert powers.power_rule([None, -1]) == ("{g} * (-({y} * {y}))", None)
+    assert powers.power_rule([None, 0]) == (None, None)
+    assert powers.power_rule([None, None]) is None
+    assert powers.specialise(math.sin, [None]) is None
