@@ -90,3 +90,24 @@ def test_jax_float32_by_default():
         assert g.dtype == jnp.float32
         want = 2.0 * np.cos(np.asarray(theta)) + np.sin(np.asarray(theta))
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------- the worked example
+def test_worked_example_fits_the_spring():
+    """docs/examples/torch_spring.py: its gradient against finite differences, then Adam
+    recovers the parameters the data were made with."""
+    torch = pytest.importorskip("torch")
+    from test_docs import DOCS, load
+
+    ex = load(DOCS / "examples" / "torch_spring.py")
+    observed = ex.observations()
+    params = torch.tensor([2.5, 1.0], dtype=torch.float64, requires_grad=True)
+    loss = torch.mean((ex.simulate(params, ex.DT, ex.STEPS, 60) - observed) ** 2)
+    loss.backward()
+    want = fd_tree(lambda p: float(np.mean((ex.positions.py_func(p, ex.DT, ex.STEPS, 60)
+                                            - observed.numpy()) ** 2)),
+                   (np.array([2.5, 1.0]),))[0]
+    np.testing.assert_allclose(params.grad.numpy(), want, rtol=1e-6)
+    fitted, losses = ex.fit(observed)
+    np.testing.assert_allclose(fitted, ex.TRUE, atol=0.02)
+    assert losses[-1] < 0.01 * losses[0]

@@ -167,3 +167,12 @@ def as_list(x):
 def test_outputs_that_take_no_cotangent_are_refused():
     with pytest.raises(NonDifferentiableError, match="the output of as_list has type list"):
         as_list.vjp(1.0)
+
+
+def test_vjp_benchmark_runs_and_agrees_with_jax():
+    # Tiny sizes; the cotangents are compared with JAX's inside measure() when JAX is
+    # installed. No timing is asserted.
+    from benchmarks import bench_vjp
+    (row,) = bench_vjp.run(bench_vjp.QUICK_SIZES, repeat=1)
+    assert row["ours_vjp_s"] > 0 and ("jax_vjp_s" in row or row["jax"] == "not installed")
+    assert "| 4 | 20 |" in bench_vjp.markdown([row])
