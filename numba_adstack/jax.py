@@ -104,11 +104,13 @@ def _host_dtype(a):
 
 
 def _host_args(args, static):
-    """What ``f`` takes: NumPy arrays, and Python floats for 0-d float arrays."""
+    """What ``f`` takes: NumPy arrays, and Python floats for 0-d float arrays. JAX's
+    buffers are read-only: ``f`` gets writable copies (the types it is compiled for
+    outside JAX, and room for a function that writes into its arguments)."""
     out = []
     for k, a in enumerate(args):
         if k not in static:
-            a = np.asarray(a)
+            a = np.array(a)
             if a.ndim == 0:
                 a = a.item()
         out.append(a)

@@ -2,12 +2,14 @@
 
 ``numba_adstack.torch.function(f)`` returns a callable that takes CPU tensors (float32 or
 float64; other arguments, such as integers, pass through), runs ``f`` on their NumPy
-views, and returns tensors shaped like ``f``'s output (a tensor per array or float, tuples
-kept). Its ``backward`` is ``f.vjp_call`` with the incoming gradients as the cotangent.
+views (copies where ``f`` writes into its arguments), and returns tensors shaped like
+``f``'s output (a tensor per array or float, tuples kept). Its ``backward`` is ``f.vjp_call`` with the incoming gradients as the cotangent.
 Install with ``pip install numba_adstack[torch]``.
 """
 import numpy as np
 import torch
+
+from .ad.vjp import protected_arguments
 
 __all__ = ["function"]
 
@@ -23,7 +25,8 @@ def function(f):
         @staticmethod
         def forward(ctx, structure, *args):
             np_args = [_to_numpy(a, name, k) for k, a in enumerate(args)]
-            out = f(*np_args)
+            # f runs on the tensors' memory, on copies where it writes into it.
+            out = f(*protected_arguments(f, np_args))
             leaves = []
             _flatten(out, leaves)
             ctx.structure = _structure(out)

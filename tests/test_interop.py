@@ -111,3 +111,19 @@ def test_worked_example_fits_the_spring():
     fitted, losses = ex.fit(observed)
     np.testing.assert_allclose(fitted, ex.TRUE, atol=0.02)
     assert losses[-1] < 0.01 * losses[0]
+
+
+def test_a_function_writing_into_its_argument_leaves_the_tensor_and_array_alone():
+    from test_vjp import squares_in_place
+    x = np.array([1.0, 2.0, 3.0])
+    torch = pytest.importorskip("torch")
+    import numba_adstack.torch as nat
+    t = torch.tensor(x, requires_grad=True)
+    (nat.function(squares_in_place)(t) * torch.tensor([1.0, -2.0, 0.5])).sum().backward()
+    np.testing.assert_array_equal(t.detach().numpy(), x)
+    np.testing.assert_allclose(t.grad.numpy(), 2.0 * x * [1.0, -2.0, 0.5])
+    jax = pytest.importorskip("jax")
+    import numba_adstack.jax as naj
+    with jax.enable_x64(True):
+        g = jax.grad(lambda a: naj.function(squares_in_place)(a).sum())(jax.numpy.array(x))
+    np.testing.assert_allclose(np.asarray(g), 2.0 * x)

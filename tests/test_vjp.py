@@ -121,8 +121,17 @@ def test_wrt_leaves_the_other_arguments_alone():
     assert got[0] == pytest.approx(trajectory.vjp_call(3.0, 0.4, STATE, 5, ct)[0], rel=1e-12)
 
 
+def compiled_signatures(f):
+    """How many signatures ``f`` and the backwards of its vjp are compiled for."""
+    return len(f.signatures) + sum(len(bw.njit_fn.signatures)
+                                   for sum_fn in getattr(f, "_vjp_sums", {}).values()
+                                   for bw in sum_fn._backwards.values())
+
+
 def test_vjp_call_in_a_loop_compiles_once():
     ct = np.zeros((6, 2))
+    trajectory.vjp_call(3.0, 0.4, STATE, 6, ct)
+    compiled = compiled_signatures(trajectory)
     for step in range(6):
         ct[:] = 0.0
         ct[step, 0] = 1.0            # row by row: d x(step) / d (k, c, state)
@@ -130,10 +139,8 @@ def test_vjp_call_in_a_loop_compiles_once():
         want = fd_tree(lambda k, c, s, n: trajectory.py_func(k, c, s, n)[step, 0],
                        (3.0, 0.4, STATE, 6))
         assert_tree_close(got, want, 1e-6, 1e-8)
-    (sum_fn,) = trajectory._vjp_sums.values()
-    (backward,) = sum_fn._backwards.values()
-    assert len(backward.njit_fn.signatures) == 1
-    assert len(trajectory.signatures) == 1
+    trajectory.vjp(3.0, 0.4, STATE, 6)[1](ct[::-1])     # not contiguous: copied
+    assert compiled_signatures(trajectory) == compiled
 
 
 def test_cotangent_of_the_wrong_shape_names_the_output():
@@ -176,3 +183,21 @@ def test_vjp_benchmark_runs_and_agrees_with_jax():
     (row,) = bench_vjp.run(bench_vjp.QUICK_SIZES, repeat=1)
     assert row["ours_vjp_s"] > 0 and ("jax_vjp_s" in row or row["jax"] == "not installed")
     assert "| 4 | 20 |" in bench_vjp.markdown([row])
+
+
+@nad.grad_jit
+def squares_in_place(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * x[i]
+    return x
+
+
+def test_function_writing_into_its_argument():
+    x = np.array([1.0, 2.0, 3.0])
+    value, pullback = squares_in_place.vjp(x)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])        # the caller's array
+    np.testing.assert_array_equal(value, [1.0, 4.0, 9.0])
+    ct = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(pullback(ct)[0], 2.0 * x * ct)
+    np.testing.assert_allclose(squares_in_place.vjp_call(x, ct)[0], 2.0 * x * ct)
+    np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])

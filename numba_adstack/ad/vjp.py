@@ -198,6 +198,14 @@ class VjpSignature:
         raise mismatch
 
 
+def _copied(v):
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    if isinstance(v, (tuple, list)):
+        return type(v)(_copied(x) for x in v)
+    return v
+
+
 def _describe(c):
     if isinstance(c, np.ndarray):
         return "an array of shape %s and dtype %s" % (c.shape, c.dtype)
@@ -226,10 +234,18 @@ def signature_for(disp, args):
     return sig
 
 
+def protected_arguments(disp, args):
+    """``args``, with copies of the arrays when ``disp`` writes into its arguments (for
+    running the primal without changing the caller's arrays)."""
+    return _copied(args) if signature_for(disp, args).backward.written_args else args
+
+
 def vjp(disp, args):
     """``(f(*args), pullback)``; ``pullback(cotangent)`` gives the input cotangents."""
     sig = signature_for(disp, args)
-    value = disp(*args)
+    # A function that writes into its arguments runs on copies, as grad's backward does:
+    # the caller's arrays stay as they are, and the pullback is at the inputs as given.
+    value = disp(*protected_arguments(disp, args))
 
     def pullback(cotangent):
         return sig.pull(disp, args, cotangent, value)
