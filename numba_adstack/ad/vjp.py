@@ -131,6 +131,9 @@ class VjpSignature:
         self.sum_function = sums[key]
         ct_types = [t if kind == _FLOAT else t.copy(layout="C")
                     for path, kind, t in self.leaves]
+        # The dtype and dimension each array cotangent must have, by the output's type.
+        self.expected = {id(t): (np.dtype(str(t.dtype)), t.ndim)
+                         for path, kind, t in self.leaves if kind == _ARRAY}
         self.backward = self.sum_function.backward_for_types(tuple(argtypes) + tuple(ct_types))
 
     def cotangent_leaves(self, cotangent, value=None):
@@ -142,12 +145,11 @@ class VjpSignature:
 
     def _walk(self, tree, c, path, flat, value):
         kind, t = tree
-        name = _output_name(path, self.qualname)
         if kind == _TUPLE:
             if not isinstance(c, (tuple, list)) or len(c) != len(t):
                 raise AdjointArgumentError(
                     "cotangent for %s must be a tuple of %d items, like the output; got %s"
-                    % (name, len(t), _describe(c)))
+                    % (self._name(path), len(t), _describe(c)))
             for k, sub in enumerate(t):
                 self._walk(sub, c[k], path + (k,), flat,
                            None if value is None else value[k])
@@ -155,30 +157,34 @@ class VjpSignature:
             if c is not None and np.any(np.asarray(c) != 0):
                 raise AdjointArgumentError(
                     "%s is %s and takes no cotangent; pass None (or zero) for it, not %s"
-                    % (name, t, _describe(c)))
+                    % (self._name(path), t, _describe(c)))
         elif kind == _FLOAT:
             if isinstance(c, np.ndarray) and c.ndim == 0:
                 c = c[()]
             if not isinstance(c, (float, int, np.floating, np.integer)) or \
                     isinstance(c, bool):
                 raise AdjointArgumentError("cotangent for %s must be a float (the output is "
-                                           "%s), got %s" % (name, t, _describe(c)))
+                                           "%s), got %s" % (self._name(path), t,
+                                                            _describe(c)))
             flat.append(float(c))
         else:
-            flat.append(self._array_leaf(c, t, name, value))
+            flat.append(self._array_leaf(c, t, path, value))
 
-    def _array_leaf(self, c, t, name, value):
+    def _name(self, path):
+        return _output_name(path, self.qualname)
+
+    def _array_leaf(self, c, t, path, value):
         if not isinstance(c, np.ndarray):
             raise AdjointArgumentError("cotangent for %s must be a NumPy array (the output "
-                                       "is %s), got %s" % (name, t, _describe(c)))
-        expected = np.dtype(str(t.dtype))
-        if c.dtype != expected:
+                                       "is %s), got %s" % (self._name(path), t, _describe(c)))
+        dtype, ndim = self.expected[id(t)]
+        if c.dtype != dtype:
             raise AdjointArgumentError("cotangent for %s has dtype %s, expected %s"
-                                       % (name, c.dtype, expected))
-        if c.ndim != t.ndim or (value is not None and c.shape != value.shape):
+                                       % (self._name(path), c.dtype, dtype))
+        if c.ndim != ndim or (value is not None and c.shape != value.shape):
             want = value.shape if value is not None else "a %d-d array" % t.ndim
             raise AdjointArgumentError("cotangent for %s has shape %s, expected %s"
-                                       % (name, c.shape, want))
+                                       % (self._name(path), c.shape, want))
         return c if c.flags.c_contiguous else np.ascontiguousarray(c)
 
     def pull(self, disp, args, cotangent, value=None):
@@ -245,7 +251,7 @@ def vjp(disp, args):
     sig = signature_for(disp, args)
     # A function that writes into its arguments runs on copies, as grad's backward does:
     # the caller's arrays stay as they are, and the pullback is at the inputs as given.
-    value = disp(*protected_arguments(disp, args))
+    value = disp(*(_copied(args) if sig.backward.written_args else args))
 
     def pullback(cotangent):
         return sig.pull(disp, args, cotangent, value)
