@@ -127,3 +127,17 @@ def test_a_function_writing_into_its_argument_leaves_the_tensor_and_array_alone(
     with jax.enable_x64(True):
         g = jax.grad(lambda a: naj.function(squares_in_place)(a).sum())(jax.numpy.array(x))
     np.testing.assert_allclose(np.asarray(g), 2.0 * x)
+
+
+def test_jax_result_shape_given():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    import numba_adstack.jax as naj
+
+    with jax.enable_x64(True):
+        r, theta = jnp.array([1.0, 2.0, 0.5]), jnp.array([0.1, 1.2, -0.7])
+        spec = jax.ShapeDtypeStruct((3,), jnp.float64)
+        for shape in ((spec, spec), lambda r, t: (spec, spec)):
+            p = naj.function(polar, result_shape=shape)
+            g = jax.jit(jax.grad(lambda r, t: jnp.sum(p(r, t)[1])))(r, theta)
+            np.testing.assert_allclose(np.asarray(g), np.sin(np.asarray(theta)), rtol=1e-12)
