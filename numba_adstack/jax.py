@@ -65,7 +65,11 @@ def function(f, static_argnums=(), result_shape=None):
         spec_leaves, tree = jax.tree_util.tree_flatten(spec)
         g_leaves = jax.tree_util.tree_leaves(g)
         floating = [k for k, s in enumerate(spec_leaves) if jnp.issubdtype(s.dtype, jnp.floating)]
-        in_spec = tuple(jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in dynamic)
+        # Cotangents for the float arguments; the others (integers) get None, JAX's zero.
+        diff = [j for j, a in enumerate(dynamic)
+                if jnp.issubdtype(jnp.result_type(a), jnp.floating)]
+        in_spec = tuple(jax.ShapeDtypeStruct(np.shape(dynamic[j]), jnp.result_type(dynamic[j]))
+                        for j in diff)
 
         def host(*values):
             vals, gs = values[:len(dynamic)], values[len(dynamic):]
@@ -76,10 +80,12 @@ def function(f, static_argnums=(), result_shape=None):
             full = _host_args(_merge(args, static, vals), static)
             cts = f.vjp_call(*full, cotangent)
             dyn_cts = [c for k, c in enumerate(cts) if k not in static]
-            return tuple(np.zeros(s.shape, s.dtype) if c is None else
-                         np.asarray(c, s.dtype).reshape(s.shape)
-                         for s, c in zip(in_spec, dyn_cts))
-        return jax.pure_callback(host, in_spec, *dynamic, *[g_leaves[k] for k in floating])
+            return tuple(np.zeros(s.shape, s.dtype) if dyn_cts[j] is None else
+                         np.asarray(dyn_cts[j], s.dtype).reshape(s.shape)
+                         for s, j in zip(in_spec, diff))
+        got = iter(jax.pure_callback(host, in_spec, *dynamic,
+                                     *[g_leaves[k] for k in floating]))
+        return tuple(next(got) if j in diff else None for j in range(len(dynamic)))
 
     fn.defvjp(fwd, bwd)
     functools.update_wrapper(fn, f.py_func)

@@ -4,6 +4,7 @@ libraries' own gradient checks. Skipped where a library is missing."""
 import numpy as np
 import pytest
 
+import numba_adstack as nad
 from funcval_helpers import fd_tree
 from test_vjp import nested, polar, trajectory
 
@@ -141,3 +142,24 @@ def test_jax_result_shape_given():
             p = naj.function(polar, result_shape=shape)
             g = jax.jit(jax.grad(lambda r, t: jnp.sum(p(r, t)[1])))(r, theta)
             np.testing.assert_allclose(np.asarray(g), np.sin(np.asarray(theta)), rtol=1e-12)
+
+
+@nad.grad_jit
+def gather_squares(x, idx):
+    out = np.empty(idx.shape[0])
+    for j in range(idx.shape[0]):
+        out[j] = x[idx[j]] ** 2
+    return out
+
+
+def test_jax_integer_array_argument_gets_no_cotangent():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    import numba_adstack.jax as naj
+
+    with jax.enable_x64(True):
+        f = naj.function(gather_squares)
+        x, idx = jnp.array([1.0, 2.0, 3.0]), jnp.array([0, 2, 2])
+        g = jax.jit(jax.grad(lambda x, i: jnp.sum(f(x, i) * jnp.array([1.0, 2.0, 3.0]))))(
+            x, idx)
+    np.testing.assert_allclose(np.asarray(g), [2.0, 0.0, 2 * 3.0 * (2.0 + 3.0)])
