@@ -8,8 +8,9 @@ stepped ``steps`` times; it returns the positions at every step, a ``(steps, n)`
 Each size is timed as one call that gives the trajectory and the input cotangents for a
 fixed cotangent: ``value, pullback = f.vjp(...); pullback(ct)`` for ours, a jitted
 ``jax.vjp`` and its pullback for JAX; ``f.vjp_call`` (the input cotangents alone) and the
-Numba primal are timed too. Each time is the fastest of the repeated calls. The cotangents of the two are compared before anything is
-timed. Writes vjp.json and vjp.md (default docs/; build/benchmarks-quick/ with --quick).
+Numba primal are timed too. Each time is the fastest of the repeated calls. The
+cotangents of the two are compared before anything is timed. Writes vjp.json and vjp.md
+(default docs/; build/benchmarks-quick/ with --quick).
 """
 import argparse
 import json

@@ -3,8 +3,9 @@
 ``numba_adstack.torch.function(f)`` returns a callable that takes CPU tensors (float32 or
 float64; other arguments, such as integers, pass through), runs ``f`` on their NumPy
 views (copies where ``f`` writes into its arguments), and returns tensors shaped like
-``f``'s output (a tensor per array or float, tuples kept). Its ``backward`` is ``f.vjp_call`` with the incoming gradients as the cotangent.
-Install with ``pip install numba_adstack[torch]``.
+``f``'s output (a tensor per array or float, tuples kept). Its ``backward`` is
+``f.vjp_call`` with the incoming gradients as the cotangent. Install with
+``pip install numba_adstack[torch]``.
 """
 import numpy as np
 import torch
