@@ -171,13 +171,13 @@ def _range_sequence(em, call):
 
 
 def _enumerate_sequence(em, call):
-    kws = dict(call.kws)
-    if call.vararg is not None or not 1 <= len(call.args) + len(kws) <= 2 or \
-            set(kws) - {"start"}:
-        em.refuse("enumerate(...) with arguments other than (iterable, start)")
+    # Numba's enumerate takes no keywords: neither does this one.
+    if call.kws or call.vararg is not None or not 1 <= len(call.args) <= 2:
+        em.refuse("enumerate(...) with arguments other than (iterable) or (iterable, "
+                  "start)")
     inner = _sequence(em, call.args[0])
-    start = call.args[1] if len(call.args) > 1 else kws.get("start")
-    start = em.const(0) if start is None else em.assign(start, "$loopform_start")
+    start = em.assign(call.args[1], "$loopform_start") if len(call.args) > 1 else \
+        em.const(0)
     return _Sequence(inner.length, lambda k: em.tuple(
         [em.binop(operator.add, start, k), inner.item(k)]))
 
