@@ -126,6 +126,35 @@ def row_sums(X, w):
     return s
 
 
+@numba.njit
+def weighted_dot(a, w):
+    s = 0.0
+    for ai, wi in zip(a, w):
+        s += ai * wi
+    return s
+
+
+@nad.grad_jit
+def rows_through_a_helper(X, w):
+    s = 0.0
+    for row in X:
+        s += math.sin(weighted_dot(row, w))
+    return s
+
+
+@nad.grad_jit
+def scratch_grid(x):
+    G = np.zeros((2, 3))
+    for i, j in np.ndindex(G.shape):
+        G[i, j] = x[i] * x[j + 1]
+    s = 0.0
+    for v in G.flat:
+        s += v * v
+    for row in G:
+        s += row[2] * row[0]
+    return s
+
+
 @nad.grad_jit
 def enumerate_break_continue(x, limit):
     s = 0.0
@@ -150,6 +179,8 @@ CASES = [
     (logsumexp_flat, (M34,)),
     (pair_potential, (PLANE,)),
     (row_sums, (M34, Y4)),
+    (rows_through_a_helper, (M34, Y4)),
+    (scratch_grid, (X6,)),
     (enumerate_break_continue, (X6, 1.5)),
     (enumerate_break_continue, (X6, 100.0)),
 ]
@@ -180,17 +211,30 @@ def test_analytic_gradients():
 
 
 @nad.grad_jit
-def ndindex_of_a_reshaped_array(x):
-    Y = x.reshape((2, 3))
+def ndindex_of_an_outer_product(x):
+    Y = np.outer(x, x)
     s = 0.0
     for idx in np.ndindex(Y.shape):
         s += Y[idx]
     return s
 
 
-def test_ndindex_of_an_unknown_shape_is_refused_with_the_line():
+@nad.grad_jit
+def rows_of_an_outer_product(x):
+    s = 0.0
+    for row in np.outer(x, x):
+        s += row[0]
+    return s
+
+
+def test_loops_over_shapes_unknown_before_typing_are_refused_with_the_line():
     with pytest.raises(NonDifferentiableError) as ei:
-        ndindex_of_a_reshaped_array.grad(X6)
+        ndindex_of_an_outer_product.grad(X6)
     msg = str(ei.value)
-    assert "ndindex_of_a_reshaped_array" in msg and "np.ndindex" in msg
+    assert "ndindex_of_an_outer_product" in msg and "np.ndindex" in msg
     assert "for idx in np.ndindex(Y.shape)" in msg
+    with pytest.raises(NonDifferentiableError) as ei:
+        rows_of_an_outer_product.grad(X6)
+    msg = str(ei.value)
+    assert "rows_of_an_outer_product" in msg and "rows of array(float64, 2d" in msg
+    assert "for row in np.outer(x, x)" in msg

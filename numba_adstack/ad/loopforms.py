@@ -286,17 +286,30 @@ def _ndim(em, var):
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "T":
         return _ndim(em, defn.value)
     if isinstance(defn, ir.Expr) and defn.op == "call" and defn.args:
+        method = em.definition(defn.func)
+        if isinstance(method, ir.Expr) and method.op == "getattr" and \
+                method.attr == "reshape":
+            return _shape_length(em, defn.args)
         name = em.callname(defn)
         if name is None or name[1] != "numpy":
             return None
         if name[0] in _LIKE_CREATORS:
             return _ndim(em, defn.args[0])
         if name[0] in _SHAPED_CREATORS:
-            shape = em.definition(defn.args[0])
-            if isinstance(shape, ir.Expr) and shape.op == "build_tuple":
-                return len(shape.items)
-            return 1 if _is_int(em, defn.args[0]) else None
+            return _shape_length(em, defn.args[:1])
     return None
+
+
+def _shape_length(em, args):
+    """The length of the shape given as ``args`` (``(n, m)``, or ``n, m``), or None."""
+    if len(args) > 1:
+        return len(args)
+    shape = em.definition(args[0])
+    if isinstance(shape, ir.Expr) and shape.op == "build_tuple":
+        return len(shape.items)
+    if isinstance(shape, ir.Const) and isinstance(shape.value, tuple):
+        return len(shape.value)
+    return 1 if _is_int(em, args[0]) else None
 
 
 # ---------------------------------------------------------------------- the rewrite
@@ -345,9 +358,9 @@ def _is_loop_form(em, var):
     ``prange``), and not an array known to have one dimension (nor one whose dimensions
     are unknown: the rest of the rewrite reads those loops directly)."""
     defn = em.definition(var)
-    if isinstance(defn, ir.Expr) and defn.op == "call":
-        return em.callname(defn) in (("zip", "builtins"), ("enumerate", "builtins"),
-                                     ("ndindex", "numpy"))
+    if isinstance(defn, ir.Expr) and defn.op == "call" and em.callname(defn) in (
+            ("zip", "builtins"), ("enumerate", "builtins"), ("ndindex", "numpy")):
+        return True
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "flat":
         return True
     ndim = _ndim(em, var)
