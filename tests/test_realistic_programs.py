@@ -22,10 +22,11 @@ RAISES_OTHER_ERRORS = set()
 # Among them, issue 14's: helpers on row views (lennard_jones, coulomb), option pricing
 # returning two arrays (black_scholes_loop), zip loops (kde_zip), small-vector n-body,
 # regressions trained by gradient descent, solvers taking a jitted objective and its args
-# (newton_kepler, golden_section_max), Gauss quadrature built with array arithmetic, and
-# the enumerate / ndindex / flat / row loop forms.
+# (newton_kepler, golden_section_max), Gauss quadrature built with array arithmetic,
+# Jacobi relaxation swapping two arrays (laplace2d), and the enumerate / ndindex / flat /
+# row loop forms.
 MUST_DIFFERENTIATE = {
-    "lennard_jones", "coulomb", "nbody", "heat2d_slices", "advection_diffusion",
+    "lennard_jones", "coulomb", "nbody", "laplace2d", "heat2d_slices", "advection_diffusion",
     "bouncing_ball", "damped_oscillator", "exp_series_break_continue",
     "black_scholes_loop", "kde_zip", "logistic_regression_gd", "linear_regression_gd",
     "moving_average", "ema", "mlp_mse", "newton_kepler", "golden_section_max",

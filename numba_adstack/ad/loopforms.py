@@ -278,15 +278,41 @@ def _shape_items(em, var):
 
 def _ndim(em, var):
     """The number of dimensions of the array ``var`` when known before typing: an
-    argument, ``x.T``, or an array made by a NumPy creator with a known shape."""
-    defn = em.definition(var)
+    argument, ``x.T``, ``x.copy()``, or an array made by a NumPy creator with a known
+    shape; for a variable assigned several times (``A, B = B, A``), the number all its
+    assignments agree on. None when unknown."""
+    ndim = _ndim_of_var(em, var, set())
+    return None if ndim == -1 else ndim
+
+
+def _ndim_of_var(em, var, seen):
+    name = var.name if isinstance(var, ir.Var) else var
+    if name in seen:
+        return -1               # a cycle of copies: the other assignments decide
+    seen.add(name)
+    found = set()
+    for d in em.fir._definitions.get(name, []):
+        found.add(_ndim_of_var(em, d, seen) if isinstance(d, ir.Var)
+                  else _ndim_of(em, d, seen))
+    found.discard(-1)
+    if not found:
+        return -1 if em.fir._definitions.get(name) else None
+    return found.pop() if len(found) == 1 else None
+
+
+def _ndim_of(em, defn, seen):
     t = _arg_type(em, defn)
     if t is not None:
         return t.ndim if isinstance(t, types.Array) else None
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "T":
-        return _ndim(em, defn.value)
-    if isinstance(defn, ir.Expr) and defn.op == "call" and defn.args:
+        return _ndim_of_var(em, defn.value, seen)
+    if isinstance(defn, ir.Expr) and defn.op == "call":
         method = em.definition(defn.func)
+        if isinstance(method, ir.Expr) and method.op == "getattr" and \
+                method.attr in ("copy", "astype") and not defn.kws:
+            return _ndim_of_var(em, method.value, seen)
+        if not defn.args:
+            return None
         if isinstance(method, ir.Expr) and method.op == "getattr" and \
                 method.attr == "reshape":
             return _shape_length(em, defn.args)
@@ -294,7 +320,7 @@ def _ndim(em, var):
         if name is None or name[1] != "numpy":
             return None
         if name[0] in _LIKE_CREATORS:
-            return _ndim(em, defn.args[0])
+            return _ndim_of_var(em, defn.args[0], seen)
         if name[0] in _SHAPED_CREATORS:
             return _shape_length(em, defn.args[:1])
     return None
