@@ -167,6 +167,33 @@ def enumerate_break_continue(x, limit):
     return s
 
 
+@nad.grad_jit
+def ranges_zips_and_1d_ndindex(x, y, z):
+    s = 0.0
+    for i, j in enumerate(range(2, 9, 3)):
+        s += i * j * x[i]
+    for a, b, c in zip(x, y, z):
+        s += a * b - c
+    for k, (i, v) in enumerate(zip(range(5, 0, -2), x), 1):
+        s += k * i * v
+    for t in np.ndindex(3):
+        s += x[t[0]] ** 2
+    return s
+
+
+@nad.grad_jit
+def three_dimensions(T):
+    s = 0.0
+    for i, j, k in np.ndindex(T.shape):
+        s += T[i, j, k] * (i + 2 * j + 3 * k)
+    for v in T.flat:
+        s += v * v
+    for i, plane in enumerate(T):
+        for row in plane:
+            s += row[1] * row[2] * i
+    return s
+
+
 PLANE = np.array([[0.0, 0.1], [1.1, 0.3], [0.4, 1.2], [1.3, 1.4]])
 CASES = [
     (discounted, (X6, 0.9)),
@@ -181,6 +208,8 @@ CASES = [
     (row_sums, (M34, Y4)),
     (rows_through_a_helper, (M34, Y4)),
     (scratch_grid, (X6,)),
+    (ranges_zips_and_1d_ndindex, (X6[:5], Y4, np.linspace(-1.0, 0.0, 6))),
+    (three_dimensions, (np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4),)),
     (enumerate_break_continue, (X6, 1.5)),
     (enumerate_break_continue, (X6, 100.0)),
 ]

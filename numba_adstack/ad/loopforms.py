@@ -65,8 +65,9 @@ class _Emitter:
     """Appends statements to ``out`` in the scope of one function, one fresh variable
     each; ``refuse`` raises NonDifferentiableError at the loop's line."""
 
-    def __init__(self, state, scope, loc):
+    def __init__(self, state, scope, loc, indices):
         self.state = state
+        self.indices = indices  # names of the loop indices made so far (integers)
         self.fir = state.func_ir
         self.scope = scope
         self.loc = loc
@@ -249,6 +250,8 @@ def _arg_type(em, defn):
 
 
 def _is_int(em, var):
+    if var.name in em.indices:
+        return True
     defn = em.definition(var)
     if isinstance(defn, ir.Const):
         return isinstance(defn.value, int)
@@ -306,6 +309,14 @@ def _ndim_of(em, defn, seen):
         return t.ndim if isinstance(t, types.Array) else None
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "T":
         return _ndim_of_var(em, defn.value, seen)
+    if isinstance(defn, ir.Expr) and defn.op in ("getitem", "static_getitem"):
+        # A row x[k] (an integer k) of an array of known dimensions.
+        whole = _ndim_of_var(em, defn.value, seen)
+        if defn.op == "static_getitem":
+            row = isinstance(defn.index, int)
+        else:
+            row = _is_int(em, defn.index)
+        return whole - 1 if row and whole not in (None, -1) and whole > 1 else None
     if isinstance(defn, ir.Expr) and defn.op == "call":
         method = em.definition(defn.func)
         if isinstance(method, ir.Expr) and method.op == "getattr" and \
@@ -393,12 +404,12 @@ def _is_loop_form(em, var):
     return ndim is not None and ndim > 1
 
 
-def _rewrite_loop(state, loop, made):
+def _rewrite_loop(state, loop, made, indices):
     """Rewrite one loop as a range loop (see the module docstring); False when it is not
     a loop form."""
     fir = state.func_ir
     pre = fir.blocks[loop.pre]
-    em = _Emitter(state, pre.scope, loop.getiter.loc)
+    em = _Emitter(state, pre.scope, loop.getiter.loc, indices)
     iterable = loop.getiter.value.value
     if not _is_loop_form(em, iterable):
         return False
@@ -412,6 +423,7 @@ def _rewrite_loop(state, loop, made):
     yielded = loop.copy.target
     k = pre.scope.redefine("$loopform_k", loop.copy.loc)
     loop.copy.target = k
+    indices.add(k.name)
     em.out = []
     item = seq.item(k)
     em.out.append(ir.Assign(_var_of(item), yielded, loop.copy.loc))
@@ -538,11 +550,13 @@ class RewriteLoopForms(FunctionPass):
     def _run(self, state):
         fir = state.func_ir
         fir._definitions = build_definitions(fir.blocks)
-        made, roots = set(), []
+        made, roots, indices = set(), [], set()
         for loop in _for_loops(fir):
             iterable = loop.getiter.value.value
-            if _rewrite_loop(state, loop, made):
+            if _rewrite_loop(state, loop, made, indices):
                 roots.append(iterable.name)
+                # The loops inside read what this one now defines (rows x[k]).
+                fir._definitions = build_definitions(fir.blocks)
         if not roots:
             return False
         made |= _iterator_statements(fir, roots)
