@@ -256,6 +256,23 @@ def rows_of_an_outer_product(x):
     return s
 
 
+@nad.grad_jit
+def enumerate_of_a_dict(x):
+    d = {1: 2.0, 2: 3.0}
+    s = 0.0
+    for i, (k, v) in enumerate(d.items()):
+        s += v * x[i]
+    return s
+
+
+def test_enumerate_of_a_dict_is_refused_with_the_line():
+    with pytest.raises(NonDifferentiableError) as ei:
+        enumerate_of_a_dict.grad(X6)
+    msg = str(ei.value)
+    assert "enumerate_of_a_dict" in msg and "a dict, a set or an iterator" in msg
+    assert "for i, (k, v) in enumerate(d.items())" in msg
+
+
 def test_loops_over_shapes_unknown_before_typing_are_refused_with_the_line():
     with pytest.raises(NonDifferentiableError) as ei:
         ndindex_of_an_outer_product.grad(X6)

@@ -136,9 +136,24 @@ def _sequence(em, var):
     return _array_sequence(em, var)
 
 
+# Iterables without items k, read by ``x[k]``: left to Numba's own iterators.
+_UNINDEXED_METHODS = {"items", "keys", "values"}
+_UNINDEXED_BUILDS = {"build_map", "build_set"}
+
+
 def _array_sequence(em, var):
     """An array (its rows when it has several dimensions) or any sequence with
     ``len`` and ``[k]``."""
+    defn = em.definition(var)
+    method = em.definition(defn.func) if isinstance(defn, ir.Expr) and \
+        defn.op == "call" else None
+    if isinstance(defn, ir.Expr) and defn.op in _UNINDEXED_BUILDS or \
+            isinstance(method, ir.Expr) and method.op == "getattr" and \
+            method.attr in _UNINDEXED_METHODS or \
+            isinstance(defn, ir.Expr) and defn.op == "call" and \
+            em.callname(defn) in (("iter", "builtins"), ("reversed", "builtins")):
+        em.refuse("a zip or enumerate over a dict, a set or an iterator; zip and "
+                  "enumerate take arrays, lists, tuples and ranges")
     held = em.assign(var, "$loopform_seq")
     length = em.call(len, held)
     return _Sequence(length, lambda k: em.getitem(held, k))
