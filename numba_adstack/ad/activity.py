@@ -92,7 +92,7 @@ def _varied(facts, wrt):
             elif isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem") \
                     and isinstance(facts.ty(e.value), types.Array):
                 root = facts.array_root(e.value.name)
-                hit = root in wrt_roots or root in varied_roots
+                hit = root in wrt_roots or root in varied_roots or root in varied
             elif is_float_array(t):
                 # An array is varied when the array it views or aliases holds varied
                 # values, or (a value computed from others, a phi) when its inputs vary.
@@ -184,10 +184,10 @@ def _useful(facts, varied):
             if is_float_array(facts.ty(name)):
                 useful_roots.add(facts.array_root(name))
         _grow_useful_copies(facts, varied, useful, useful_roots)
-        # A computed array read usefully (by elements, through views) is useful itself:
-        # its adjoint flows on into its operands.
+        # A computed array (or a phi of arrays) read usefully (by elements, through
+        # views) is useful itself: its adjoint flows on into its operands.
         work.extend(r for r in useful_roots if r in varied and r not in useful
-                    and facts.computed_array(r))
+                    and (facts.computed_array(r) or r in facts.phis))
         # So does the value a useful array is filled with at its creation.
         for name, (label, stmt) in facts.defs.items():
             fill = facts.fill_value(stmt.value)

@@ -30,6 +30,7 @@ from numba.core import errors, types
 from . import implicit
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
+from .loopforms import RewriteLoopForms
 from .specialize import SpecialiseArguments
 
 _MAX_INLINES = 200
@@ -341,6 +342,7 @@ class _CapturePipeline(CompilerBase):
         pm = PassManager("numba_adstack_capture")
         pm.passes.extend(untyped.passes)
         pm.add_pass_after(InlineDispatcherCalls, InlineInlinables)
+        pm.add_pass_after(RewriteLoopForms, InlineDispatcherCalls)
         if self.layout is not None:
             pm.add_pass_after(SpecialiseArguments, FixupArgs)
         pm.add_pass(NopythonTypeInference, "nopython frontend")

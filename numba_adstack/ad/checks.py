@@ -9,6 +9,7 @@ from numba.core import ir, types
 
 from . import rules as R
 from .facts import is_range
+from .structure import successors
 from .typeinfo import is_float, is_float_array
 from .operators import OPS, UNARY
 
@@ -143,10 +144,11 @@ def _call_description(facts, e):
 
 def _check_aliased_writes(facts, activity):
     """Memory written while a phi may name it (``A, B = B, A`` in a loop, then ``B[i] =
-    ...``) is refused: which array a write lands in then changes from one iteration to
-    the next. Updating a value in place (``w -= lr * g``, each new ``w`` from the last)
-    stays a chain of values and is differentiated, as long as what the chain started
-    from is not read elsewhere."""
+    ...``) is refused unless the phis only pass distinct arrays around (see
+    :func:`_rotated_buffers`): else which array a write lands in, and which variables see
+    it, changes from one iteration to the next. Updating a value in place (``w -= lr *
+    g``, each new ``w`` from the last) stays a chain of values and is differentiated, as
+    long as what the chain started from is not read elsewhere."""
     phis = {p for p in facts.phis if is_float_array(facts.ty(p))}
     for rep in facts.written_classes:
         members = [m for m, r in facts.buffer_class.items() if r == rep]
@@ -154,21 +156,102 @@ def _check_aliased_writes(facts, activity):
                 not any(facts.array_root(m) in activity.useful_roots or m in activity.useful
                         for m in members):
             continue
-        for blk in facts.fir.blocks.values():
-            for stmt in blk.body:
-                target = _written_by(facts, stmt)
-                if target is not None and facts.buffer_class.get(target) == rep and \
-                        not _is_inplace(stmt):
-                    facts.error("writing into an array that a variable rebound in a loop "
-                                "or a branch may name (`A, B = B, A`); keep one array per "
-                                "variable (copy it, or write the new values into a fresh "
-                                "array)", stmt.loc)
+        writes = [(label, stmt) for label, blk in facts.fir.blocks.items()
+                  for stmt in blk.body
+                  if facts.buffer_class.get(_written_by(facts, stmt)) == rep
+                  and not _is_inplace(stmt)]
+        if writes and not _rotated_buffers(facts, members, writes):
+            facts.error("writing into an array that a variable rebound in a loop "
+                        "or a branch may name, where another variable may name it at "
+                        "the same time (`A = B`); swap distinct arrays whole (`A, B = "
+                        "B, A`), or write the new values into a fresh array each "
+                        "iteration", writes[0][1].loc)
         for m in members:
             if facts.is_buffer_source(m) and any(
                     not _feeds_chain(stmt, m) for _, stmt in facts.uses.get(m, ())):
                 facts.error("the array %r is read after a loop updates it in place under "
                             "another name; copy it before the loop (`w = %s.copy()`)"
                             % (m, m), facts.def_loc(m))
+
+
+def _rotated_buffers(facts, members, writes):
+    """Do the array phis among ``members`` (a buffer class written by ``writes``) only
+    pass distinct arrays around? Each is a loop-header phi whose entry edges bring
+    distinct fresh arrays (or the header phis of an enclosing loop) that no other name
+    reads once the loop has started, and whose back edges bring the header phis
+    themselves, permuted (``A, B = B, A``), or, when no write goes through a phi, arrays
+    made and written in that iteration (``B = A.copy()``, written, then ``A = B``); a phi
+    merging branches is allowed only where no write follows. Then no two variables name
+    one array at the same time, and the sweep follows each array as a value of its own."""
+    phis = [m for m in members if m in facts.phis]
+    write_blocks = {label for label, _ in writes}
+    through_phi = any(facts.array_root(_written_by(facts, stmt)) in phis
+                      for _, stmt in writes)
+    headers = {}
+    for p in phis:
+        label = facts.phis[p]
+        lp = facts.s.innermost.get(label)
+        if lp is not None and lp.header == label:
+            headers.setdefault(lp, []).append(p)
+        elif _reaches(facts, label, write_blocks):
+            return False
+    for lp, hphis in headers.items():
+        outer = {p for p in phis if any(facts.phis[p] == up.header
+                                        for up in facts.s.enclosing(lp.header)[1:])}
+        for pred in facts.phi_incoming(hphis[0]):
+            incoming = [facts.phi_incoming(p).get(pred) for p in hphis]
+            if not all(isinstance(v, ir.Var) for v in incoming):
+                return False
+            roots = [facts.array_root(v.name) for v in incoming]
+            if len(set(roots)) != len(roots):
+                return False
+            back = pred in lp.blocks
+            for r in roots:
+                fresh = _fresh_array(facts, r)
+                made_here = fresh and not through_phi and facts.def_label(r) in lp.blocks
+                if back and not (r in hphis or made_here):
+                    return False
+                if not back and not (fresh or r in outer):
+                    return False
+    return _entry_arrays_handed_over(facts, members, phis, headers)
+
+
+def _entry_arrays_handed_over(facts, members, phis, headers):
+    """Once a loop has started, is memory its phis took over on entry read by no other
+    name (``C = A`` before the loop, ``C[0]`` in or after it)?"""
+    for m in members:
+        root = facts.array_root(m)
+        if m in phis or root in phis:
+            continue
+        for label, stmt in facts.uses.get(m, ()):
+            if isinstance(stmt, ir.Assign) and (isinstance(stmt.value, ir.Var) or (
+                    isinstance(stmt.value, ir.Expr) and stmt.value.op == "phi")):
+                continue            # passed on: its target is a member, checked too
+            if any(label in lp.blocks or _reaches(facts, lp.header, {label})
+                   for lp in headers if facts.def_label(root) not in lp.blocks):
+                return False
+    return True
+
+
+def _fresh_array(facts, name):
+    """Is ``name`` memory no other variable names when it is made: an array from a
+    constructor, a copy, or the result of whole-array arithmetic?"""
+    e = facts.def_expr(name)
+    return facts.is_constructor_call(name) or facts.array_copy_source(e) is not None or (
+        facts.computed_array(name) and e.op in ("binop", "unary", "call"))
+
+
+def _reaches(facts, start, targets):
+    """Can control go from block ``start`` to any block of ``targets``?"""
+    seen, work = set(), [start]
+    while work:
+        b = work.pop()
+        if b in targets:
+            return True
+        if b not in seen:
+            seen.add(b)
+            work.extend(successors(facts.fir.blocks[b]))
+    return False
 
 
 def _written_by(facts, stmt):

@@ -244,10 +244,16 @@ class IRFacts(ArrayFacts):
             fn = None
             if isinstance(rng, ir.Expr) and rng.op == "call":
                 fn = self.resolve_global(rng.func)
+            if isinstance(at, types.Array):
+                # Rows of an array whose dimensions were not known before typing
+                # (ad/loopforms.py rewrites the loops over rows it can see).
+                self.error("`for` over the rows of %s made in a way whose number of "
+                           "dimensions is not known before typing; write `for i in "
+                           "range(len(x))` and read x[i]" % at, e.loc)
             if not is_range(fn):
-                self.error("`for` over %s; only `for ... in range(...)` (or prange) and 1-d "
-                           "array loops are supported (index arrays with range(len(x)))"
-                           % self.ty(e.value), e.loc)
+                self.error("`for` over %s; the loops supported are over range(...) (or "
+                           "prange), arrays, zip, enumerate, np.ndindex and x.flat (index "
+                           "others with range(len(x)))" % self.ty(e.value), e.loc)
             consts = []
             for a in rng.args:
                 c = self.resolve_global(a)

@@ -297,8 +297,11 @@ class Reverse:
         cps = self.facts.edge_copies(e)
         flt = [(t, v) for t, v in cps if t.name in cx.activity.useful]
         targets = {t.name for t, _ in cps}
-        if any(isinstance(v, ir.Var) and v.name in targets for _, v in flt):
-            # A swap (a, b = b, a): read every adjoint before any is reset.
+        if any(isinstance(v, ir.Var) and (v.name in targets or (
+                is_float_array(self.facts.ty(v)) and self.facts.array_root(v.name)
+                in targets)) for _, v in flt):
+            # A swap (a, b = b, a; for arrays also through aliases, whose adjoint is
+            # their root's): read every adjoint before any is reset.
             tmps = []
             for t, v in flt:
                 tmp = "_t" + names.bar(t)
