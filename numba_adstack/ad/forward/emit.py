@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from numba.core import ir, types
 
-from ..activity import _varied
+from .varied import varied_values
 from ..emit import Names, Source
 from ..emit.forward import Forward, range_index
 from ..emit.names import Lines
@@ -94,6 +94,20 @@ class TangentForward(Forward):
     def push_value(self, L, name, label):
         pass
 
+    def getiter(self, L, name, e):
+        rl = self.facts.iter_alias.get(name)
+        if rl is not None and rl.array is None and len(rl.args) < 3:
+            # The trip count without a range object: the JVP function is itself
+            # differentiated by the reverse rewrite (hvp), which reads ``range`` calls as
+            # the start of a ``for`` loop.
+            stop = self.src.operand(rl.args[-1])
+            span = stop if len(rl.args) == 1 else "%s - %s" % (
+                stop, self.src.operand(rl.args[0]))
+            L("%s = max(%s, 0)" % (rl.len, span))
+            L("%s = 0" % rl.ctr)
+            return
+        super().getiter(L, name, e)
+
     def copies(self, L, e):
         cps = self.facts.edge_copies(e)
         if not cps:
@@ -164,7 +178,7 @@ def build_jvp(typed, py_func, wrt, tangent_only=False):
     names = Names(CPU, reserved=[rl.len[:-4] for rl in facts.ranges.values()],
                   counter=len(facts.ranges))
     src = Source(facts, names)
-    varied = frozenset(_varied(facts, wrt))
+    varied = frozenset(varied_values(facts, wrt))
     tangents = Tangents(facts, src, names, varied)
     if tangent_only and not isinstance(facts.return_type, types.Float):
         facts.error("hvp needs a function returning a float scalar, this one returns %s"

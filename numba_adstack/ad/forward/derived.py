@@ -1,0 +1,137 @@
+"""Hessian-vector products and Jacobians, built on ``jvp``, ``grad`` and ``vjp``.
+
+``hvp`` reads a dispatcher whose function returns a float, the arguments and a direction
+``v``; it produces ``H v`` shaped as ``f.grad(*args)``. It is reverse over forward: the
+forward-mode rewrite (:mod:`.emit`) writes the directional derivative
+``g(args, v) = grad f(args) . v`` as a function of its own (the JVP function returning
+only the tangent), and the reverse-mode rewrite differentiates that function with respect
+to ``args``: ``grad_args g = H v``, since the Hessian is symmetric. Both rewrites run on
+generated source, once per signature; a call is one compiled backward.
+
+``jacobian`` reads a dispatcher and which arguments to differentiate; it produces a
+function of the arguments returning the Jacobian of the result (a float or an array) with
+respect to each, shaped ``result.shape + argument.shape``. With fewer inputs than outputs
+it is built by columns (one JVP per input element), otherwise by rows: one gradient for a
+scalar result, one VJP per output element when the dispatcher has ``vjp``
+(``f.vjp(args, cotangent) -> (value, cotangents)``); without ``vjp``, by columns.
+"""
+import numbers
+
+import numpy as np
+from numba import typeof
+
+from ..typeinfo import is_float, is_float_array
+from .jvp import argument_names, check_tangents, jvp_for
+
+
+def hvp(dispatcher, args, v):
+    """``H v`` at ``args`` (see the module docstring): an array for each float array
+    argument, a float for each float, None for the others."""
+    args = tuple(args)
+    checked, wrt = check_tangents(dispatcher, args, v)
+    fn = jvp_for(dispatcher, args, wrt, tangent_only=True)
+    grad_fn = fn.__dict__.get("reverse")
+    if grad_fn is None:
+        from ..api import grad_jit
+        options = {k: v for k, v in dispatcher.backward_options.items()
+                   if k != "pipeline_class"}
+        grad_fn = grad_jit(fn.py_func, wrt=tuple(range(len(args))), **options)
+        fn.reverse = grad_fn
+    directions = [checked[k] for k in sorted(fn.wrt)]
+    grads = grad_fn.grad(*args, *directions)
+    return tuple(grads[:len(args)])
+
+
+# ---------------------------------------------------------------------- jacobian
+def _size(x):
+    return 1 if np.isscalar(x) else int(np.size(x))
+
+
+def _is_float_value(x):
+    t = typeof(x)
+    return is_float(t) or is_float_array(t)
+
+
+def jacobian(f, argnums=0, mode="auto"):
+    """A function of ``f``'s arguments that returns the Jacobian of its result with
+    respect to the arguments ``argnums`` (an index: one array; a tuple: a tuple of
+    them). ``mode``: ``"auto"`` (forward when the selected inputs are fewer than the
+    outputs, reverse otherwise), ``"forward"`` or ``"reverse"``."""
+    if not hasattr(f, "jvp"):
+        raise TypeError("jacobian needs a function decorated with @grad_jit, got %r" % (f,))
+    if mode not in ("auto", "forward", "reverse"):
+        raise ValueError("mode must be 'auto', 'forward' or 'reverse', got %r" % (mode,))
+    single = isinstance(argnums, numbers.Integral)
+    nums = (argnums,) if single else tuple(argnums)
+    name = f.py_func.__qualname__
+
+    def jac(*args):
+        names = argument_names(f.py_func)
+        for k in nums:
+            if not _is_float_value(args[k]):
+                raise TypeError("jacobian of %s: argument %r is %s; only float and float "
+                                "array arguments are differentiated"
+                                % (name, names[k], typeof(args[k])))
+        value = f(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        if not _is_float_value(value):
+            raise TypeError("jacobian of %s: the result is %s; it must be a float or a "
+                            "float array" % (name, typeof(value)))
+        n_in = sum(_size(args[k]) for k in nums)
+        reverse = _reverse_rows(f, value)
+        use = mode
+        if mode == "auto":
+            use = "forward" if n_in < _size(value) or reverse is None else "reverse"
+        if use == "reverse":
+            if reverse is None:
+                raise NotImplementedError(
+                    "jacobian of %s: reverse mode needs a float result or f.vjp; use "
+                    "mode='forward'" % name)
+            out = reverse(args, nums, value)
+        else:
+            out = _forward_columns(f, args, nums, value)
+        return out[0] if single else tuple(out)
+    return jac
+
+
+def _one_hot(x, j):
+    e = np.zeros(np.shape(x), dtype=np.asarray(x).dtype)
+    e.flat[j] = 1.0
+    return e
+
+
+def _forward_columns(f, args, nums, value):
+    """One JVP per element of each selected argument."""
+    out = []
+    for k in nums:
+        x = args[k]
+        cols = []
+        for j in range(_size(x)):
+            tangents = [None] * len(args)
+            tangents[k] = 1.0 if np.isscalar(x) else _one_hot(x, j)
+            cols.append(np.asarray(f.jvp(args, tangents)[1], dtype=np.float64))
+        shape = np.shape(value) + np.shape(x)
+        jk = np.stack(cols, axis=-1).reshape(shape) if cols else np.zeros(shape)
+        out.append(float(jk) if jk.ndim == 0 else jk)
+    return out
+
+
+def _reverse_rows(f, value):
+    """The builder of the Jacobian by rows for this result, or None: a gradient for a
+    float result, one VJP per output element when ``f`` has ``vjp``."""
+    if np.isscalar(value):
+        def by_gradient(args, nums, value):
+            grads = f.grad(*args)
+            return [grads[k] for k in nums]
+        return by_gradient
+    vjp = getattr(f, "vjp", None)
+    if vjp is None:
+        return None
+
+    def by_vjp(args, nums, value):
+        rows = {k: [] for k in nums}
+        for i in range(value.size):
+            cotangents = vjp(args, _one_hot(value, i))[1]
+            for k in nums:
+                rows[k].append(np.asarray(cotangents[k], dtype=np.float64))
+        return [np.stack(rows[k]).reshape(value.shape + np.shape(args[k])) for k in nums]
+    return by_vjp
