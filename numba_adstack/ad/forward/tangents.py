@@ -123,8 +123,12 @@ class Tangents:
         self._error(name, "the construct %r on varied values" % op)
 
     def operator(self, name, fn, operands, is_binop=False, is_unary=False):
-        if fn in (operator.matmul,):
-            return self.bilinear(name, "{0} @ {1}", operands)
+        if fn is operator.matmul:
+            # np.dot is @ for vectors and matrices, and the reverse rewrite (hvp
+            # differentiates this code) has its rules.
+            small = all(self.facts.ty(v).ndim <= 2 for v in operands)
+            return self.bilinear(name, "np.dot({0}, {1})" if small else "{0} @ {1}",
+                                 operands)
         table = R.BINOP_RULES if is_binop else R.UNARY_RULES
         rule = table.get(fn)
         if rule is None:

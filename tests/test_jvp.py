@@ -1,0 +1,324 @@
+"""Forward mode: ``f.jvp``, ``f.hvp`` and ``numba_adstack.jacobian``.
+
+Every derivative is compared with one computed another way: central finite differences
+of the pure-Python function (``f.py_func``) along the tangent, the reverse-mode gradient,
+or an analytic Hessian.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import numba_adstack as nad
+from numba_adstack import NonDifferentiableError
+
+
+def _along(args, tangents, h):
+    out = []
+    for a, t in zip(args, tangents):
+        if t is None or isinstance(a, int):
+            out.append(a.copy() if isinstance(a, np.ndarray) else a)
+        else:
+            out.append(a + h * t)
+    return out
+
+
+def _diff(p, m, h):
+    if isinstance(p, tuple):
+        return tuple(_diff(a, b, h) for a, b in zip(p, m))
+    if isinstance(p, (float, np.ndarray)):
+        return (np.asarray(p) - np.asarray(m)) / (2 * h)
+    return None
+
+
+def fd_jvp(f, args, tangents, h=1e-6):
+    """Central finite difference of ``f.py_func`` along the tangents."""
+    return _diff(f.py_func(*_along(args, tangents, h)),
+                 f.py_func(*_along(args, tangents, -h)), h)
+
+
+def assert_tree_close(got, want, rtol=1e-6, atol=1e-7):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_tree_close(g, w, rtol, atol)
+    elif want is None:
+        assert got is None
+    else:
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------------- scalar programs
+@nad.grad_jit
+def branchy(x, y, n):
+    s = 0.0
+    for i in range(n):
+        if s > 1.0:
+            s = s * 0.5 + math.sin(x * i)
+        else:
+            s += x * y + math.exp(-y)
+    k = 0
+    while s < 10.0:
+        s = s * 1.5 + x
+        k += 1
+        if k > 20:
+            break
+    return s ** 2 + math.sqrt(y) * k
+
+
+@pytest.mark.parametrize("tangents", [(1.0, 0.0, None), (0.0, 1.0, None),
+                                      (0.3, -2.0, None), (1.0, None, 0)])
+def test_scalar_loops_branches_while_break(tangents):
+    args = (0.3, 0.7, 5)
+    value, tangent = branchy.jvp(args, tangents)
+    assert value == pytest.approx(branchy.py_func(*args))
+    assert tangent == pytest.approx(fd_jvp(branchy, args, tangents), rel=1e-6)
+
+
+def test_jvp_is_the_gradient_along_the_tangent():
+    args = (0.9, 1.3, 7)
+    gx, gy, _ = branchy.grad(*args)
+    _, tangent = branchy.jvp(args, (0.25, -1.5, None))
+    assert tangent == pytest.approx(0.25 * gx - 1.5 * gy, rel=1e-12)
+
+
+# ---------------------------------------------------------------------- arrays
+@nad.grad_jit
+def heat(u, dt, n):
+    """Explicit time stepping, two buffers swapped each step; returns the last state."""
+    m = u.shape[0]
+    v = u.copy()
+    w = np.zeros(m)
+    for t in range(n):
+        for i in range(1, m - 1):
+            w[i] = v[i] + dt * (v[i - 1] - 2.0 * v[i] + v[i + 1]) - dt * math.sin(v[i])
+        w[0] = v[0]
+        w[m - 1] = v[m - 1]
+        v, w = w, v
+    return v
+
+
+U = np.linspace(0.0, 1.0, 9)
+DU = np.cos(np.arange(9.0))
+
+
+@pytest.mark.parametrize("tangents", [(DU, None, None), (DU, 0.5, None),
+                                      (None, 1.0, None)])
+def test_array_in_array_out_time_stepping(tangents):
+    args = (U, 0.1, 6)
+    value, tangent = heat.jvp(args, tangents)
+    np.testing.assert_allclose(value, heat.py_func(*args))
+    assert_tree_close(tangent, fd_jvp(heat, args, tangents))
+
+
+@nad.grad_jit
+def whole_arrays(x, y):
+    z = np.sin(x) * y + x @ x
+    s = np.sum(z * z) + z.mean() + np.dot(x, y)
+    q = x.copy()
+    q *= 2.0
+    q += y
+    r = q[1:]                       # a view: written below through it
+    r -= np.exp(x[:-1])
+    total = 0.0
+    for v in q:
+        total += v * v
+    return (s, (q, total), 3)
+
+
+X = np.linspace(0.1, 1.0, 4)
+Y = np.linspace(1.0, 2.0, 4)
+
+
+def test_whole_array_expressions_views_and_nested_tuple_output():
+    args = (X, Y)
+    tangents = (np.full(4, 0.3), np.arange(4.0))
+    value, tangent = whole_arrays.jvp(args, tangents)
+    assert_tree_close(value, whole_arrays.py_func(*args), atol=0)
+    assert tangent[2] is None       # an integer output has no tangent
+    assert_tree_close(tangent[:2], fd_jvp(whole_arrays, args, tangents)[:2], rtol=1e-5)
+
+
+@nad.grad_jit
+def writes_its_argument(a, c):
+    for i in range(a.shape[0]):
+        a[i] = a[i] * c + 1.0
+    return a.sum() * c
+
+
+def test_arguments_written_by_the_function_are_left_as_given():
+    a = np.array([1.0, 2.0, 3.0])
+    ta = np.array([1.0, 0.0, -1.0])
+    before, tbefore = a.copy(), ta.copy()
+    value, tangent = writes_its_argument.jvp((a, 2.0), (ta, 0.5))
+    np.testing.assert_array_equal(a, before)
+    np.testing.assert_array_equal(ta, tbefore)
+    assert tangent == pytest.approx(fd_jvp(writes_its_argument, (a, 2.0), (ta, 0.5)))
+
+
+# ---------------------------------------------------------------------- hvp
+@nad.grad_jit
+def rosenbrock(x):
+    s = 0.0
+    for i in range(x.shape[0] - 1):
+        s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+    return s
+
+
+def rosenbrock_hessian(x):
+    n = x.shape[0]
+    h = np.zeros((n, n))
+    for i in range(n - 1):
+        h[i, i] += 1200.0 * x[i] ** 2 - 400.0 * x[i + 1] + 2.0
+        h[i + 1, i + 1] += 200.0
+        h[i, i + 1] -= 400.0 * x[i]
+        h[i + 1, i] -= 400.0 * x[i]
+    return h
+
+
+def test_hvp_rosenbrock_against_the_analytic_hessian():
+    x = np.array([0.3, -0.5, 1.2, 0.8, -1.1])
+    v = np.array([1.0, 2.0, -1.0, 0.5, 0.25])
+    (hv,) = rosenbrock.hvp((x,), (v,))
+    np.testing.assert_allclose(hv, rosenbrock_hessian(x) @ v, rtol=1e-12)
+
+
+@nad.grad_jit
+def quadratic(x, a, b):
+    return 0.5 * x @ (a @ x) + b * np.sum(x) ** 2
+
+
+def test_hvp_quadratic_against_the_analytic_hessian():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 3))
+    x, v = rng.standard_normal(3), rng.standard_normal(3)
+    hv, ha, hb = quadratic.hvp((x, a, 1.5), (v, None, None))
+    want = 0.5 * (a + a.T) @ v + 2.0 * 1.5 * np.sum(v) * np.ones(3)
+    np.testing.assert_allclose(hv, want, rtol=1e-12)
+    # d/db (grad_x . v) = 2 sum(x) sum(v)
+    assert hb == pytest.approx(2.0 * np.sum(x) * np.sum(v), rel=1e-12)
+
+
+def test_hvp_against_finite_differences_of_the_gradient():
+    args, v, h = (0.4, 0.8, 4), (0.6, -1.0, None), 1e-6
+    got = branchy.hvp(args, v)
+    plus = branchy.grad(*_along(args, v, h))
+    minus = branchy.grad(*_along(args, v, -h))
+    for k in range(2):
+        assert got[k] == pytest.approx((plus[k] - minus[k]) / (2 * h), rel=1e-5)
+    assert got[2] is None
+
+
+def test_hvp_needs_a_scalar_result():
+    with pytest.raises(NonDifferentiableError, match="hvp needs a function returning"):
+        heat.hvp((U, 0.1, 2), (DU, None, None))
+
+
+# ---------------------------------------------------------------------- jacobian
+@nad.grad_jit
+def small_outputs(a, x):
+    out = np.empty(3)
+    out[0] = a * x[0] * x[1]
+    out[1] = math.sin(a) + x[2]
+    out[2] = x[0] ** 3
+    return out
+
+
+def fd_jacobian(f, args, k, h=1e-6):
+    x = args[k]
+    cols = []
+    for j in range(np.size(x)):
+        t = [None] * len(args)
+        if np.isscalar(x):
+            t[k] = 1.0
+        else:
+            t[k] = np.zeros_like(x)
+            t[k].flat[j] = 1.0
+        cols.append(np.asarray(fd_jvp(f, args, t, h)))
+    return np.stack(cols, axis=-1).reshape(np.shape(f.py_func(*args)) + np.shape(x))
+
+
+def test_jacobian_forward_columns_against_finite_differences():
+    args = (0.7, np.array([0.5, -1.0, 2.0]))
+    ja, jx = nad.jacobian(small_outputs, argnums=(0, 1))(*args)
+    np.testing.assert_allclose(ja, fd_jacobian(small_outputs, args, 0), rtol=1e-6)
+    np.testing.assert_allclose(jx, fd_jacobian(small_outputs, args, 1), rtol=1e-6,
+                               atol=1e-8)
+    assert jx.shape == (3, 3) and ja.shape == (3,)
+
+
+def test_jacobian_reverse_rows_for_a_scalar_result():
+    x = np.array([0.3, -0.5, 1.2, 0.8])
+    rows = nad.jacobian(rosenbrock, mode="reverse")(x)
+    cols = nad.jacobian(rosenbrock, mode="forward")(x)
+    auto = nad.jacobian(rosenbrock)(x)
+    np.testing.assert_allclose(rows, fd_jacobian(rosenbrock, (x,), 0), rtol=1e-6)
+    np.testing.assert_allclose(cols, rows, rtol=1e-12)
+    np.testing.assert_allclose(auto, rows, rtol=1e-12)
+
+
+class _WithVJP:
+    """A function with ``vjp`` (cotangent times its Jacobian, here from finite
+    differences): the rows path of ``jacobian`` uses it for array results."""
+
+    def __init__(self, f):
+        self.f, self.py_func, self.jvp = f, f.py_func, f.jvp
+        self.calls = 0
+
+    def __call__(self, *args):
+        return self.f(*args)
+
+    def vjp(self, args, cotangent):
+        self.calls += 1
+        return self.f(*args), tuple(
+            None if np.isscalar(a) and not isinstance(a, float) else
+            np.tensordot(cotangent, fd_jacobian(self.f, args, k), cotangent.ndim)
+            for k, a in enumerate(args))
+
+
+def test_jacobian_uses_rows_by_vjp_when_outputs_are_fewer():
+    g = _WithVJP(small_outputs)
+    args = (0.7, np.array([0.5, -1.0, 2.0]))
+    ja, jx = nad.jacobian(g, argnums=(0, 1))(*args)      # 4 inputs, 3 outputs: rows
+    assert g.calls == 3
+    np.testing.assert_allclose(jx, fd_jacobian(small_outputs, args, 1), rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_allclose(ja, fd_jacobian(small_outputs, args, 0), rtol=1e-6)
+
+
+def test_jacobian_of_an_integer_argument_is_refused():
+    with pytest.raises(TypeError, match="argument 'n'"):
+        nad.jacobian(heat, argnums=2)(U, 0.1, 3)
+
+
+# ---------------------------------------------------------------------- bad input
+def test_tangent_of_the_wrong_shape_names_the_argument():
+    with pytest.raises(ValueError, match=r"argument 'u' of heat has shape \(3,\)"):
+        heat.jvp((U, 0.1, 2), (np.ones(3), None, None))
+
+
+def test_tangent_of_the_wrong_dtype_names_the_argument():
+    with pytest.raises(TypeError, match="argument 'u' of heat has dtype int64"):
+        heat.jvp((U, 0.1, 2), (np.ones(9, dtype=np.int64), None, None))
+    with pytest.raises(TypeError, match="argument 'dt' of heat must be a float"):
+        heat.jvp((U, 0.1, 2), (None, "x", None))
+
+
+def test_integer_arguments_take_no_tangent():
+    with pytest.raises(TypeError, match="argument 'n' of heat must be None"):
+        heat.jvp((U, 0.1, 2), (DU, None, 1.0))
+
+
+def test_one_tangent_per_argument():
+    with pytest.raises(TypeError, match="takes 3 arguments; 2 tangents"):
+        heat.jvp((U, 0.1, 2), (DU, None))
+
+
+@nad.grad_jit
+def no_rule(x):
+    return math.gamma(x) * 2.0
+
+
+def test_a_call_without_a_rule_is_refused_with_its_line():
+    with pytest.raises(NonDifferentiableError, match=r"(?s)gamma.*line \d+.*math.gamma"):
+        no_rule.jvp((1.5,), (1.0,))
