@@ -322,3 +322,15 @@ def no_rule(x):
 def test_a_call_without_a_rule_is_refused_with_its_line():
     with pytest.raises(NonDifferentiableError, match=r"(?s)gamma.*line \d+.*math.gamma"):
         no_rule.jvp((1.5,), (1.0,))
+
+
+# ---------------------------------------------------------------------- the benchmark
+def test_benchmark_program_and_report(tmp_path):
+    from benchmarks import bench_jvp
+    f = bench_jvp.reaction_diffusion
+    u = np.linspace(0.2, 0.8, 12)
+    args, tangents = (u, 0.2, 0.1, 4), (np.sin(np.arange(12.0)), 1.0, None, None)
+    assert_tree_close(f.jvp(args, tangents)[1], fd_jvp(f, args, tangents))
+    rows = bench_jvp.run([(12, 4)], repeat=1)      # checks ours against JAX's if present
+    text = bench_jvp.write_all(rows, tmp_path)[1].read_text()
+    assert "| 12 | 4 |" in text
