@@ -185,7 +185,7 @@ def test_hvp_rosenbrock_against_the_analytic_hessian():
 
 @nad.grad_jit
 def quadratic(x, a, b):
-    return 0.5 * x @ (a @ x) + b * np.sum(x) ** 2
+    return 0.5 * np.dot(x, np.dot(a, x)) + b * np.sum(x) ** 2
 
 
 def test_hvp_quadratic_against_the_analytic_hessian():
@@ -210,7 +210,7 @@ def test_hvp_against_finite_differences_of_the_gradient():
 
 
 def test_hvp_needs_a_scalar_result():
-    with pytest.raises(NonDifferentiableError, match="hvp needs a function returning"):
+    with pytest.raises(NonDifferentiableError, match="needs a function returning a float scalar"):
         heat.hvp((U, 0.1, 2), (DU, None, None))
 
 

@@ -1,12 +1,13 @@
 """Hessian-vector products and Jacobians, built on ``jvp``, ``grad`` and ``vjp``.
 
 ``hvp`` reads a dispatcher whose function returns a float, the arguments and a direction
-``v``; it produces ``H v`` shaped as ``f.grad(*args)``. It is reverse over forward: the
-forward-mode rewrite (:mod:`.emit`) writes the directional derivative
-``g(args, v) = grad f(args) . v`` as a function of its own (the JVP function returning
-only the tangent), and the reverse-mode rewrite differentiates that function with respect
-to ``args``: ``grad_args g = H v``, since the Hessian is symmetric. Both rewrites run on
-generated source, once per signature; a call is one compiled backward.
+``v``; it produces ``H v`` shaped as ``f.grad(*args)``. It is forward over reverse: the
+forward-mode rewrite (:mod:`.emit`) is applied to the generated backward of the function
+(the source ``f.inspect_adjoint`` prints, compiled serial). The backward's pushes and pops
+become pushes and pops of the tangents on a stack beside each stack of floats, its adjoint
+helpers (:mod:`..runtime`) are linear in the adjoints, and the tangent of the gradient it
+returns is ``H v``. One generated function per signature and direction pattern; a call
+runs it once.
 
 ``jacobian`` reads a dispatcher and which arguments to differentiate; it produces a
 function of the arguments returning the Jacobian of the result (a float or an array) with
@@ -19,9 +20,10 @@ import numbers
 
 import numpy as np
 from numba import typeof
+from numba.core import types
 
 from ..typeinfo import is_float, is_float_array
-from .jvp import argument_names, check_tangents, jvp_for
+from .jvp import JVP, argument_names, check_tangents
 
 
 def hvp(dispatcher, args, v):
@@ -29,17 +31,28 @@ def hvp(dispatcher, args, v):
     argument, a float for each float, None for the others."""
     args = tuple(args)
     checked, wrt = check_tangents(dispatcher, args, v)
-    fn = jvp_for(dispatcher, args, wrt, tangent_only=True)
-    grad_fn = fn.__dict__.get("reverse")
-    if grad_fn is None:
-        from ..api import grad_jit
-        options = {k: v for k, v in dispatcher.backward_options.items()
-                   if k != "pipeline_class"}
-        grad_fn = grad_jit(fn.py_func, wrt=tuple(range(len(args))), **options)
-        fn.reverse = grad_fn
-    directions = [checked[k] for k in sorted(fn.wrt)]
-    grads = grad_fn.grad(*args, *directions)
-    return tuple(grads[:len(args)])
+    argtypes = tuple(typeof(a) for a in args)
+    cache = dispatcher.__dict__.setdefault("_hvps", {})
+    fn = cache.get((argtypes, wrt))
+    if fn is None:
+        fn = cache[(argtypes, wrt)] = _forward_over_reverse(dispatcher, argtypes, wrt)
+    seed = 1.0
+    (value, grads), (_, hv) = fn(args + (seed,), checked + [None])
+    return tuple(hv)
+
+
+def _forward_over_reverse(dispatcher, argtypes, wrt):
+    """The JVP function of the backward of ``dispatcher`` for ``argtypes``."""
+    from ..api import Backward
+    bw = dispatcher.backward_for_types(argtypes)
+    if bw.parallel or not bw.layout.trivial:
+        if not bw.layout.trivial:
+            raise NotImplementedError(
+                "hvp of %r: tuple or function arguments are not supported yet"
+                % dispatcher.py_func.__qualname__)
+        bw = Backward(dispatcher, argtypes, parallel=False)
+    return JVP(bw.njit_fn.py_func, bw.flat_types + (types.float64,), wrt,
+               dispatcher.backward_options)
 
 
 # ---------------------------------------------------------------------- jacobian

@@ -21,7 +21,7 @@ from ..emit.forward import Forward, range_index
 from ..emit.names import Lines
 from ..emit.states import States
 from ..emit import record_names
-from ..facts import IRFacts
+from ..facts import IRFacts, is_range
 from ..target import CPU
 from .tangents import Tangents, has_floats, zero_of
 
@@ -74,10 +74,9 @@ class _Context:
 class TangentForward(Forward):
     """The replay of :mod:`..emit.forward` with tangents and without records."""
 
-    def __init__(self, cx, tangents, tangent_only=False):
+    def __init__(self, cx, tangents):
         super().__init__(cx)
         self.t = tangents
-        self.tangent_only = tangent_only    # return the tangent alone (for hvp)
 
     # Nothing is reversed: of the control-flow records only the exit a loop took is read
     # (by the code after the loop), and it is a plain local.
@@ -94,19 +93,15 @@ class TangentForward(Forward):
     def push_value(self, L, name, label):
         pass
 
-    def getiter(self, L, name, e):
-        rl = self.facts.iter_alias.get(name)
-        if rl is not None and rl.array is None and len(rl.args) < 3:
-            # The trip count without a range object: the JVP function is itself
-            # differentiated by the reverse rewrite (hvp), which reads ``range`` calls as
-            # the start of a ``for`` loop.
-            stop = self.src.operand(rl.args[-1])
-            span = stop if len(rl.args) == 1 else "%s - %s" % (
-                stop, self.src.operand(rl.args[0]))
-            L("%s = max(%s, 0)" % (rl.len, span))
-            L("%s = 0" % rl.ctr)
-            return
-        super().getiter(L, name, e)
+    def iteration(self, L, label, name, e):
+        if isinstance(e, ir.Expr) and e.op == "call" and is_range(
+                self.facts.resolve_global(e.func)) and not self._iterated(name):
+            return False        # a range object used otherwise (len(range(n)))
+        return super().iteration(L, label, name, e)
+
+    def _iterated(self, name):
+        return any(isinstance(st, ir.Assign) and isinstance(st.value, ir.Expr)
+                   and st.value.op == "getiter" for _, st in self.facts.uses.get(name, ()))
 
     def copies(self, L, e):
         cps = self.facts.edge_copies(e)
@@ -126,10 +121,7 @@ class TangentForward(Forward):
             return super().block_end(L, label, term)
         value = term.value
         tangent = self.t.of(value) if isinstance(value, ir.Var) else "None"
-        if self.tangent_only:
-            L("return %s" % tangent)
-        else:
-            L("return %s, %s" % (self.src.operand(value), tangent))
+        L("return %s, %s" % (self.src.operand(value), tangent))
 
     def assign(self, L, label, stmt):
         name, e = stmt.target.name, stmt.value
@@ -146,7 +138,12 @@ class TangentForward(Forward):
                 L("%s = %s" % (t.dot(name), t.dot(e.lhs)))
             return
         super().assign(L, label, stmt)
-        if isinstance(e, ir.Arg) or not t.has(name):
+        if isinstance(e, ir.Arg):
+            return
+        if not t.has(name):
+            effect = t.effect(e)
+            if effect is not None:
+                L(effect)
             return
         if isinstance(e, ir.Expr) and e.op == "phi":
             return                  # copied on the edges
@@ -171,7 +168,7 @@ class TangentForward(Forward):
             L("%s[%s] = %s" % (self.t.dot(stmt.target), idx, value))
 
 
-def build_jvp(typed, py_func, wrt, tangent_only=False):
+def build_jvp(typed, py_func, wrt):
     """The :class:`JVPSource` of one typed function, differentiated along the tangents of
     the arguments in ``wrt`` (argument indices)."""
     facts = IRFacts(typed, py_func, CPU)
@@ -180,12 +177,9 @@ def build_jvp(typed, py_func, wrt, tangent_only=False):
     src = Source(facts, names)
     varied = frozenset(varied_values(facts, wrt))
     tangents = Tangents(facts, src, names, varied)
-    if tangent_only and not isinstance(facts.return_type, types.Float):
-        facts.error("hvp needs a function returning a float scalar, this one returns %s"
-                    % facts.return_type)
     cx = _Context(facts, names, src)
     body = Lines(level=1)
-    TangentForward(cx, tangents, tangent_only).region(body, facts.s.regions[None])
+    TangentForward(cx, tangents).region(body, facts.s.regions[None])
     args = facts.arg_vars
     params = [names.n(a) for a in args]
     params += [tangents.dot(a) for k, a in enumerate(args) if k in wrt]

@@ -19,22 +19,17 @@ from .emit import build_jvp
 
 
 class JVP:
-    """The compiled JVP function of one argument type signature and set of
-    differentiated arguments."""
+    """The compiled JVP function of ``py_func`` for one argument type signature and set
+    of differentiated arguments (``options``: Numba's, for the generated function)."""
 
-    def __init__(self, dispatcher, argtypes, wrt, tangent_only=False):
-        py_func = dispatcher.py_func
-        if not layout_of(py_func, argtypes).trivial:
-            raise NotImplementedError(
-                "forward mode of %r: tuple or function arguments are not supported yet; "
-                "pass their items as separate arguments" % py_func.__qualname__)
+    def __init__(self, py_func, argtypes, wrt, options):
         typed = typed_ir(py_func, argtypes)
-        gen = build_jvp(typed, py_func, wrt, tangent_only)
+        gen = build_jvp(typed, py_func, wrt)
         self.fname, self.source, self.wrt = gen.fname, gen.source, gen.wrt
         from ..api import GeneratedCodeCompiler, exec_source
         ns = dict(gen.globals)
         self.py_func = exec_source(self.fname, self.source, ns, py_func.__qualname__)
-        options = dict(dispatcher.backward_options)
+        options = {k: v for k, v in options.items() if k != "parallel"}
         options.setdefault("pipeline_class", GeneratedCodeCompiler)
         self.njit_fn = njit(**options)(self.py_func)
 
@@ -97,16 +92,21 @@ def check_tangents(dispatcher, args, tangents):
     return out, frozenset(k for k, t in enumerate(out) if t is not None)
 
 
-def jvp_for(dispatcher, args, wrt, tangent_only=False):
+def jvp_for(dispatcher, args, wrt):
     """The :class:`JVP` of these arguments' types, built once per dispatcher."""
     cache = dispatcher.__dict__.setdefault("_jvps", {})
-    key = (tuple(typeof(a) for a in args), wrt, tangent_only)
+    key = (tuple(typeof(a) for a in args), wrt)
     fn = cache.get(key)
     if fn is None:
         with dispatcher._bw_lock:
             fn = cache.get(key)
             if fn is None:
-                fn = JVP(dispatcher, key[0], wrt, tangent_only)
+                py_func = dispatcher.py_func
+                if not layout_of(py_func, key[0]).trivial:
+                    raise NotImplementedError(
+                        "forward mode of %r: tuple or function arguments are not supported "
+                        "yet; pass their items as separate arguments" % py_func.__qualname__)
+                fn = JVP(py_func, key[0], wrt, dispatcher.backward_options)
                 cache[key] = fn
     return fn
 

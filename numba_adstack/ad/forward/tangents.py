@@ -15,7 +15,10 @@ import operator
 import numpy as np
 from numba.core import ir, types
 
+from ... import intrinsics as I
+from ...typing.types import AdStackType
 from .. import rules as R
+from .. import runtime
 from ..rules.lift import elementwise_rule, lift
 from ..typeinfo import is_float, is_float_array
 
@@ -26,7 +29,19 @@ LINEAR_CALLS = {
     np.copy: (0,), np.reshape: (0,), np.ascontiguousarray: (0,), np.trace: (0,),
     np.diag: (0,), np.concatenate: (0,), np.stack: (0,), np.hstack: (0,),
     np.vstack: (0,), np.fliplr: (0,), np.flipud: (0,), np.diff: (0,),
+    # The helpers of the generated backward (hvp runs forward mode over it): sums and
+    # reshapes of adjoint arrays, linear in the adjoints together.
+    runtime.acc: (0, 1), runtime.ensure: (0,), runtime.unbroadcast: (0,),
+    runtime.fill_as: (0,),
 }
+#: Linear functions whose other arguments give only a shape.
+SHAPE_ARGUMENTS = {runtime.acc, runtime.ensure, runtime.unbroadcast, runtime.fill_as}
+#: Stack reads: the tangent is read from the tangent's stack, pushed in step.
+STACK_READS = {I.pop, I.top}
+#: Stack effects mirrored on the tangent's stack (argument 1: the value pushed).
+STACK_EFFECTS = {I.push, I.reserve, I.clear}
+LIST_READS = {"pop"}
+LIST_EFFECTS = {"append", "clear"}
 #: Array methods linear in the array they are called on.
 LINEAR_METHODS = {"sum", "mean", "cumsum", "copy", "reshape", "ravel", "flatten",
                   "transpose", "trace"}
@@ -42,6 +57,11 @@ def has_floats(t):
         return True
     if isinstance(t, types.BaseTuple):
         return any(has_floats(x) for x in t.types)
+    if isinstance(t, AdStackType):       # a stack of floats: its tangent is a stack too
+        return is_float(t.dtype) or (isinstance(t.dtype, type) and
+                                     issubclass(t.dtype, np.floating))
+    if isinstance(t, types.ListType):
+        return has_floats(t.item_type)
     return False
 
 
@@ -195,8 +215,10 @@ class Tangents:
         varied_args = [a for a in args + [v for _, v in kws] if self.has(a)]
         if fn is None:
             return self.method(name, e, varied_args)
+        if fn in STACK_READS and self.has(args[0]):
+            return "%s(%s)" % (self.names.gname(fn), self.dot(args[0]))
         if not varied_args:
-            return self.constructed(name, fn)
+            return self.constructed(name, e)
         if fn in R.ARRAY_CONSTRUCTORS:
             return self.fill_call(name, fn, e)
         if fn in LINEAR_CALLS:
@@ -214,11 +236,31 @@ class Tangents:
                         % getattr(fn, "__name__", fn))
         return self.apply(name, fn, rule, args)
 
-    def constructed(self, name, fn):
+    def constructed(self, name, e):
         """A call none of whose operands varies: a fresh array gets a zero tangent when a
-        varied value is later stored into it."""
-        if self.has(name):
-            return zero_of(self.facts.ty(name), self.names.n(name))
+        varied value is later stored into it, a fresh stack or list another one."""
+        if not self.has(name):
+            return None
+        t = self.facts.ty(name)
+        if isinstance(t, (AdStackType, types.ListType)):
+            return self.src.expr(e, self.src.operand)
+        return zero_of(t, self.names.n(name))
+
+    def effect(self, e):
+        """The tangent's twin of a statement run for its effect (a push onto a varied
+        stack, an append to a varied list), or None."""
+        if not (isinstance(e, ir.Expr) and e.op == "call"):
+            return None
+        fn = self.facts.resolve_global(e.func)
+        if fn in STACK_EFFECTS and self.has(e.args[0]):
+            rest = [self.of(a) if k == 0 and fn is I.push else self.src.operand(a)
+                    for k, a in enumerate(e.args[1:])]
+            return "%s(%s)" % (self.names.gname(fn), ", ".join([self.dot(e.args[0])] + rest))
+        f = self.facts.def_expr(e.func.name)
+        if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
+                f.attr in LIST_EFFECTS and self.has(f.value):
+            return "%s.%s(%s)" % (self.dot(f.value), f.attr,
+                                  ", ".join(self.of(a) for a in e.args))
         return None
 
     def fill_call(self, name, fn, e):
@@ -229,7 +271,7 @@ class Tangents:
 
     def linear(self, name, fn, e, positions, callee):
         for k, a in enumerate(e.args):
-            if k not in positions and self.has(a):
+            if k not in positions and self.has(a) and fn not in SHAPE_ARGUMENTS:
                 self._error(name, "%s with a varied argument %d" % (fn.__name__, k))
         if any(self.has(v) for _, v in e.kws):
             self._error(name, "%s with a varied keyword argument" % fn.__name__)
@@ -249,9 +291,11 @@ class Tangents:
             return None
         obj = f.value
         if not (self.has(obj) or varied_args):
-            return self.constructed(name, None)
+            return self.constructed(name, e)
         if not has_floats(facts.ty(name)):
             return None
+        if f.attr in LIST_READS and isinstance(facts.ty(obj), types.ListType):
+            return "%s.%s()" % (self.dot(obj), f.attr)
         if f.attr in LINEAR_METHODS and not varied_args:
             args = [self.src.operand(a) for a in e.args]
             args += ["%s=%s" % (k, self.src.operand(v)) for k, v in e.kws]

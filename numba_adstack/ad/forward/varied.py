@@ -10,6 +10,7 @@ carries a tangent, so that a tangent array's views and writes mirror the primal'
 """
 from numba.core import ir, types
 
+from ... import intrinsics as I
 from ..typeinfo import is_float_array
 
 
@@ -43,7 +44,22 @@ def _writes(facts):
                     out.append((e.lhs.name, [e.rhs.name]))
                 for a in facts.mutated_arrays(e):
                     out.append((a.name, facts.expr_inputs(e)))
+                if e.op == "call":
+                    out.extend(_container_writes(facts, e))
     return out
+
+
+def _container_writes(facts, e):
+    """A push onto a stack, an append to a list (in generated backwards, which hvp
+    differentiates): the container holds the value."""
+    fn = facts.resolve_global(e.func)
+    if fn is I.push and len(e.args) == 2:
+        return [(e.args[0].name, [e.args[1].name])]
+    f = facts.def_expr(e.func.name)
+    if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
+            f.attr == "append" and isinstance(facts.ty(f.value), types.ListType):
+        return [(f.value.name, [a.name for a in e.args])]
+    return []
 
 
 def varied_values(facts, wrt):
@@ -71,11 +87,10 @@ def varied_values(facts, wrt):
         for name in names:
             if name in varied:
                 continue
-            cls = classes.get(name)
-            if (cls is not None and cls in varied_classes) or \
+            cls = classes.get(name, name)
+            if cls in varied_classes or \
                     any(v in varied for v in _inputs(facts, name)):
                 varied.add(name)
-                if cls is not None:
-                    varied_classes.add(cls)
+                varied_classes.add(cls)
                 changed = True
     return varied
