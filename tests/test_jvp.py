@@ -334,3 +334,41 @@ def test_benchmark_program_and_report(tmp_path):
     rows = bench_jvp.run([(12, 4)], repeat=1)      # checks ours against JAX's if present
     text = bench_jvp.write_all(rows, tmp_path)[1].read_text()
     assert "| 12 | 4 |" in text
+
+
+@nad.grad_jit
+def overwritten_in_a_while_loop(x, c):
+    """Each step overwrites s, which the backward keeps on a stack of floats."""
+    s = x
+    k = 0
+    while k < 12 or s < 0.0:
+        s = math.sin(s) * c + 0.1 * s * s
+        k += 1
+    return s * x
+
+
+@nad.grad_jit
+def descent(w0, target, lr):
+    """Arrays rebound in a loop: the backward keeps them on a list of arrays."""
+    w = w0.copy()
+    for it in range(5):
+        g = w * w * w - target
+        w = w - lr * np.tanh(g)
+    return np.sum(w * w)
+
+
+@pytest.mark.parametrize("f, args, v", [
+    (overwritten_in_a_while_loop, (0.7, 1.3), (1.0, -0.5)),
+    (descent, (np.array([0.5, -0.3, 0.8]), np.array([0.1, 0.2, 0.3]), 0.3),
+     (np.array([1.0, 0.5, -2.0]), None, 0.7)),
+])
+def test_hvp_through_kept_values_against_finite_differences_of_the_gradient(f, args, v):
+    h = 1e-6
+    got = f.hvp(args, v)
+    plus, minus = f.grad(*_along(args, v, h)), f.grad(*_along(args, v, -h))
+    for k, g in enumerate(got):
+        if plus[k] is None:
+            assert g is None
+        else:
+            np.testing.assert_allclose(g, (plus[k] - minus[k]) / (2 * h), rtol=1e-5,
+                                       atol=1e-8)

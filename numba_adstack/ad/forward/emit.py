@@ -23,6 +23,7 @@ from ..emit.states import States
 from ..emit import record_names
 from ..facts import IRFacts, is_range
 from ..target import CPU
+from ..typeinfo import zero_src
 from .tangents import Tangents, has_floats, zero_of
 
 
@@ -107,13 +108,19 @@ class TangentForward(Forward):
         cps = self.facts.edge_copies(e)
         if not cps:
             return
+        # A phi with no value on this edge (a variable of generated code defined on some
+        # paths only) takes a zero of its type, or nothing where it has none.
+        cps = [(t, v) for t, v in cps if isinstance(v, ir.Var) or
+               isinstance(self.facts.ty(t), (types.Number, types.Boolean))]
+        if not cps:
+            return
         lhs = [self.cx.names.n(t) for t, _ in cps]
-        rhs = [self.src.operand(v) for _, v in cps]
+        rhs = [self.src.operand(v) if isinstance(v, ir.Var) else zero_src(self.facts.ty(t))
+               for t, v in cps]
         for t, v in cps:
             if self.t.has(t):
                 lhs.append(self.t.dot(t))
-                rhs.append(self.t.of(v) if isinstance(v, ir.Var)
-                           else zero_of(self.facts.ty(t), self.src.operand(v)))
+                rhs.append(self.t.of(v) if isinstance(v, ir.Var) else "0.0")
         L("%s = %s" % (", ".join(lhs), ", ".join(rhs)))
 
     def block_end(self, L, label, term):
