@@ -372,3 +372,46 @@ def test_hvp_through_kept_values_against_finite_differences_of_the_gradient(f, a
         else:
             np.testing.assert_allclose(g, (plus[k] - minus[k]) / (2 * h), rtol=1e-5,
                                        atol=1e-8)
+
+
+# ---------------------------------------------------------------------- tuple arguments
+@nad.grad_jit
+def spring(x, params):
+    k, (rest, n) = params
+    e = 0.0
+    for i in range(n):
+        d = x[i + 1] - x[i] - rest
+        e += 0.5 * k * d * d * d
+    return e
+
+
+XS = np.array([0.0, 1.1, 1.9, 3.2])
+
+
+def test_tuple_arguments_take_tuples_of_tangents():
+    args = (XS, (2.0, (1.0, 3)))
+    tangents = (np.array([0.1, -0.2, 0.3, 0.0]), (0.5, (-1.0, None)))
+    flat = lambda a, t: (a[0] + t * tangents[0],
+                         (a[1][0] + t * 0.5, (a[1][1][0] - t * 1.0, 3)))
+    h = 1e-6
+    want = (spring.py_func(*flat(args, h)) - spring.py_func(*flat(args, -h))) / (2 * h)
+    assert spring.jvp(args, tangents)[1] == pytest.approx(want, rel=1e-6)
+    with pytest.raises(TypeError, match=r"argument 'params\[1\]' of spring must be a tuple"):
+        spring.jvp(args, (None, (0.5, 1.0)))
+    with pytest.raises(TypeError, match=r"argument 'params\[1\]\[1\]' of spring must be "
+                                        r"None"):
+        spring.jvp(args, (None, (0.5, (1.0, 2))))
+
+
+def test_hvp_with_a_tuple_argument_against_finite_differences_of_the_gradient():
+    args = (XS, (2.0, (1.0, 3)))
+    v = (np.array([0.1, -0.2, 0.3, 0.0]), (0.5, (-1.0, None)))
+    hv = spring.hvp(args, v)
+    h = 1e-6
+    shifted = lambda t: (XS + t * v[0], (2.0 + t * 0.5, (1.0 - t, 3)))
+    plus, minus = spring.grad(*shifted(h)), spring.grad(*shifted(-h))
+    np.testing.assert_allclose(hv[0], (plus[0] - minus[0]) / (2 * h), rtol=1e-5)
+    assert hv[1][0] == pytest.approx((plus[1][0] - minus[1][0]) / (2 * h), rel=1e-5)
+    assert hv[1][1][0] == pytest.approx((plus[1][1][0] - minus[1][1][0]) / (2 * h),
+                                        rel=1e-5)
+    assert hv[1][1][1] is None

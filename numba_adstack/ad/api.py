@@ -284,7 +284,8 @@ class GradDispatcher(CPUDispatcher):
         """Source of the JVP function generated for these arguments and tangents."""
         from .forward.jvp import check_tangents, jvp_for
         args = self._all_args(tuple(args), {})
-        return jvp_for(self, args, check_tangents(self, args, tangents)[1]).source
+        _, wrt, layout = check_tangents(self, args, tangents)
+        return jvp_for(self, args, wrt, layout).source
 
 
 def _wrt_indices(py_func, wrt):

@@ -30,29 +30,28 @@ def hvp(dispatcher, args, v):
     """``H v`` at ``args`` (see the module docstring): an array for each float array
     argument, a float for each float, None for the others."""
     args = tuple(args)
-    checked, wrt = check_tangents(dispatcher, args, v)
-    argtypes = tuple(typeof(a) for a in args)
+    checked, wrt, layout = check_tangents(dispatcher, args, v)
     cache = dispatcher.__dict__.setdefault("_hvps", {})
-    fn = cache.get((argtypes, wrt))
+    key = (layout.argtypes, wrt)
+    fn = cache.get(key)
     if fn is None:
-        fn = cache[(argtypes, wrt)] = _forward_over_reverse(dispatcher, argtypes, wrt)
+        fn = cache[key] = _forward_over_reverse(dispatcher, layout.argtypes, wrt)
     seed = 1.0
-    (value, grads), (_, hv) = fn(args + (seed,), checked + [None])
-    return tuple(hv)
+    flat = tuple(layout.flatten(args)) if not layout.trivial else args
+    (value, grads), (_, hv) = fn(flat + (seed,), checked + [None])
+    return hv if layout.trivial else fn.backward.layout.regroup(hv, fn.backward.arg_wrt)
 
 
 def _forward_over_reverse(dispatcher, argtypes, wrt):
-    """The JVP function of the backward of ``dispatcher`` for ``argtypes``."""
+    """The JVP function of the (serial) backward of ``dispatcher`` for ``argtypes``."""
     from ..api import Backward
     bw = dispatcher.backward_for_types(argtypes)
-    if bw.parallel or not bw.layout.trivial:
-        if not bw.layout.trivial:
-            raise NotImplementedError(
-                "hvp of %r: tuple or function arguments are not supported yet"
-                % dispatcher.py_func.__qualname__)
+    if bw.parallel:
         bw = Backward(dispatcher, argtypes, parallel=False)
-    return JVP(bw.njit_fn.py_func, bw.flat_types + (types.float64,), wrt,
-               dispatcher.backward_options)
+    fn = JVP(bw.njit_fn.py_func, bw.flat_types + (types.float64,), wrt,
+             dispatcher.backward_options)
+    fn.backward = bw
+    return fn
 
 
 # ---------------------------------------------------------------------- jacobian

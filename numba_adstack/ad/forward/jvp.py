@@ -10,7 +10,6 @@ import numbers
 
 import numpy as np
 from numba import njit, typeof
-from numba.core import types
 
 from ..capture import typed_ir
 from ..specialize import layout_of
@@ -20,12 +19,14 @@ from .emit import build_jvp
 
 class JVP:
     """The compiled JVP function of ``py_func`` for one argument type signature and set
-    of differentiated arguments (``options``: Numba's, for the generated function)."""
+    of differentiated (flat) arguments (``layout``: how tuple and function arguments
+    are taken apart, see :mod:`..specialize`; ``options``: Numba's)."""
 
-    def __init__(self, py_func, argtypes, wrt, options):
-        typed = typed_ir(py_func, argtypes)
+    def __init__(self, py_func, argtypes, wrt, options, layout=None):
+        typed = typed_ir(py_func, argtypes, layout=layout)
         gen = build_jvp(typed, py_func, wrt)
         self.fname, self.source, self.wrt = gen.fname, gen.source, gen.wrt
+        self.layout = layout
         from ..api import GeneratedCodeCompiler, exec_source
         ns = dict(gen.globals)
         self.py_func = exec_source(self.fname, self.source, ns, py_func.__qualname__)
@@ -34,7 +35,9 @@ class JVP:
         self.njit_fn = njit(**options)(self.py_func)
 
     def __call__(self, args, tangents):
-        return self.njit_fn(*args, *[tangents[k] for k in sorted(self.wrt)])
+        """Run on the caller's ``args`` and the flat checked ``tangents``."""
+        flat = args if self.layout is None else self.layout.flatten(args)
+        return self.njit_fn(*flat, *[tangents[k] for k in sorted(self.wrt)])
 
 
 def argument_names(py_func):
@@ -47,8 +50,9 @@ def _is_zero(t):
 
 
 def check_tangent(qualname, name, value, tangent):
-    """The tangent of one argument as the JVP function takes it, or None when the argument
-    is not differentiated; a clear error naming the argument when it does not fit."""
+    """The tangent of one (flat) argument as the JVP function takes it, or None when the
+    argument is not differentiated; a clear error naming the argument when it does not
+    fit."""
     t = typeof(value)
     where = "the tangent of argument %r of %s" % (name, qualname)
     if is_float_array(t):
@@ -78,35 +82,53 @@ def check_tangent(qualname, name, value, tangent):
 
 
 def check_tangents(dispatcher, args, tangents):
-    """``(tangents as the JVP function takes them, wrt)`` for the arguments ``args``."""
-    qualname = dispatcher.py_func.__qualname__
-    names = argument_names(dispatcher.py_func)
+    """``(flat tangents as the JVP function takes them, flat wrt, layout)`` for the
+    caller's ``args``: a tuple argument takes a tuple of tangents (or None), a function
+    argument None."""
+    py_func = dispatcher.py_func
+    qualname = py_func.__qualname__
+    names = argument_names(py_func)
     if not isinstance(tangents, (tuple, list)):
         tangents = (tangents,)
     if len(tangents) != len(args):
         raise TypeError("%s takes %d arguments; %d tangents were given (one per argument, "
                         "None for those not differentiated)"
                         % (qualname, len(args), len(tangents)))
-    out = [check_tangent(qualname, names[k] if k < len(names) else "#%d" % k, a, t)
-           for k, (a, t) in enumerate(zip(args, tangents))]
-    return out, frozenset(k for k, t in enumerate(out) if t is not None)
+    layout = layout_of(py_func, tuple(typeof(a) for a in args))
+    flat = []
+
+    def walk(tree, value, tangent, name):
+        if tree[0] == "leaf":
+            flat.append(check_tangent(qualname, name, value, tangent))
+        elif tree[0] == "func":
+            if not (tangent is None or _is_zero(tangent)):
+                raise TypeError("the tangent of argument %r of %s must be None: it is a "
+                                "function" % (name, qualname))
+        else:
+            if tangent is None or _is_zero(tangent):
+                tangent = (None,) * len(tree[1])
+            elif not isinstance(tangent, tuple) or len(tangent) != len(tree[1]):
+                raise TypeError("the tangent of argument %r of %s must be a tuple of %d "
+                                "items (or None), as the argument is"
+                                % (name, qualname, len(tree[1])))
+            for j, sub in enumerate(tree[1]):
+                walk(sub, value[j], tangent[j], "%s[%d]" % (name, j))
+    for k, (tree, a, t) in enumerate(zip(layout.trees, args, tangents)):
+        walk(tree, a, t, names[k] if k < len(names) else "#%d" % k)
+    return flat, frozenset(k for k, t in enumerate(flat) if t is not None), layout
 
 
-def jvp_for(dispatcher, args, wrt):
+def jvp_for(dispatcher, args, wrt, layout):
     """The :class:`JVP` of these arguments' types, built once per dispatcher."""
     cache = dispatcher.__dict__.setdefault("_jvps", {})
-    key = (tuple(typeof(a) for a in args), wrt)
+    key = (layout.argtypes, wrt)
     fn = cache.get(key)
     if fn is None:
         with dispatcher._bw_lock:
             fn = cache.get(key)
             if fn is None:
-                py_func = dispatcher.py_func
-                if not layout_of(py_func, key[0]).trivial:
-                    raise NotImplementedError(
-                        "forward mode of %r: tuple or function arguments are not supported "
-                        "yet; pass their items as separate arguments" % py_func.__qualname__)
-                fn = JVP(py_func, key[0], wrt, dispatcher.backward_options)
+                fn = JVP(dispatcher.py_func, layout.argtypes, wrt,
+                         dispatcher.backward_options, None if layout.trivial else layout)
                 cache[key] = fn
     return fn
 
@@ -114,8 +136,8 @@ def jvp_for(dispatcher, args, wrt):
 def jvp(dispatcher, args, tangents):
     """``(f(*args), the derivative of f at args along tangents)``."""
     args = tuple(args)
-    checked, wrt = check_tangents(dispatcher, args, tangents)
-    return jvp_for(dispatcher, args, wrt)(args, checked)
+    checked, wrt, layout = check_tangents(dispatcher, args, tangents)
+    return jvp_for(dispatcher, args, wrt, layout)(args, checked)
 
 
-__all__ = ["JVP", "jvp", "jvp_for", "check_tangents", "types"]
+__all__ = ["JVP", "jvp", "jvp_for", "check_tangents"]
