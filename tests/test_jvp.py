@@ -415,3 +415,11 @@ def test_hvp_with_a_tuple_argument_against_finite_differences_of_the_gradient():
     assert hv[1][1][0] == pytest.approx((plus[1][1][0] - minus[1][1][0]) / (2 * h),
                                         rel=1e-5)
     assert hv[1][1][1] is None
+
+
+def test_jacobian_beside_a_tuple_argument_in_both_modes():
+    args = (XS, (2.0, (1.0, 3)))
+    grad = spring.grad(*args)[0]
+    for mode in ("forward", "reverse"):
+        np.testing.assert_allclose(nad.jacobian(spring, mode=mode)(*args), grad,
+                                   rtol=1e-12)

@@ -23,7 +23,7 @@ from numba import typeof
 from numba.core import types
 
 from ..typeinfo import is_float, is_float_array
-from .jvp import JVP, argument_names, check_tangents
+from .jvp import JVP, argument_names, check_tangents, jvp_for
 
 
 def hvp(dispatcher, args, v):
@@ -112,15 +112,22 @@ def _one_hot(x, j):
 
 
 def _forward_columns(f, args, nums, value):
-    """One JVP per element of each selected argument."""
+    """One JVP per element of each selected argument (the JVP function looked up once
+    per argument, the one-hot tangent moved along)."""
     out = []
     for k in nums:
         x = args[k]
+        tangents = [None] * len(args)
+        tangents[k] = 1.0 if np.isscalar(x) else np.zeros_like(x)
+        checked, wrt, layout = check_tangents(f, args, tangents)
+        fn = jvp_for(f, args, wrt, layout)
+        one_hot = checked[layout.trees[k][1]]        # the flat argument of argument k
         cols = []
         for j in range(_size(x)):
-            tangents = [None] * len(args)
-            tangents[k] = 1.0 if np.isscalar(x) else _one_hot(x, j)
-            cols.append(np.asarray(f.jvp(args, tangents)[1], dtype=np.float64))
+            if not np.isscalar(x):
+                one_hot.flat[j - 1] = 0.0
+                one_hot.flat[j] = 1.0
+            cols.append(np.array(fn(args, checked)[1], dtype=np.float64))
         shape = np.shape(value) + np.shape(x)
         jk = np.stack(cols, axis=-1).reshape(shape) if cols else np.zeros(shape)
         out.append(float(jk) if jk.ndim == 0 else jk)
