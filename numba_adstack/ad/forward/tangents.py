@@ -20,7 +20,7 @@ from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
 from ..rules.lift import elementwise_rule, lift
-from ..typeinfo import is_float, is_float_array
+from ..typeinfo import carries_floats, is_float, is_float_array
 
 #: Functions linear in the arrays at these argument positions (the others are read as
 #: they are): the tangent is the function of the tangents.
@@ -28,7 +28,8 @@ LINEAR_CALLS = {
     np.sum: (0,), np.mean: (0,), np.cumsum: (0,), np.transpose: (0,), np.ravel: (0,),
     np.copy: (0,), np.reshape: (0,), np.ascontiguousarray: (0,), np.trace: (0,),
     np.diag: (0,), np.concatenate: (0,), np.stack: (0,), np.hstack: (0,),
-    np.vstack: (0,), np.fliplr: (0,), np.flipud: (0,), np.diff: (0,),
+    np.vstack: (0,), np.fliplr: (0,), np.flipud: (0,), np.diff: (0,), np.array: (0,),
+    np.asarray: (0,), tuple: (0,),
     # The helpers of the generated backward (hvp runs forward mode over it): sums and
     # reshapes of adjoint arrays, linear in the adjoints together.
     runtime.acc: (0, 1), runtime.ensure: (0,), runtime.unbroadcast: (0,),
@@ -48,6 +49,9 @@ LINEAR_METHODS = {"sum", "mean", "cumsum", "copy", "reshape", "ravel", "flatten"
 #: Functions linear in each of their two operands: d(a b) = da b + a db.
 BILINEAR_CALLS = {np.dot, np.outer, np.inner, np.cross, np.matmul, np.kron}
 BILINEAR_METHODS = {"dot"}
+#: Reductions that pick one element: the tangent is the tangent's element there.
+PICKS = {np.max: np.argmax, np.min: np.argmin, np.amax: np.argmax, np.amin: np.argmin}
+PICK_METHODS = {"max": np.argmax, "min": np.argmin}
 
 
 def has_floats(t):
@@ -60,9 +64,16 @@ def has_floats(t):
     if isinstance(t, AdStackType):       # a stack of floats: its tangent is a stack too
         return is_float(t.dtype) or (isinstance(t.dtype, type) and
                                      issubclass(t.dtype, np.floating))
-    if isinstance(t, types.ListType):
-        return has_floats(t.item_type)
+    if isinstance(t, (types.List, types.ListType)):
+        return has_floats(t.dtype)
     return False
+
+
+def _opaque(t):
+    """A type that may hold varied floats but has no tangent here (complex numbers,
+    records, iterators over arrays): a varied value of it cannot be followed."""
+    return carries_floats(t) and not has_floats(t) and not isinstance(
+        t, (types.BoundFunction, types.BaseTuple))
 
 
 def zero_of(t, src):
@@ -117,11 +128,16 @@ class Tangents:
             return self.of(e)
         if not isinstance(e, ir.Expr):
             return None
+        for v in self.facts.expr_inputs(e):
+            if v in self.varied and _opaque(self.facts.ty(v)):
+                self._error(name, "a varied value of type %s" % self.facts.ty(v))
         op = e.op
         if op in ("cast", "exhaust_iter"):
             return self.of(e.value)
         if op == "build_tuple":
             return "(%s)" % "".join(self.of(v) + ", " for v in e.items)
+        if op == "build_list":
+            return "[%s]" % ", ".join(self.of(v) for v in e.items)
         if op in ("getitem", "static_getitem"):
             if not self.has(e.value):
                 return None
@@ -225,6 +241,14 @@ class Tangents:
             return self.linear(name, fn, e, LINEAR_CALLS[fn], self.names.gname(fn))
         if fn in BILINEAR_CALLS and len(args) == 2 and not kws:
             return self.bilinear(name, self.names.gname(fn) + "({0}, {1})", args)
+        if fn in PICKS and len(args) == 1 and not kws:
+            return self.pick(args[0], PICKS[fn])
+        if fn is np.linalg.solve and len(args) == 2 and not kws:
+            # A y = b: A dy = db - dA y
+            a, b = args
+            rhs = self.of(b) if not self.has(a) else "%s - np.dot(%s, %s)" % (
+                self.of(b), self.dot(a), self.names.n(name))
+            return "np.linalg.solve(%s, %s)" % (self.src.operand(a), rhs)
         if fn is np.where and len(args) == 3 and not kws and not self.has(args[0]):
             c = self.src.operand(args[0])
             return "np.where(%s, %s, %s)" % (c, self.of(args[1]), self.of(args[2]))
@@ -300,9 +324,16 @@ class Tangents:
             args = [self.src.operand(a) for a in e.args]
             args += ["%s=%s" % (k, self.src.operand(v)) for k, v in e.kws]
             return "%s.%s(%s)" % (self.dot(obj), f.attr, ", ".join(args))
+        if f.attr in PICK_METHODS and not e.args and not e.kws:
+            return self.pick(obj, PICK_METHODS[f.attr])
         if f.attr in BILINEAR_METHODS and len(e.args) == 1 and not e.kws:
             return self.bilinear(name, "np.dot({0}, {1})", [obj, e.args[0]])
         self._error(name, "the method .%s on varied values" % f.attr)
+
+    def pick(self, x, arg_fn):
+        """``np.max(x)``: the tangent of the element chosen (the first one on ties)."""
+        return "np.ravel(%s)[%s(%s)]" % (self.dot(x), self.names.gname(arg_fn),
+                                         self.src.operand(x))
 
     # ------------------------------------------------------------------ in-place arrays
     def inplace_array(self, name, e):
