@@ -10,10 +10,10 @@ import numbers
 
 import numpy as np
 from numba import njit, typeof
+from numba._dispatcher import compute_fingerprint
 
 from ..capture import typed_ir
 from ..specialize import layout_of
-from ..typeinfo import is_float, is_float_array
 from .emit import build_jvp
 
 
@@ -53,9 +53,10 @@ def check_tangent(qualname, name, value, tangent):
     """The tangent of one (flat) argument as the JVP function takes it, or None when the
     argument is not differentiated; a clear error naming the argument when it does not
     fit."""
-    t = typeof(value)
     where = "the tangent of argument %r of %s" % (name, qualname)
-    if is_float_array(t):
+    # Read from the value itself: Numba's typeof costs more than the JVP of a small
+    # function.
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
         if tangent is None or (np.isscalar(tangent) and _is_zero(tangent)):
             return None
         if not isinstance(tangent, np.ndarray):
@@ -68,7 +69,7 @@ def check_tangent(qualname, name, value, tangent):
             raise TypeError("%s has dtype %s; the argument has dtype %s"
                             % (where, tangent.dtype, value.dtype))
         return tangent
-    if is_float(t):
+    if isinstance(value, (float, np.floating)):
         if tangent is None:
             return None
         if isinstance(tangent, bool) or not isinstance(tangent, numbers.Real):
@@ -78,7 +79,23 @@ def check_tangent(qualname, name, value, tangent):
     if tangent is None or _is_zero(tangent):
         return None
     raise TypeError("%s must be None: the argument is %s, which has no tangent"
-                    % (where, t))
+                    % (where, typeof(value)))
+
+
+def _layout(dispatcher, args):
+    """The argument layout of these arguments' types, found by Numba's fast argument
+    fingerprints once seen."""
+    cache = dispatcher.__dict__.setdefault("_jvp_layouts", {})
+    try:
+        fast = tuple(map(compute_fingerprint, args))
+    except Exception:
+        fast = None
+    layout = cache.get(fast) if fast is not None else None
+    if layout is None:
+        layout = layout_of(dispatcher.py_func, tuple(typeof(a) for a in args))
+        if fast is not None:
+            cache[fast] = layout
+    return layout
 
 
 def check_tangents(dispatcher, args, tangents):
@@ -94,7 +111,7 @@ def check_tangents(dispatcher, args, tangents):
         raise TypeError("%s takes %d arguments; %d tangents were given (one per argument, "
                         "None for those not differentiated)"
                         % (qualname, len(args), len(tangents)))
-    layout = layout_of(py_func, tuple(typeof(a) for a in args))
+    layout = _layout(dispatcher, args)
     flat = []
 
     def walk(tree, value, tangent, name):
