@@ -447,3 +447,24 @@ def test_realistic_programs_against_finite_differences(name):
     py, h = pure_python(case.target), 1e-6
     want = (py(*_along(args, tangents, h)) - py(*_along(args, tangents, -h))) / (2 * h)
     assert got == pytest.approx(want, rel=1e-5, abs=1e-8)
+
+
+# ---------------------------------------------------------------------- CUDA kernels
+def test_tangent_kernel_in_the_cuda_simulator():
+    """k.jvp[grid, block] of a kernel with a while loop and an atomic add, against finite
+    differences of the kernel (tests/_jvp_cuda_sim.py, in a process of its own)."""
+    pytest.importorskip("numba_cuda", reason="numba-cuda is not installed")
+    import json
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(here),
+                                                    env.get("PYTHONPATH")) if p)
+    proc = subprocess.run([sys.executable, os.path.join(here, "_jvp_cuda_sim.py")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    errors = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert errors["value"] == 0.0
+    assert errors["out"] < 1e-6 and errors["total"] < 1e-6, errors

@@ -126,6 +126,9 @@ class TangentForward(Forward):
     def block_end(self, L, label, term):
         if not isinstance(term, ir.Return):
             return super().block_end(L, label, term)
+        if not self.facts.target.returns_value:
+            L("return")             # a kernel: its outputs are the arrays it writes
+            return
         value = term.value
         tangent = self.t.of(value) if isinstance(value, ir.Var) else "None"
         L("return %s, %s" % (self.src.operand(value), tangent))
@@ -147,10 +150,10 @@ class TangentForward(Forward):
         super().assign(L, label, stmt)
         if isinstance(e, ir.Arg):
             return
+        effect = t.effect(e)
+        if effect is not None:
+            L(effect)
         if not t.has(name):
-            effect = t.effect(e)
-            if effect is not None:
-                L(effect)
             return
         if isinstance(e, ir.Expr) and e.op == "phi":
             return                  # copied on the edges
@@ -175,11 +178,12 @@ class TangentForward(Forward):
             L("%s[%s] = %s" % (self.t.dot(stmt.target), idx, value))
 
 
-def build_jvp(typed, py_func, wrt):
+def build_jvp(typed, py_func, wrt, target=CPU):
     """The :class:`JVPSource` of one typed function, differentiated along the tangents of
-    the arguments in ``wrt`` (argument indices)."""
-    facts = IRFacts(typed, py_func, CPU)
-    names = Names(CPU, reserved=[rl.len[:-4] for rl in facts.ranges.values()],
+    the arguments in ``wrt`` (argument indices). ``target``: the platform (a kernel's
+    tangent kernel writes its tangent outputs into the tangent arrays it is given)."""
+    facts = IRFacts(typed, py_func, target)
+    names = Names(target, reserved=[rl.len[:-4] for rl in facts.ranges.values()],
                   counter=len(facts.ranges))
     src = Source(facts, names)
     varied = frozenset(varied_values(facts, wrt))
@@ -198,6 +202,8 @@ def build_jvp(typed, py_func, wrt):
         if name.startswith("_x"):       # the only records read (see TangentForward.record)
             out("%s = 0" % name)
     for k, a in enumerate(args):
+        if not target.allocates_arrays:
+            break               # a kernel writes its outputs where it is told to
         # The function's writes into its arguments land in copies, as for ``grad``.
         written = a in facts.written_roots
         if written:

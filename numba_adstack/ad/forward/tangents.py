@@ -231,6 +231,10 @@ class Tangents:
         varied_args = [a for a in args + [v for _, v in kws] if self.has(a)]
         if fn is None:
             return self.method(name, e, varied_args)
+        if fn is not None and fn is getattr(facts.target, "atomic_add", None):
+            if facts.uses.get(name):
+                self._error(name, "the value an atomic add returns")
+            return None             # the add into the tangent is its effect
         if fn in STACK_READS and self.has(args[0]):
             return "%s(%s)" % (self.names.gname(fn), self.dot(args[0]))
         if not varied_args:
@@ -266,8 +270,10 @@ class Tangents:
         if not self.has(name):
             return None
         t = self.facts.ty(name)
-        if isinstance(t, (AdStackType, types.ListType)):
-            return self.src.expr(e, self.src.operand)
+        fn = self.facts.resolve_global(e.func)
+        if isinstance(t, (AdStackType, types.ListType)) or \
+                self.facts.target.is_thread_local_constructor(fn):
+            return self.src.expr(e, self.src.operand)   # another one (local memory: as is)
         return zero_of(t, self.names.n(name))
 
     def effect(self, e):
@@ -276,6 +282,11 @@ class Tangents:
         if not (isinstance(e, ir.Expr) and e.op == "call"):
             return None
         fn = self.facts.resolve_global(e.func)
+        if fn is not None and fn is getattr(self.facts.target, "atomic_add", None) and \
+                self.has(e.args[0]):
+            a, i, v = e.args
+            return "%s(%s, %s, %s)" % (self.src.operand(e.func), self.dot(a),
+                                       self.src.operand(i), self.of(v))
         if fn in STACK_EFFECTS and self.has(e.args[0]):
             rest = [self.of(a) if k == 0 and fn is I.push else self.src.operand(a)
                     for k, a in enumerate(e.args[1:])]

@@ -51,10 +51,12 @@ def _writes(facts):
 
 def _container_writes(facts, e):
     """A push onto a stack, an append to a list (in generated backwards, which hvp
-    differentiates): the container holds the value."""
+    differentiates), a kernel's atomic add: the container holds the value."""
     fn = facts.resolve_global(e.func)
     if fn is I.push and len(e.args) == 2:
         return [(e.args[0].name, [e.args[1].name])]
+    if fn is not None and fn is getattr(facts.target, "atomic_add", None):
+        return [(e.args[0].name, [e.args[2].name])]
     f = facts.def_expr(e.func.name)
     if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
             f.attr == "append" and isinstance(facts.ty(f.value), types.ListType):
