@@ -183,6 +183,16 @@ def test_hvp_rosenbrock_against_the_analytic_hessian():
     np.testing.assert_allclose(hv, rosenbrock_hessian(x) @ v, rtol=1e-12)
 
 
+def test_hessian_by_columns_of_hvp():
+    x = np.array([0.3, -0.5, 1.2, 0.8, -1.1])
+    np.testing.assert_allclose(nad.hessian(rosenbrock)(x), rosenbrock_hessian(x),
+                               rtol=1e-12)
+    # d2/dx2 of branchy against a central difference of its gradient
+    h = 1e-6
+    want = (branchy.grad(0.4 + h, 0.8, 4)[0] - branchy.grad(0.4 - h, 0.8, 4)[0]) / (2 * h)
+    assert nad.hessian(branchy)(0.4, 0.8, 4) == pytest.approx(want, rel=1e-5)
+
+
 @nad.grad_jit
 def quadratic(x, a, b):
     return 0.5 * np.dot(x, np.dot(a, x)) + b * np.sum(x) ** 2

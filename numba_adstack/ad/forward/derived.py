@@ -35,7 +35,9 @@ def hvp(dispatcher, args, v):
     key = (layout.argtypes, wrt)
     fn = cache.get(key)
     if fn is None:
-        fn = cache[key] = _forward_over_reverse(dispatcher, layout.argtypes, wrt)
+        # Not under the dispatcher's lock, which building the backward takes: threads
+        # calling first at once may each build it, and one is kept.
+        fn = cache.setdefault(key, _forward_over_reverse(dispatcher, layout.argtypes, wrt))
     seed = 1.0
     flat = tuple(layout.flatten(args)) if not layout.trivial else args
     (value, grads), (_, hv) = fn(flat + (seed,), checked + [None])
@@ -52,6 +54,30 @@ def _forward_over_reverse(dispatcher, argtypes, wrt):
              dispatcher.backward_options)
     fn.backward = bw
     return fn
+
+
+def hessian(f, argnum=0):
+    """A function of ``f``'s arguments that returns the Hessian of its (float) result
+    with respect to argument ``argnum`` (a float or a float array), shaped
+    ``argument.shape * 2``: one ``hvp`` per element of the argument."""
+    if not hasattr(f, "hvp"):
+        raise TypeError("hessian needs a function decorated with @grad_jit, got %r" % (f,))
+
+    def hess(*args):
+        x = args[argnum]
+        if not _is_float_value(x):
+            raise TypeError("hessian of %s: argument %r is %s; only float and float array "
+                            "arguments are differentiated"
+                            % (f.py_func.__qualname__, argument_names(f.py_func)[argnum],
+                               typeof(x)))
+        cols = []
+        for j in range(_size(x)):
+            v = [None] * len(args)
+            v[argnum] = 1.0 if np.isscalar(x) else _one_hot(x, j)
+            cols.append(np.asarray(f.hvp(args, v)[argnum], dtype=np.float64))
+        h = np.stack(cols, axis=-1).reshape(np.shape(x) * 2)
+        return float(h) if h.ndim == 0 else h
+    return hess
 
 
 # ---------------------------------------------------------------------- jacobian
