@@ -75,6 +75,39 @@ def test_scalar_loops_branches_while_break(tangents):
     assert tangent == pytest.approx(fd_jvp(branchy, args, tangents), rel=1e-6)
 
 
+@nad.grad_jit
+def early_return(x, n):
+    s = x
+    for i in range(n):
+        s = s * s * 0.5 + math.cos(s)
+        if s > 3.0:
+            return s * 2.0          # out of the loop nest
+        for j in range(3):
+            if j == 1:
+                continue
+            s += 0.1 * x * j
+    return -s
+
+
+@nad.grad_jit
+def halvings(x):
+    k = 0
+    while x > 1.0:
+        x = x / 2.0
+        k += 1
+    return k
+
+
+@pytest.mark.parametrize("x", [0.3, 2.5])
+def test_return_and_continue_inside_loops(x):
+    _, tangent = early_return.jvp((x, 6), (1.0, None))
+    assert tangent == pytest.approx(fd_jvp(early_return, (x, 6), (1.0, None)), rel=1e-6)
+
+
+def test_an_integer_result_has_no_tangent():
+    assert halvings.jvp((10.0,), (1.0,)) == (4, None)
+
+
 def test_jvp_is_the_gradient_along_the_tangent():
     args = (0.9, 1.3, 7)
     gx, gy, _ = branchy.grad(*args)
