@@ -1,5 +1,6 @@
 """python -m benchmarks: measure the workloads against the peers and write
-docs/benchmarks.md, docs/benchmarks.json and docs/benchmarks.png."""
+docs/benchmarks.md, docs/benchmarks.json and docs/benchmarks.png; then the compile-time
+family (compile.*) and the vjp family (vjp.*)."""
 import argparse
 import os
 import sys
@@ -43,6 +44,9 @@ def main(argv=None):
                         help="skip the compile-time family (benchmarks.bench_compile)")
     parser.add_argument("--no-jvp", action="store_true",
                         help="skip forward mode against JAX (benchmarks.bench_jvp)")
+    parser.add_argument("--no-vjp", action="store_true",
+                        help="skip the vjp family (benchmarks.bench_vjp: f.vjp of a "
+                             "trajectory against JAX's jax.vjp)")
     parser.add_argument("--in-process", action="store_true",
                         help="measure in this process (Taichi and Quadrants still get their "
                              "own process); first-call times then exclude numba's start-up")
@@ -93,6 +97,11 @@ def main(argv=None):
         from . import bench_jvp
         rows = bench_jvp.run(bench_jvp.QUICK_SIZES, 3) if args.quick else bench_jvp.run()
         for path in bench_jvp.write_all(rows, out):
+            print("wrote", path)
+    if not args.no_vjp:
+        from . import bench_vjp
+        rows = bench_vjp.run(bench_vjp.QUICK_SIZES, 2) if args.quick else bench_vjp.run()
+        for path in bench_vjp.write_all(rows, out):
             print("wrote", path)
 
 

@@ -13,8 +13,9 @@ runs it once.
 function of the arguments returning the Jacobian of the result (a float or an array) with
 respect to each, shaped ``result.shape + argument.shape``. With fewer inputs than outputs
 it is built by columns (one JVP per input element), otherwise by rows: one gradient for a
-scalar result, one VJP per output element when the dispatcher has ``vjp``
-(``f.vjp(args, cotangent) -> (value, cotangents)``); without ``vjp``, by columns.
+scalar result, one pullback per output element when the dispatcher has ``vjp``
+(``f.vjp(*args) -> (value, pullback)``, ``pullback(cotangent) -> cotangents``); without
+``vjp``, by columns.
 """
 import numbers
 
@@ -173,9 +174,10 @@ def _reverse_rows(f, value):
         return None
 
     def by_vjp(args, nums, value):
+        _, pullback = vjp(*args)
         rows = {k: [] for k in nums}
         for i in range(value.size):
-            cotangents = vjp(args, _one_hot(value, i))[1]
+            cotangents = pullback(_one_hot(value, i))
             for k in nums:
                 rows[k].append(np.asarray(cotangents[k], dtype=np.float64))
         return [np.stack(rows[k]).reshape(value.shape + np.shape(args[k])) for k in nums]

@@ -53,6 +53,13 @@ class _Activity:
     array_adjoints = {}
 
 
+class _NoFusedLoops:
+    """No loop is reversed iteration by iteration: nothing is reversed."""
+
+    def reverses(self, lp):
+        return False
+
+
 class _Context:
     """What :class:`Forward` reads of an emission, for a function that keeps nothing."""
 
@@ -60,6 +67,7 @@ class _Context:
         self.facts, self.names, self.src = facts, names, src
         self.plan = _Plan(facts)
         self.activity = _Activity()
+        self.fused = _NoFusedLoops()
         self.states = States()
         self.helper_loop = None
         self.open_loops = []
