@@ -42,6 +42,8 @@ def main(argv=None):
                         help="run with this interpreter even when .venv-bench/ exists")
     parser.add_argument("--no-compile", action="store_true",
                         help="skip the compile-time family (benchmarks.bench_compile)")
+    parser.add_argument("--no-jvp", action="store_true",
+                        help="skip forward mode against JAX (benchmarks.bench_jvp)")
     parser.add_argument("--no-vjp", action="store_true",
                         help="skip the vjp family (benchmarks.bench_vjp: f.vjp of a "
                              "trajectory against JAX's jax.vjp)")
@@ -90,6 +92,11 @@ def main(argv=None):
         rows = bench_compile.run(bench_compile.QUICK_SEGMENTS if args.quick
                                  else bench_compile.SEGMENTS)
         for path in bench_compile.write_all(rows, out):
+            print("wrote", path)
+    if not args.no_jvp:
+        from . import bench_jvp
+        rows = bench_jvp.run(bench_jvp.QUICK_SIZES, 3) if args.quick else bench_jvp.run()
+        for path in bench_jvp.write_all(rows, out):
             print("wrote", path)
     if not args.no_vjp:
         from . import bench_vjp

@@ -7,4 +7,5 @@ from . import config
 __version__ = "0.1.0"
 from ._extension import adstack, push, pop, top, size, overflowed, clear, reserve  # noqa: F401,E402
 from .ad.api import grad_jit, GradDispatcher  # noqa: F401,E402
+from .ad.forward.derived import hessian, jacobian  # noqa: F401,E402
 from .ad.implicit import implicit_root, stop_gradient  # noqa: F401,E402

@@ -281,6 +281,29 @@ class GradDispatcher(CPUDispatcher):
         *args, cotangent = args
         return _vjp.vjp_call(self, self._all_args(tuple(args), kwargs), cotangent)
 
+    # ---------------------------------------------------------------- forward mode
+    # (numba_adstack/ad/forward/: the forward-mode rewrite, hvp and jacobian)
+    def jvp(self, args, tangents):
+        """``(f(*args), tangent)``: the derivative of ``f`` at ``args`` along ``tangents``
+        (one per argument: a float for a float, an array of the same shape and dtype for a
+        float array, None for arguments not differentiated). The tangent mirrors the
+        value: a float, an array or a tuple."""
+        from .forward.jvp import jvp
+        return jvp(self, self._all_args(tuple(args), {}), tangents)
+
+    def hvp(self, args, v):
+        """The Hessian of the (float scalar) result at ``args`` times ``v`` (one tangent
+        per argument, as for ``jvp``), shaped as ``f.grad(*args)``."""
+        from .forward.derived import hvp
+        return hvp(self, self._all_args(tuple(args), {}), v)
+
+    def inspect_jvp(self, args, tangents):
+        """Source of the JVP function generated for these arguments and tangents."""
+        from .forward.jvp import check_tangents, jvp_for
+        args = self._all_args(tuple(args), {})
+        _, wrt, layout = check_tangents(self, args, tangents)
+        return jvp_for(self, args, wrt, layout).source
+
 
 def _wrt_indices(py_func, wrt):
     """Argument indices from ``wrt`` (names or indices), or None for every argument."""

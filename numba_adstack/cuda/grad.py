@@ -71,6 +71,14 @@ class GradKernel:
         """``k.grad[grid, block](*args, *adjoints)`` runs the backward kernel."""
         return _GradLauncher(self)
 
+    @property
+    def jvp(self):
+        """``k.jvp[grid, block](*args, *tangents)`` runs the tangent kernel (forward mode,
+        numba_adstack/ad/forward/kernels.py): one tangent per float array argument, those
+        of the arrays the kernel writes filled by the launch."""
+        from ..ad.forward.kernels import TangentLauncher
+        return TangentLauncher(self)
+
     def backward(self, args):
         key = tuple(_argtype(a) for a in args)
         bw = self._backwards.get(key)

@@ -1,0 +1,371 @@
+"""The tangent of one IR statement, as Python source.
+
+Reads the :class:`~..facts.IRFacts` of the function and the set of values that vary with
+the differentiated arguments; produces, for each definition ``y = e``, the source of the
+tangent of ``y``, or None when it is zero. Scalar and element-wise rules come from the
+adjoint tables of :mod:`..rules`: each rule gives ``dy/da_k`` times ``{g}``, so the
+tangent is the sum over the operands of the rule with ``{g}`` the operand's tangent.
+Functions linear in an array (``np.sum``, ``x.T``, ``x.reshape``) take the tangent in place
+of the array; bilinear ones (``np.dot``, ``@``) take it in each operand in turn.
+Anything that makes a float or a float array from varied values without a rule here is
+refused with the line.
+"""
+import operator
+
+import numpy as np
+from numba.core import ir, types
+
+from ... import intrinsics as I
+from ...typing.types import AdStackType
+from .. import rules as R
+from .. import runtime
+from ..rules.lift import elementwise_rule, lift
+from ..typeinfo import carries_floats, is_float, is_float_array
+
+#: Functions linear in the arrays at these argument positions (the others are read as
+#: they are): the tangent is the function of the tangents.
+LINEAR_CALLS = {
+    np.sum: (0,), np.mean: (0,), np.cumsum: (0,), np.transpose: (0,), np.ravel: (0,),
+    np.copy: (0,), np.reshape: (0,), np.ascontiguousarray: (0,), np.trace: (0,),
+    np.diag: (0,), np.concatenate: (0,), np.stack: (0,), np.hstack: (0,),
+    np.vstack: (0,), np.fliplr: (0,), np.flipud: (0,), np.diff: (0,), np.array: (0,),
+    np.asarray: (0,), tuple: (0,),
+    # The helpers of the generated backward (hvp runs forward mode over it): sums and
+    # reshapes of adjoint arrays, linear in the adjoints together.
+    runtime.acc: (0, 1), runtime.ensure: (0,), runtime.unbroadcast: (0,),
+    runtime.fill_as: (0,),
+}
+#: Linear functions whose other arguments give only a shape.
+SHAPE_ARGUMENTS = {runtime.acc, runtime.ensure, runtime.unbroadcast, runtime.fill_as}
+#: Stack reads: the tangent is read from the tangent's stack, pushed in step.
+STACK_READS = {I.pop, I.top}
+#: Stack effects mirrored on the tangent's stack (argument 1: the value pushed).
+STACK_EFFECTS = {I.push, I.reserve, I.clear}
+LIST_READS = {"pop"}
+LIST_EFFECTS = {"append", "clear"}
+#: Array methods linear in the array they are called on.
+LINEAR_METHODS = {"sum", "mean", "cumsum", "copy", "reshape", "ravel", "flatten",
+                  "transpose", "trace"}
+#: Functions linear in each of their two operands: d(a b) = da b + a db.
+BILINEAR_CALLS = {np.dot, np.outer, np.inner, np.cross, np.matmul, np.kron}
+BILINEAR_METHODS = {"dot"}
+#: Reductions that pick one element: the tangent is the tangent's element there.
+PICKS = {np.max: np.argmax, np.min: np.argmin, np.amax: np.argmax, np.amin: np.argmin}
+PICK_METHODS = {"max": np.argmax, "min": np.argmin}
+
+
+def has_floats(t):
+    """Can a value of type ``t`` carry a tangent (a float, a float array, a tuple of
+    them)?"""
+    if is_float(t) or is_float_array(t):
+        return True
+    if isinstance(t, types.BaseTuple):
+        return any(has_floats(x) for x in t.types)
+    if isinstance(t, AdStackType):       # a stack of floats: its tangent is a stack too
+        return is_float(t.dtype) or (isinstance(t.dtype, type) and
+                                     issubclass(t.dtype, np.floating))
+    if isinstance(t, (types.List, types.ListType)):
+        return has_floats(t.dtype)
+    return False
+
+
+def _opaque(t):
+    """A type that may hold varied floats but has no tangent here (complex numbers,
+    records, iterators over arrays): a varied value of it cannot be followed."""
+    return carries_floats(t) and not has_floats(t) and not isinstance(
+        t, (types.BoundFunction, types.BaseTuple))
+
+
+def zero_of(t, src):
+    """Source of the zero tangent of a value of type ``t`` whose source is ``src``."""
+    if is_float(t):
+        return "0.0"
+    if is_float_array(t):
+        return "np.zeros_like(%s)" % src
+    if isinstance(t, types.BaseTuple) and has_floats(t):
+        return "(%s)" % "".join(zero_of(x, "%s[%d]" % (src, k)) + ", "
+                                for k, x in enumerate(t.types))
+    return "None"
+
+
+class Tangents:
+    """Tangent sources of the statements of one function (see the module docstring)."""
+
+    def __init__(self, facts, src, names, varied):
+        self.facts = facts
+        self.src = src
+        self.names = names
+        self.varied = varied
+
+    # ------------------------------------------------------------------ names
+    def has(self, var):
+        """Does this variable carry a (possibly non-zero) tangent?"""
+        if not isinstance(var, (ir.Var, str)):
+            return False
+        name = var if isinstance(var, str) else var.name
+        return (name in self.varied and has_floats(self.facts.ty(name))
+                and self.src.static(name) is None)
+
+    def dot(self, var):
+        """Source name of a variable's tangent."""
+        name = var if isinstance(var, str) else var.name
+        return self.names.n(name + ".dot")
+
+    def of(self, var):
+        """Source of a variable's tangent, a zero when it carries none."""
+        if self.has(var):
+            return self.dot(var)
+        name = var if isinstance(var, str) else var.name
+        return zero_of(self.facts.ty(name), self.src.operand(var))
+
+    def _error(self, name, what):
+        self.facts.error("forward mode: %s" % what, self.facts.def_loc(name))
+
+    # ------------------------------------------------------------------ definitions
+    def expr(self, name, e):
+        """Source of the tangent of ``name = e`` (after the primal ran), or None."""
+        if isinstance(e, ir.Var):
+            return self.of(e)
+        if not isinstance(e, ir.Expr):
+            return None
+        for v in self.facts.expr_inputs(e):
+            if v in self.varied and _opaque(self.facts.ty(v)):
+                self._error(name, "a varied value of type %s" % self.facts.ty(v))
+        op = e.op
+        if op in ("cast", "exhaust_iter"):
+            return self.of(e.value)
+        if op == "build_tuple":
+            return "(%s)" % "".join(self.of(v) + ", " for v in e.items)
+        if op == "build_list":
+            return "[%s]" % ", ".join(self.of(v) for v in e.items)
+        if op in ("getitem", "static_getitem"):
+            if not self.has(e.value):
+                return None
+            return "%s[%s]" % (self.dot(e.value), self.src.index(e, self.src.operand))
+        if op == "getattr":
+            if e.attr == "T" and self.has(e.value):
+                return "%s.T" % self.dot(e.value)
+            if e.attr in ("real", "imag"):
+                self._error(name, "the attribute .%s" % e.attr)
+            return None
+        if op == "binop":
+            return self.operator(name, e.fn, [e.lhs, e.rhs], is_binop=True)
+        if op == "inplace_binop":
+            return self.operator(name, e.immutable_fn, [e.lhs, e.rhs], is_binop=True)
+        if op == "unary":
+            return self.operator(name, e.fn, [e.value], is_unary=True)
+        if op == "call":
+            return self.call(name, e)
+        self._error(name, "the construct %r on varied values" % op)
+
+    def operator(self, name, fn, operands, is_binop=False, is_unary=False):
+        if fn is operator.matmul:
+            # np.dot is @ for vectors and matrices, and the reverse rewrite (hvp
+            # differentiates this code) has its rules.
+            small = all(self.facts.ty(v).ndim <= 2 for v in operands)
+            return self.bilinear(name, "np.dot({0}, {1})" if small else "{0} @ {1}",
+                                 operands)
+        table = R.BINOP_RULES if is_binop else R.UNARY_RULES
+        rule = table.get(fn)
+        if rule is None:
+            self._error(name, "the operator %s" % getattr(fn, "__name__", fn))
+        return self.apply(name, fn, rule, operands)
+
+    def apply(self, name, fn, rule, operands):
+        """Sum over the varied operands of the rule with ``{g}`` their tangent."""
+        facts = self.facts
+        y_ty = facts.ty(name)
+        rule = R.specialise(fn, [self._literal(v) for v in operands]) or rule
+        if isinstance(y_ty, types.Array):
+            rule = lift(rule) if fn not in (min, max, np.minimum, np.maximum) else \
+                elementwise_rule(fn)
+            if rule is None:
+                self._error(name, "%s on arrays" % getattr(fn, "__name__", fn))
+        terms = []
+        for k, v in enumerate(operands):
+            if not self.has(v):
+                continue
+            if k >= len(rule) or rule[k] is None:
+                if is_float(facts.ty(v)) or is_float_array(facts.ty(v)):
+                    continue        # no derivative in this operand (floor, //)
+                self._error(name, "%s of a varied %s" % (fn, facts.ty(v)))
+            terms.append(self.fill(rule[k], name, operands, "(%s)" % self.dot(v)))
+        if not terms:
+            return None
+        out = " + ".join(terms)
+        if isinstance(y_ty, types.Array) and not any(
+                self.has(v) and isinstance(facts.ty(v), types.Array)
+                and facts.ty(v).ndim == y_ty.ndim for v in operands):
+            # The varied operands are smaller than the result: broadcast to its shape.
+            out = "np.zeros_like(%s) + (%s)" % (self.names.n(name), out)
+        return out
+
+    def fill(self, template, name, operands, g):
+        ops = [self.src.operand(v) for v in operands]
+        return "(%s)" % template.format(*ops, g=g, y=self.names.n(name))
+
+    def _literal(self, var):
+        if not isinstance(var, ir.Var):
+            return None
+        value = self.facts.resolve_global(var)
+        if isinstance(value, (int, float, np.integer, np.floating)) and \
+                not isinstance(value, bool):
+            return float(value)
+        return None
+
+    def bilinear(self, name, pattern, operands):
+        terms = []
+        for k, v in enumerate(operands):
+            if self.has(v):
+                ops = [self.src.operand(x) for x in operands]
+                ops[k] = self.dot(v)
+                terms.append("(%s)" % pattern.format(*ops))
+        return " + ".join(terms) if terms else None
+
+    # ------------------------------------------------------------------ calls
+    def call(self, name, e):
+        facts = self.facts
+        fn = facts.resolve_global(e.func)
+        args = list(e.args)
+        kws = list(e.kws)
+        varied_args = [a for a in args + [v for _, v in kws] if self.has(a)]
+        if fn is None:
+            return self.method(name, e, varied_args)
+        if fn is not None and fn is getattr(facts.target, "atomic_add", None):
+            if facts.uses.get(name):
+                self._error(name, "the value an atomic add returns")
+            return None             # the add into the tangent is its effect
+        if fn in STACK_READS and self.has(args[0]):
+            return "%s(%s)" % (self.names.gname(fn), self.dot(args[0]))
+        if not varied_args:
+            return self.constructed(name, e)
+        if fn in R.ARRAY_CONSTRUCTORS:
+            return self.fill_call(name, fn, e)
+        if fn in LINEAR_CALLS:
+            return self.linear(name, fn, e, LINEAR_CALLS[fn], self.names.gname(fn))
+        if fn in BILINEAR_CALLS and len(args) == 2 and not kws:
+            return self.bilinear(name, self.names.gname(fn) + "({0}, {1})", args)
+        if fn in PICKS and len(args) == 1 and not kws:
+            return self.pick(args[0], PICKS[fn])
+        if fn is np.linalg.solve and len(args) == 2 and not kws:
+            # A y = b: A dy = db - dA y
+            a, b = args
+            rhs = self.of(b) if not self.has(a) else "%s - np.dot(%s, %s)" % (
+                self.of(b), self.dot(a), self.names.n(name))
+            return "np.linalg.solve(%s, %s)" % (self.src.operand(a), rhs)
+        if fn is np.where and len(args) == 3 and not kws and not self.has(args[0]):
+            c = self.src.operand(args[0])
+            return "np.where(%s, %s, %s)" % (c, self.of(args[1]), self.of(args[2]))
+        if fn in R.NON_DIFFERENTIABLE_CALLS or not has_floats(facts.ty(name)):
+            return None
+        rule = R.CALL_RULES.get(fn)
+        if rule is None or kws:
+            self._error(name, "the call %s on varied values (no rule)"
+                        % getattr(fn, "__name__", fn))
+        return self.apply(name, fn, rule, args)
+
+    def constructed(self, name, e):
+        """A call none of whose operands varies: a fresh array gets a zero tangent when a
+        varied value is later stored into it, a fresh stack or list another one."""
+        if not self.has(name):
+            return None
+        t = self.facts.ty(name)
+        fn = self.facts.resolve_global(e.func)
+        if isinstance(t, (AdStackType, types.ListType)) or \
+                self.facts.target.is_thread_local_constructor(fn):
+            return self.src.expr(e, self.src.operand)   # another one (local memory: as is)
+        return zero_of(t, self.names.n(name))
+
+    def effect(self, e):
+        """The tangent's twin of a statement run for its effect (a push onto a varied
+        stack, an append to a varied list), or None."""
+        if not (isinstance(e, ir.Expr) and e.op == "call"):
+            return None
+        fn = self.facts.resolve_global(e.func)
+        if fn is not None and fn is getattr(self.facts.target, "atomic_add", None) and \
+                self.has(e.args[0]):
+            a, i, v = e.args
+            return "%s(%s, %s, %s)" % (self.src.operand(e.func), self.dot(a),
+                                       self.src.operand(i), self.of(v))
+        if fn in STACK_EFFECTS and self.has(e.args[0]):
+            rest = [self.of(a) if k == 0 and fn is I.push else self.src.operand(a)
+                    for k, a in enumerate(e.args[1:])]
+            return "%s(%s)" % (self.names.gname(fn), ", ".join([self.dot(e.args[0])] + rest))
+        f = self.facts.def_expr(e.func.name)
+        if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
+                f.attr in LIST_EFFECTS and self.has(f.value):
+            return "%s.%s(%s)" % (self.dot(f.value), f.attr,
+                                  ", ".join(self.of(a) for a in e.args))
+        return None
+
+    def fill_call(self, name, fn, e):
+        k = R.FILL_ARGUMENT.get(fn)
+        if k is not None and len(e.args) > k and self.has(e.args[k]):
+            return "np.full_like(%s, %s)" % (self.names.n(name), self.dot(e.args[k]))
+        return "np.zeros_like(%s)" % self.names.n(name)
+
+    def linear(self, name, fn, e, positions, callee):
+        for k, a in enumerate(e.args):
+            if k not in positions and self.has(a) and fn not in SHAPE_ARGUMENTS:
+                self._error(name, "%s with a varied argument %d" % (fn.__name__, k))
+        if any(self.has(v) for _, v in e.kws):
+            self._error(name, "%s with a varied keyword argument" % fn.__name__)
+        args = [self.of(a) if k in positions else self.src.operand(a)
+                for k, a in enumerate(e.args)]
+        args += ["%s=%s" % (k, self.src.operand(v)) for k, v in e.kws]
+        return "%s(%s)" % (callee, ", ".join(args))
+
+    def method(self, name, e, varied_args):
+        """``x.sum()``, ``x.reshape(...)``, ``x.dot(y)``: the bound method's object is the
+        first operand."""
+        facts = self.facts
+        f = facts.def_expr(e.func.name)
+        if not (isinstance(f, ir.Expr) and f.op == "getattr"):
+            if self.has(name) or varied_args:
+                self._error(name, "a call of %s" % facts.ty(e.func))
+            return None
+        obj = f.value
+        if not (self.has(obj) or varied_args):
+            return self.constructed(name, e)
+        if not has_floats(facts.ty(name)):
+            return None
+        if f.attr in LIST_READS and isinstance(facts.ty(obj), types.ListType):
+            return "%s.%s()" % (self.dot(obj), f.attr)
+        if f.attr in LINEAR_METHODS and not varied_args:
+            args = [self.src.operand(a) for a in e.args]
+            args += ["%s=%s" % (k, self.src.operand(v)) for k, v in e.kws]
+            return "%s.%s(%s)" % (self.dot(obj), f.attr, ", ".join(args))
+        if f.attr in PICK_METHODS and not e.args and not e.kws:
+            return self.pick(obj, PICK_METHODS[f.attr])
+        if f.attr in BILINEAR_METHODS and len(e.args) == 1 and not e.kws:
+            return self.bilinear(name, "np.dot({0}, {1})", [obj, e.args[0]])
+        self._error(name, "the method .%s on varied values" % f.attr)
+
+    def pick(self, x, arg_fn):
+        """``np.max(x)``: the tangent of the element chosen (the first one on ties)."""
+        return "np.ravel(%s)[%s(%s)]" % (self.dot(x), self.names.gname(arg_fn),
+                                         self.src.operand(x))
+
+    # ------------------------------------------------------------------ in-place arrays
+    def inplace_array(self, name, e):
+        """``x op= v`` on an array: ``(before, after)`` lines, the tangent update made in
+        place in the tangent of ``x`` (which views the same memory as ``x``'s). ``before``
+        runs ahead of the primal (it reads the old ``x``)."""
+        fn = e.immutable_fn
+        x, v = e.lhs, e.rhs
+        xd = self.dot(x)
+        if fn in (operator.add, operator.sub):
+            if not self.has(v):
+                return [], []
+            sign = "+" if fn is operator.add else "-"
+            return [], ["%s %s= %s" % (xd, sign, self.dot(v))]
+        rule = lift(R.BINOP_RULES.get(fn, (None,)))
+        if rule is None or any(t is not None and "{y}" in t for t in rule):
+            self._error(name, "the in-place operator %s= on arrays" % fn.__name__)
+        terms = []
+        for k, w in enumerate((x, v)):
+            if self.has(w) and rule[k] is not None:
+                terms.append(self.fill(rule[k], name, [x, v], "(%s)" % self.dot(w)))
+        tmp = self.names.fresh("tin")
+        before = ["%s = %s" % (tmp, " + ".join(terms) if terms else "0.0")]
+        return before, ["%s[...] = %s" % (xd, tmp)]
