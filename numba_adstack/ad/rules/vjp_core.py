@@ -1,0 +1,232 @@
+"""Core helpers of the array adjoints: undo NumPy broadcasting (``sum_to``) and undo a
+reduction along an axis (``unreduce``), plus ``by_type``, which makes an njit helper whose
+implementation is chosen by the types of its arguments.
+
+Conventions shared by every helper of ``vjp_*.py``: a helper returns the contribution to
+ONE operand's adjoint, with exactly that operand's shape; a freshly allocated result is
+C-contiguous, a scalar operand gets a Python float. The dtype is the one NumPy's promotion
+gives from the result's adjoint (a float32 operand of a float64 result gets float64).
+"""
+import inspect
+
+import numpy as np
+from numba import njit, types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+
+def by_type(selector):
+    """A helper whose implementation ``selector`` picks from the argument types.
+
+    ``selector`` follows the ``numba.extending.overload`` protocol: it receives Numba types
+    and returns a Python function of the same parameters, which Numba compiles. The result
+    is a plain function of the selector's name and signature, overloaded for njit code
+    (where a call compiles the chosen implementation straight into the caller's library)
+    and callable from Python (through an njit trampoline); it is importable by its name
+    from the selector's module, which the gradient cache relies on.
+    """
+    sig = inspect.signature(selector)
+    params = ", ".join(sig.parameters)
+    name = selector.__name__
+    trampoline = []
+    ns = {"_trampoline": trampoline, "njit": njit}
+    exec("def %s%s:\n"
+         "    if not _trampoline:\n"
+         "        _trampoline.append(njit(lambda %s: %s(%s)))\n"
+         "    return _trampoline[0](%s)\n" % (name, sig, params, name, params, params), ns)
+    fn = ns[name]
+    fn.__module__ = selector.__module__
+    fn.__qualname__ = selector.__qualname__
+    fn.__doc__ = selector.__doc__
+    overload(fn)(selector)
+    return fn
+
+
+def is_scalar(ty):
+    return isinstance(ty, (types.Number, types.Boolean))
+
+
+def is_none(ty):
+    return ty is None or isinstance(ty, (types.NoneType, types.Omitted))
+
+
+@njit(inline="always")
+def c_strides(shape):
+    """C-order strides of ``shape``, in elements."""
+    n = len(shape)
+    out = np.zeros(n, np.intp)
+    step = 1
+    for k in range(n - 1, -1, -1):
+        out[k] = step
+        step *= shape[k]
+    return out
+
+
+@njit(inline="always")
+def _advance(idx, shape, off, strides):
+    """Step the multi-index ``idx`` over all dimensions but the last (C order), moving the
+    offset ``off`` by ``strides``; returns the new offset."""
+    k = len(shape) - 2
+    while k >= 0:
+        idx[k] += 1
+        off += strides[k]
+        if idx[k] < shape[k]:
+            return off
+        off -= strides[k] * shape[k]
+        idx[k] = 0
+        k -= 1
+    return off
+
+
+@njit
+def scatter_add(g, ostr, out):
+    """``out.flat[sum(i * ostr)] += g[i]`` for every index ``i`` of ``g``: ``ostr`` holds,
+    per dimension of ``g``, its stride in ``out`` (0 where the dimension is summed)."""
+    if g.size == 0:
+        return
+    src = np.ascontiguousarray(g).reshape(g.size)
+    dst = out.reshape(out.size)
+    shape = g.shape
+    inner = shape[len(shape) - 1]
+    istep = ostr[len(shape) - 1]
+    idx = np.zeros(len(shape), np.intp)
+    off = 0
+    for base in range(0, src.size, inner):
+        if istep == 0:
+            acc = src[base]
+            for i in range(1, inner):
+                acc += src[base + i]
+            dst[off] += acc
+        else:
+            for i in range(inner):
+                dst[off + i * istep] += src[base + i]
+        off = _advance(idx, shape, off, ostr)
+
+
+@njit
+def gather(src, sstr, shape):
+    """A new C-contiguous array of ``shape`` whose element ``i`` is
+    ``src.flat[sum(i * sstr)]`` (``src`` C-contiguous; a 0 stride repeats along that
+    dimension): NumPy broadcasting, materialised."""
+    out = np.empty(shape, src.dtype)
+    if out.size == 0:
+        return out
+    flat = src.reshape(src.size)
+    dst = out.reshape(out.size)
+    inner = shape[len(shape) - 1]
+    istep = sstr[len(shape) - 1]
+    idx = np.zeros(len(shape), np.intp)
+    off = 0
+    for base in range(0, dst.size, inner):
+        if istep == 0:
+            v = flat[off]
+            for i in range(inner):
+                dst[base + i] = v
+        else:
+            for i in range(inner):
+                dst[base + i] = flat[off + i * istep]
+        off = _advance(idx, shape, off, sstr)
+    return out
+
+
+@njit
+def sum_to_shape(g, shape):
+    """``g`` summed down to ``shape`` (a shape ``g``'s broadcasts from): over its leading
+    dimensions and over those where ``shape`` has size 1. Always a new array."""
+    m = g.ndim
+    n = len(shape)
+    lead = m - n
+    ostr = np.zeros(m, np.intp)
+    step = 1
+    for k in range(n - 1, -1, -1):
+        if shape[k] != 1:
+            if g.shape[lead + k] != shape[k]:
+                raise ValueError("sum_to: shapes do not broadcast")
+            ostr[lead + k] = step
+        step *= shape[k]
+    out = np.zeros(shape, g.dtype)
+    scatter_add(g, ostr, out)
+    return out
+
+
+@by_type
+def sum_to(g, like):
+    """The adjoint ``g`` of a broadcast result, summed back to the shape of the operand
+    ``like`` (undoes NumPy broadcasting). Returns ``g`` itself, no copy, when the shapes
+    already match; a float when ``like`` is a scalar; otherwise a new C-contiguous array.
+    """
+    if is_scalar(like):
+        if isinstance(g, types.Array):
+            return lambda g, like: np.sum(g)
+        return lambda g, like: g
+    if not isinstance(like, types.Array):
+        raise TypingError("sum_to: operand of type %s" % like)
+    if is_scalar(g):
+        return lambda g, like: np.full(like.shape, g)
+    if g.ndim == like.ndim == 0:
+        return lambda g, like: g
+    if g.ndim == like.ndim:
+        def same_ndim(g, like):
+            if g.shape == like.shape:
+                return g
+            return sum_to_shape(g, like.shape)
+        return same_ndim
+    if g.ndim > like.ndim and like.ndim > 0:
+        return lambda g, like: sum_to_shape(g, like.shape)
+    raise TypingError("sum_to: a %d-d adjoint for a %d-d operand" % (g.ndim, like.ndim))
+
+
+@njit(inline="always")
+def norm_axis(axis, ndim):
+    """``axis`` in ``range(ndim)`` (NumPy's negative axes counted from the end)."""
+    a = axis + ndim if axis < 0 else axis
+    if a < 0 or a >= ndim:
+        raise ValueError("axis out of range")
+    return a
+
+
+@njit
+def _unreduce_axis(g, shape, axis, kept):
+    """``g`` (``shape`` reduced along ``axis``, kept as size 1 when ``kept``) repeated
+    along ``axis`` to ``shape``."""
+    n = len(shape)
+    ax = norm_axis(axis, n)
+    gs = c_strides(g.shape)
+    sstr = np.zeros(n, np.intp)
+    for k in range(n):
+        if k < ax:
+            sstr[k] = gs[k]
+        elif k > ax:
+            sstr[k] = gs[k] if kept else gs[k - 1]
+    return gather(np.ascontiguousarray(g), sstr, shape)
+
+
+@by_type
+def unreduce(g, x, axis, keepdims=False):
+    """The adjoint ``g`` of a reduction of ``x`` along ``axis`` (an int, or None for all
+    of ``x``) broadcast back to ``x``'s shape: every element of ``x`` gets the adjoint of
+    the reduced value it went into. ``g`` is a float (``axis=None``, or a 1-d ``x``) or an
+    array with the reduced shape (``keepdims``: with size 1 at ``axis``; the ranks tell,
+    the flag is accepted for NumPy's signature). Returns a new C-contiguous array."""
+    if not isinstance(x, types.Array):
+        raise TypingError("unreduce: operand of type %s" % x)
+    if is_scalar(g):
+        return lambda g, x, axis, keepdims=False: np.full(x.shape, g)
+    if not isinstance(g, types.Array) or is_none(axis):
+        raise TypingError("unreduce: a %s adjoint with axis %s" % (g, axis))
+    if g.ndim == x.ndim:
+        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, True)
+    if g.ndim == x.ndim - 1:
+        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, False)
+    raise TypingError("unreduce: a %d-d adjoint for a %d-d operand" % (g.ndim, x.ndim))
+
+
+@by_type
+def reduced_view(g, x, axis):
+    """The adjoint ``g`` of a reduction of ``x`` along ``axis``, as a value that
+    broadcasts to ``x``'s shape without being materialised: ``g`` itself (a float, or
+    kept dimensions) or a view of it with ``axis`` put back as size 1. For ``x_bar += ...``
+    only: its shape is not ``x``'s."""
+    if is_scalar(g) or (isinstance(g, types.Array) and g.ndim == x.ndim):
+        return lambda g, x, axis: g
+    return lambda g, x, axis: np.expand_dims(g, axis)

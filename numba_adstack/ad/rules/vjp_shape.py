@@ -1,0 +1,72 @@
+"""Adjoints of shape functions: transposes, concatenation, stacking.
+
+``concatenate_vjp`` and ``stack_vjp`` return a tuple: one contribution per array of the
+tuple the primal was given, in order. A contribution may be a view of ``g`` (a slab of a
+concatenation along axis 0): add it into the operand's adjoint, never write into it.
+Reshapes (``reshape``, ``ravel``, ``flatten``, ``np.atleast_*d``, ``np.expand_dims``) need no
+helper: their rule reshapes ``g`` to the operand's shape.
+"""
+import numpy as np
+from numba import njit, types
+from numba.core.errors import TypingError
+
+from .vjp_core import by_type, is_none, norm_axis
+
+
+@by_type
+def transpose_vjp(g, a, axes=None):
+    """``y = np.transpose(a, axes)`` (or ``a.T``): ``g`` permuted back to ``a``'s axes,
+    as a new C-contiguous array."""
+    if is_none(axes):
+        return lambda g, a, axes=None: np.ascontiguousarray(g.T)
+
+    def permuted(g, a, axes=None):
+        out = np.empty(a.shape, g.dtype)
+        # The same transpose of the output is a view shaped like g: fill it.
+        view = np.transpose(out, axes)
+        view[...] = g
+        return out
+    return permuted
+
+
+@njit
+def _slab(g, start, stop, ax):
+    """``g[..., start:stop, ...]`` along ``ax`` (C-contiguous; a view when ``ax`` is 0)."""
+    return np.ascontiguousarray(np.swapaxes(np.swapaxes(g, 0, ax)[start:stop], 0, ax))
+
+
+def _per_array(arrays, name, part, concat):
+    """An implementation unrolled over the tuple ``arrays`` at compile time: ``part % i``
+    is the contribution to array ``i`` (``start``: its offset along the axis, when
+    ``concat``); the tuple of the parts is returned."""
+    if not isinstance(arrays, types.BaseTuple) or not all(
+            isinstance(t, types.Array) for t in arrays.types):
+        raise TypingError("%s: a tuple of arrays is needed, not %s" % (name, arrays))
+    n = len(arrays.types)
+    src = ["def impl(g, arrays, axis=0):",
+           "    ax = norm_axis(axis, g.ndim)",
+           "    start = 0"]
+    for i in range(n):
+        src.append("    p%d = %s" % (i, part % {"i": i}))
+        if concat:
+            src.append("    start += arrays[%d].shape[ax]" % i)
+    src.append("    return (%s)" % "".join("p%d, " % i for i in range(n)))
+    ns = {"np": np, "norm_axis": norm_axis, "_slab": _slab}
+    exec("\n".join(src), ns)
+    return ns["impl"]
+
+
+@by_type
+def concatenate_vjp(g, arrays, axis=0):
+    """``y = np.concatenate(arrays, axis)``: the tuple of the slabs of ``g`` along ``axis``
+    that each array of ``arrays`` went to."""
+    return _per_array(arrays, "concatenate_vjp",
+                      "_slab(g, start, start + arrays[%(i)d].shape[ax], ax)", True)
+
+
+@by_type
+def stack_vjp(g, arrays, axis=0):
+    """``y = np.stack(arrays, axis)``: the tuple of ``g``'s slices at 0, 1, ... along
+    ``axis`` (C-contiguous; views when ``axis`` is 0)."""
+    return _per_array(arrays, "stack_vjp",
+                      "np.ascontiguousarray(np.moveaxis(g, ax, 0)[%(i)d])", False)

@@ -1,0 +1,297 @@
+"""The array-level adjoint rules (numba_adstack/ad/rules/array_rules.py) and their njit
+helpers (vjp.RUNTIME): each rule's templates, instantiated and compiled with numba.njit,
+against central finite differences of ``np.sum(g * f(...))`` in NumPy, over several shapes,
+NumPy broadcasting, scalar operands and non-contiguous views.
+
+These tests check values, not speed: LLVM optimises at -O0 while they run, which compiles
+their few hundred small functions about five times faster (floating-point results do not
+depend on the level without fast-math)."""
+import functools
+import operator
+
+import numba
+import numpy as np
+import pytest
+from numba import njit
+
+from numba_adstack.ad.rules import array_rules as A
+from numba_adstack.ad.rules.scalar import CALL_RULES
+from numba_adstack.ad.rules.vjp import RUNTIME, erf, erfc, sum_to
+
+RNG = np.random.default_rng(20240611)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compile_at_O0():
+    old = numba.config.OPT
+    numba.config.OPT = type(old)(0)
+    yield
+    numba.config.OPT = old
+
+
+def rand(*shape, lo=-1.0, hi=1.0):
+    return RNG.uniform(lo, hi, shape) if shape else float(RNG.uniform(lo, hi))
+
+
+# ----------------------------------------------------------------------------- machinery
+@functools.lru_cache(maxsize=None)
+def _compiled(source):
+    ns = dict(RUNTIME, np=np)
+    exec(source, ns)
+    return njit(ns["vjp"])
+
+
+def vjp_function(rule, bound, wanted, literals=None, accumulate=False):
+    """An njit ``vjp(g, y, *operands)`` returning the contributions to ``wanted``, from
+    the rule's templates; also the names of the operands it takes."""
+    names = [p for p in rule.params if p in A.reads(rule, wanted, literals, accumulate)]
+    prelude, contribs = A.instantiate(rule, {p: p for p in bound}, "g", "y", wanted=wanted,
+                                      literals=literals, accumulate=accumulate)
+    lines = ["def vjp(g, y, %s):" % ", ".join(names)]
+    lines += ["    %s = %s" % item for item in prelude]
+    lines.append("    return (%s,)" % ", ".join(contribs[p] for p in wanted))
+    return _compiled("\n".join(lines)), names
+
+
+def numeric_vjp(f, args, kwargs, g, k, eps=1e-6):
+    """d sum(g * f(...)) / d args[k] by central differences (element i of a tuple
+    argument when k is (j, i))."""
+    def loss(value):
+        a = list(args)
+        if isinstance(k, tuple):
+            parts = list(a[k[0]])
+            parts[k[1]] = value
+            a[k[0]] = tuple(parts)
+        else:
+            a[k] = value
+        return float(np.sum(g * f(*a, **kwargs)))
+    x0 = args[k[0]][k[1]] if isinstance(k, tuple) else args[k]
+    if np.isscalar(x0):
+        h = eps * max(1.0, abs(x0))
+        return (loss(x0 + h) - loss(x0 - h)) / (2 * h)
+    x0 = np.array(x0, dtype=np.float64)
+    out = np.zeros(x0.shape)
+    for idx in np.ndindex(x0.shape):
+        h = eps * max(1.0, abs(x0[idx]))
+        xp, xm = x0.copy(), x0.copy()
+        xp[idx] += h
+        xm[idx] -= h
+        out[idx] = (loss(xp) - loss(xm)) / (2 * h)
+    return out
+
+
+def check(key, *args, f=None, rtol=1e-6, atol=1e-8, **kwargs):
+    """The rule of ``key`` against finite differences, for every float operand."""
+    rule = A.rule_of(key)
+    assert rule is not None, key
+    f = f or key
+    bound = A.bind(rule, [p for p in rule.params[:len(args)]], {k: k for k in kwargs})
+    values = dict(zip(rule.params, args), **kwargs)
+    y = f(*args, **kwargs)
+    g = rand(*np.shape(y)) if np.ndim(y) else rand()
+    wanted = [p for p in rule.params[:len(args)] if rule.vjps[p] is not None
+              and _is_float(values[p])]
+    assert wanted, key
+    fn, names = vjp_function(rule, bound, wanted)
+    got = fn(g, y, *[values[n] if n in values else _default(rule, n) for n in names])
+    for p, contribution in zip(wanted, got):
+        k = rule.params.index(p)
+        if isinstance(values[p], tuple):
+            assert isinstance(contribution, tuple) and len(contribution) == len(values[p])
+            for i, (c, a) in enumerate(zip(contribution, values[p])):
+                _compare(c, a, numeric_vjp(f, args, kwargs, g, (k, i)), key, p, rtol, atol)
+        else:
+            _compare(contribution, values[p], numeric_vjp(f, args, kwargs, g, k),
+                     key, p, rtol, atol)
+    return got
+
+
+def _is_float(v):
+    if isinstance(v, tuple):
+        return all(_is_float(x) for x in v)
+    return isinstance(v, float) or (isinstance(v, np.ndarray) and v.dtype.kind == "f")
+
+
+def _default(rule, name):
+    return eval(rule.defaults[name], {"np": np})
+
+
+def _compare(got, operand, want, key, param, rtol, atol):
+    msg = "%s, %s" % (getattr(key, "__name__", key), param)
+    if isinstance(operand, float):
+        assert isinstance(got, float), msg
+    else:
+        assert isinstance(got, np.ndarray) and got.shape == operand.shape, msg
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=msg)
+
+
+def spd(n):
+    m = rand(n, n)
+    return m @ m.T + n * np.eye(n)
+
+
+# ----------------------------------------------------------------------------- element-wise
+# Inputs inside each function's domain, away from kinks.
+_DOMAIN = {np.arcsin: (-0.9, 0.9), np.arccos: (-0.9, 0.9), np.arctanh: (-0.9, 0.9),
+           np.arccosh: (1.2, 3.0), np.log: (0.2, 2.0), np.log10: (0.2, 2.0),
+           np.log2: (0.2, 2.0), np.log1p: (0.2, 2.0), np.sqrt: (0.2, 2.0),
+           np.cbrt: (0.2, 2.0), np.reciprocal: (0.5, 2.0), np.tan: (-1.2, 1.2)}
+# One key per rule (scipy.special.erf shares the rule of our erf).
+UNARY = list({id(r): f for f, r in reversed(list(A.ARRAY_RULES.items()))
+              if r.params == ("x",)}.values())
+
+
+@pytest.mark.parametrize("fn", UNARY, ids=lambda f: f.__name__)
+def test_unary_elementwise(fn):
+    lo, hi = _DOMAIN.get(fn, (-1.5, 1.5))
+    x = rand(3, 4, lo=lo, hi=hi)
+    if A.rule_of(fn).vjps["x"] is None:          # piecewise constant: no gradient
+        assert fn in (np.floor, np.ceil, np.trunc, np.rint, np.sign)
+        return
+    check(fn, x)
+
+
+@pytest.mark.parametrize("x", [rand(6)[::2], rand(4, 3).T, rand(3, 4)[:, 1], rand()],
+                         ids=["strided", "transposed", "column", "scalar"])
+def test_unary_views_and_scalars(x):
+    check(np.sin, x)
+
+
+def _positive(*shape):
+    return rand(*shape, lo=0.5, hi=2.0)
+
+
+UFUNCS2 = [f for f, r in A.ARRAY_RULES.items() if r.params == ("x1", "x2")]
+# Operand shapes: equal, broadcast both ways, scalars, non-contiguous views.
+SHAPES = {
+    "same": lambda: (_positive(3, 4), _positive(3, 4)),
+    "col-row": lambda: (_positive(3, 1), _positive(4)),
+    "row-matrix": lambda: (_positive(4), _positive(3, 4)),
+    "scalar-array": lambda: (float(_positive()), _positive(3, 4)),
+    "array-scalar": lambda: (_positive(2, 3), float(_positive())),
+    "views": lambda: (_positive(8)[::2], _positive(4, 3).T[1]),
+    "transposed": lambda: (_positive(4, 3).T, _positive(3, 1)),
+}
+
+
+@pytest.mark.parametrize("fn", UFUNCS2, ids=lambda f: f.__name__)
+def test_binary_ufuncs(fn):
+    if fn in A._OPERATORS.values():
+        return                                   # the templates of test_operators
+    if not any(A.rule_of(fn).vjps.values()):
+        return                                   # floor division: no gradient
+    a, b = SHAPES["same"]()
+    if fn in (np.maximum, np.minimum, np.fmax, np.fmin):
+        b = a + np.where(rand(3, 4) > 0, 0.3, -0.3)      # no ties
+    if fn in (np.mod, np.fmod):
+        a = a * 5.0                              # away from the jumps of a mod b
+        a = np.where(np.abs(np.mod(a, b) - b / 2) > 0.45 * b, a + 0.5 * b, a)
+    check(fn, a, b)
+
+
+OPERATORS = {operator.add: "col-row", operator.sub: "scalar-array",
+             operator.mul: "col-row", operator.truediv: "array-scalar",
+             operator.pow: "row-matrix", operator.mod: "same"}
+
+
+@pytest.mark.parametrize("fn", list(OPERATORS), ids=lambda f: f.__name__)
+def test_operators(fn):
+    """Operators have their ufunc's templates, with operands named a and b."""
+    ufunc = A._OPERATORS[fn]
+    renamed = {k: v and v.replace("{x1}", "{a}").replace("{x2}", "{b}")
+               for k, v in zip(("a", "b"), A.rule_of(ufunc).vjps.values())}
+    assert A.rule_of(fn).vjps == renamed
+    a, b = SHAPES[OPERATORS[fn]]()
+    if fn is operator.mod:
+        a = np.array([[1.3, 2.2], [0.4, 3.6]])
+        b = np.array([[1.0, 0.9], [0.7, 1.1]])
+    check(fn, a, b)
+
+
+@pytest.mark.parametrize("shapes", sorted(SHAPES))
+def test_broadcasting_products(shapes):
+    check(operator.mul, *SHAPES[shapes]())
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (operator.truediv, "col-row"), (operator.truediv, "scalar-array"),
+    (operator.pow, "transposed"), (operator.pow, "array-scalar"), (np.arctan2, "views")],
+    ids=lambda v: getattr(v, "__name__", v))
+def test_broadcasting(fn, shapes):
+    check(fn, *SHAPES[shapes]())
+
+
+def test_negation_and_inplace_operators():
+    x = rand(3, 4)
+    check(operator.neg, x)
+    check(operator.pos, x)
+    assert A.rule_of(operator.iadd) is A.rule_of(operator.add)
+    assert A.rule_of(operator.itruediv) is A.rule_of(operator.truediv)
+    assert A.rule_of(operator.imatmul) is A.rule_of(operator.matmul)
+
+
+def test_erf_ufuncs_and_their_rules():
+    x = rand(3, 4)
+    import math
+    np.testing.assert_allclose(erf(x), np.vectorize(math.erf)(x), rtol=1e-15)
+    np.testing.assert_allclose(erfc(x), np.vectorize(math.erfc)(x), rtol=1e-15)
+    check(erf, x)
+    check(erfc, x[::2].T)
+
+
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, -1, -2, 0.5, 1.5])
+def test_power_with_a_literal_exponent(exponent):
+    rule = A.rule_of(operator.pow)
+    x = _positive(3, 4)
+    g = rand(3, 4)
+    tpl = A.templates(rule, {"b": exponent})["a"]
+    if tpl is None:                              # x ** 0: constant
+        assert exponent == 0
+        return
+    assert "**" not in tpl or exponent in (3, -2, 1.5)
+    fn, names = vjp_function(rule, {"a": "a", "b": "b"}, ["a"], literals={"b": exponent})
+    (got,) = fn(g, x ** exponent, *[{"a": x, "b": exponent}[n] for n in names])
+    np.testing.assert_allclose(got, g * exponent * x ** (exponent - 1.0), rtol=1e-12)
+    assert A.instantiate(rule, {"a": "x", "b": "2"}, "g", "y",
+                         literals={"b": 2})[1] == {"a": "sum_to(g * (2.0 * x), x)"}
+
+
+def test_where():
+    c = rand(3, 4) > 0
+    check(np.where, c, rand(3, 4), rand(3, 4))
+    check(np.where, c, rand(4), rand(3, 1))              # broadcast operands
+    check(np.where, c, rand(), rand(4, 3).T)             # scalar, transposed
+    check(np.where, rand(4) > 0, rand(3, 4), rand())     # broadcast condition
+
+
+def _away_from(a, *bounds):
+    for b in bounds:
+        a = np.where(np.abs(a - b) < 0.05, a + 0.1, a)
+    return a
+
+
+def test_clip():
+    a = _away_from(rand(3, 4), -0.4, 0.5)
+    check(np.clip, a, -0.4, 0.5)
+    check(np.clip, a, None, 0.5)
+    check(np.clip, a, -0.4, None)
+    lo = _away_from(rand(4, lo=-0.6, hi=-0.2), *a.ravel())
+    check(np.clip, a, lo, 0.5)                           # an array bound, broadcast
+    check(np.clip, a[:, ::2].T, -0.4, np.full((3,), 0.5))
+
+
+def test_clip_ties_go_to_the_operand():
+    a = np.array([[-1.0, 0.0, 0.5, 2.0]])
+    fn, names = vjp_function(A.rule_of(np.clip), {"a": "a", "a_min": "lo", "a_max": "hi"},
+                             ["a", "a_min", "a_max"])
+    ga, glo, ghi = fn(np.ones((1, 4)), None, a, 0.0, 0.5)
+    np.testing.assert_array_equal(ga, [[0.0, 1.0, 1.0, 0.0]])
+    assert (glo, ghi) == (1.0, 1.0)
+
+
+def test_maximum_ties_go_to_the_first_operand():
+    x = np.array([1.0, 2.0, 3.0])
+    fn, _ = vjp_function(A.rule_of(np.maximum), {"x1": "x1", "x2": "x2"}, ["x1", "x2"])
+    g1, g2 = fn(np.ones(3), None, x, np.array([0.0, 2.0, 4.0]))
+    np.testing.assert_array_equal(g1, [1.0, 1.0, 0.0])
+    np.testing.assert_array_equal(g2, [0.0, 0.0, 1.0])
