@@ -44,8 +44,9 @@ def _compiled(source):
 def vjp_function(rule, bound, wanted, literals=None, accumulate=False):
     """An njit ``vjp(g, y, *operands)`` returning the contributions to ``wanted``, from
     the rule's templates; also the names of the operands it takes."""
-    names = [p for p in rule.params if p in A.reads(rule, wanted, literals, accumulate)]
-    prelude, contribs = A.instantiate(rule, {p: p for p in bound}, "g", "y", wanted=wanted,
+    names = [p for p in rule.params
+             if p in A.reads(rule, wanted, literals, accumulate) and bound[p] == p]
+    prelude, contribs = A.instantiate(rule, bound, "g", "y", wanted=wanted,
                                       literals=literals, accumulate=accumulate)
     lines = ["def vjp(g, y, %s):" % ", ".join(names)]
     lines += ["    %s = %s" % item for item in prelude]
@@ -80,12 +81,16 @@ def numeric_vjp(f, args, kwargs, g, k, eps=1e-6):
     return out
 
 
-def check(key, *args, f=None, rtol=1e-6, atol=1e-8, **kwargs):
-    """The rule of ``key`` against finite differences, for every float operand."""
+def check(key, *args, f=None, rtol=1e-6, atol=1e-8, constant=(), **kwargs):
+    """The rule of ``key`` against finite differences, for every float operand; the
+    parameters named in ``constant`` are written into the source as constants."""
     rule = A.rule_of(key)
     assert rule is not None, key
     f = f or key
     bound = A.bind(rule, [p for p in rule.params[:len(args)]], {k: k for k in kwargs})
+    for p, v in zip(rule.params, args):
+        if p in constant:
+            bound[p] = repr(v)
     values = dict(zip(rule.params, args), **kwargs)
     y = f(*args, **kwargs)
     g = rand(*np.shape(y)) if np.ndim(y) else rand()
@@ -282,8 +287,8 @@ def test_clip():
 
 def test_clip_ties_go_to_the_operand():
     a = np.array([[-1.0, 0.0, 0.5, 2.0]])
-    fn, names = vjp_function(A.rule_of(np.clip), {"a": "a", "a_min": "lo", "a_max": "hi"},
-                             ["a", "a_min", "a_max"])
+    fn, names = vjp_function(A.rule_of(np.clip), {"a": "a", "a_min": "a_min",
+                                                   "a_max": "a_max"}, ["a", "a_min", "a_max"])
     ga, glo, ghi = fn(np.ones((1, 4)), None, a, 0.0, 0.5)
     np.testing.assert_array_equal(ga, [[0.0, 1.0, 1.0, 0.0]])
     assert (glo, ghi) == (1.0, 1.0)
@@ -295,3 +300,180 @@ def test_maximum_ties_go_to_the_first_operand():
     g1, g2 = fn(np.ones(3), None, x, np.array([0.0, 2.0, 4.0]))
     np.testing.assert_array_equal(g1, [1.0, 1.0, 0.0])
     np.testing.assert_array_equal(g2, [0.0, 0.0, 1.0])
+
+
+# ----------------------------------------------------------------------------- reductions
+@pytest.mark.parametrize("a, axis", [
+    (rand(3, 4), None), (rand(3, 4), 0), (rand(3, 4).T, 1), (rand(2, 3, 4), -2),
+    (rand(5), 0), (rand(8)[::2], None)], ids=["all", "ax0", "T-ax1", "3d-ax-2", "1d", "view"])
+def test_sum(a, axis):
+    check(np.sum, a, axis=axis)
+
+
+def test_sum_accumulates_without_materialising():
+    rule = A.rule_of("sum")
+    a, g = rand(3, 4), rand(4)
+    fn, names = vjp_function(rule, {"a": "a", "axis": "axis"}, ["a"], accumulate=True)
+    (view,) = fn(g, None, a, 0)
+    assert view.shape == (1, 4)
+    np.testing.assert_array_equal(np.zeros((3, 4)) + view, np.broadcast_to(g, (3, 4)))
+    assert fn(2.5, None, a, None) == (2.5,)
+    assert A.instantiate(A.rule_of(np.mean), {"a": "x"}, "g", accumulate=True)[1] == \
+        {"a": "g / x.size"}
+
+
+@pytest.mark.parametrize("key", [np.mean, np.var, np.std, "sum", "mean", "var", "std"],
+                         ids=str)
+def test_moments(key):
+    f = key if callable(key) else (lambda a, _m=key: getattr(a, _m)())
+    check(key, rand(3, 4), f=f)
+    if key is np.var:
+        check(key, rand(4, 3).T)
+
+
+def test_prod_with_and_without_zeros():
+    check(np.prod, rand(3, 4, lo=0.5, hi=1.5))
+    a = rand(2, 3, lo=0.5, hi=1.5)
+    a[1, 1] = 0.0                                # exact products of the others
+    check(np.prod, a)
+    a[0, 2] = 0.0
+    check(np.prod, a[:, ::2].T)
+
+
+@pytest.mark.parametrize("key", [np.max, np.amax, np.min, np.amin, "max", "min"], ids=str)
+def test_extremes(key):
+    f = key if callable(key) else (lambda a, _m=key: getattr(a, _m)())
+    check(key, rand(3, 4), f=f)
+
+
+def test_extreme_ties_split_equally():
+    a = np.array([[1.0, 3.0], [3.0, 0.5]])
+    fn, names = vjp_function(A.rule_of(np.max), {"a": "a"}, ["a"])
+    (got,) = fn(2.0, 3.0, a)
+    np.testing.assert_array_equal(got, [[0.0, 1.0], [1.0, 0.0]])
+
+
+@pytest.mark.parametrize("a, axis", [(rand(3, 4), None), (rand(3, 4), 0),
+                                     (rand(4, 3).T, -1), (rand(2, 3, 4), 1)],
+                         ids=["flat", "ax0", "T-ax-1", "3d-ax1"])
+def test_cumsum(a, axis):
+    check(np.cumsum, a, axis=axis)
+
+
+@pytest.mark.parametrize("ord", [None, 1, 3, 1.5, np.inf, -np.inf, 0], ids=str)
+def test_vector_norms(ord):
+    x = np.array([0.3, -1.2, 0.7, 2.1, -0.4])
+    check(np.linalg.norm, x, ord)
+    if ord is None:
+        check(np.linalg.norm, rand(6)[::2])
+
+
+@pytest.mark.parametrize("ord", [None, 1, -2, np.inf, -np.inf], ids=str)
+def test_matrix_norms(ord):
+    x = np.array([[0.3, -1.2, 0.7], [2.1, -0.4, 0.9], [-0.5, 0.8, 1.7], [1.1, 0.2, -0.6]])
+    check(np.linalg.norm, x, ord, constant=("ord",) if ord in (1, -1, 2, -2) else ())
+    if ord is None:
+        check(np.linalg.norm, x.T)
+
+
+def test_norm_at_zero_is_zero():
+    fn, names = vjp_function(A.rule_of(np.linalg.norm), {"x": "x", "ord": "ord"}, ["x"])
+    (got,) = fn(1.0, 0.0, np.zeros(3), None)
+    np.testing.assert_array_equal(got, np.zeros(3))
+
+
+# ----------------------------------------------------------------------------- linear algebra
+DOT_OPERANDS = {
+    "vec.vec": lambda: (rand(4), rand(4)),
+    "mat.vec": lambda: (rand(3, 4), rand(4)),
+    "vec.mat": lambda: (rand(3), rand(3, 4)),
+    "mat.mat": lambda: (rand(3, 4), rand(4, 2)),
+    "views": lambda: (rand(4, 3).T, rand(8)[::2]),
+}
+
+
+@pytest.mark.parametrize("kind", list(DOT_OPERANDS))
+@pytest.mark.parametrize("fn", [np.dot, operator.matmul], ids=["dot", "matmul"])
+def test_dot_and_matmul(fn, kind):
+    check(fn, *DOT_OPERANDS[kind]())
+
+
+def test_outer():
+    check(np.outer, rand(3), rand(4))
+    check(np.outer, rand(2, 2), rand(8)[::2])    # NumPy flattens the operands
+    check(np.outer, rand(3), 1.7)
+
+
+@pytest.mark.parametrize("b", [rand(3), rand(2, 3).T], ids=["vec", "mat"])
+def test_solve(b):
+    check(np.linalg.solve, spd(3) + 0.3 * rand(3, 3), b, rtol=1e-5)
+
+
+def test_inverse_and_determinant():
+    a = spd(3) + 0.3 * rand(3, 3)
+    check(np.linalg.inv, a, rtol=1e-5)
+    check(np.linalg.det, a, rtol=1e-5)
+    check(np.linalg.det, a.T, rtol=1e-5)
+
+
+@pytest.mark.parametrize("offset", [0, 1, -1])
+def test_trace(offset):
+    check(np.trace, rand(3, 4), offset)
+
+
+@pytest.mark.parametrize("v, k", [(rand(3), 0), (rand(3), 1), (rand(3), -2),
+                                  (rand(3, 4), 0), (rand(3, 4), 1), (rand(4, 3), -1)],
+                         ids=["vec", "vec+1", "vec-2", "mat", "mat+1", "mat-1"])
+def test_diag(v, k):
+    check(np.diag, v, k)
+
+
+# ----------------------------------------------------------------------------- shapes
+def _method(name, *extra):
+    return lambda a: getattr(a, name)(*extra)
+
+
+@pytest.mark.parametrize("key, a, extra", [
+    (np.reshape, rand(3, 4), ((2, 6),)),
+    (np.reshape, rand(4, 3).T, ((12,),)),
+    (np.ravel, rand(3, 4)[:, ::2], ()),
+    (np.ndarray.flatten, rand(2, 3), ()),
+    (np.atleast_1d, rand(3), ()),
+    (np.atleast_2d, rand(3), ()),
+    (np.atleast_3d, rand(3, 2), ()),
+    (np.expand_dims, rand(3, 2), (1,)),
+    (np.copy, rand(4, 3).T, ()),
+    (np.asarray, rand(3), ()),
+    (np.ascontiguousarray, rand(3, 4).T, ()),
+    (np.ndarray.astype, rand(3, 2), (np.float64,)),
+], ids=lambda v: getattr(v, "__name__", "")[:12] or None)
+def test_reshapes_and_copies(key, a, extra):
+    check(key, a, *extra)
+
+
+@pytest.mark.parametrize("a, axes", [(rand(3, 4), None), (rand(2, 3, 4), (1, 2, 0)),
+                                     (rand(4, 3, 2)[:, ::2].T, (-1, 0, 1))],
+                         ids=["2d", "axes", "view-negative"])
+def test_transpose(a, axes):
+    check(np.transpose, a, axes)
+
+
+def test_methods_map_to_functions():
+    for name, fn in A.METHODS.items():
+        assert A.rule_of(name) is A.rule_of(fn)
+    check("T", rand(3, 4), f=lambda a: a.T)
+
+
+@pytest.mark.parametrize("arrays, axis", [
+    ((rand(2, 3), rand(4, 3)), 0),
+    ((rand(2, 3), rand(2, 1), rand(4, 2).T), 1),
+    ((rand(3), rand(6)[::2]), -1)], ids=["ax0", "ax1-three", "views"])
+def test_concatenate(arrays, axis):
+    check(np.concatenate, arrays, axis)
+
+
+@pytest.mark.parametrize("arrays, axis", [
+    ((rand(2, 3), rand(3, 2).T, rand(2, 3)), 2),
+    ((rand(3), rand(6)[::2]), 0)], ids=["ax2-three-views", "ax0-views"])
+def test_stack(arrays, axis):
+    check(np.stack, arrays, axis)

@@ -4,8 +4,8 @@ The generated backward's namespace gets ``RUNTIME`` (name -> Numba dispatcher), 
 templates of ``array_rules.py`` can call ``sum_to(...)``, ``unreduce(...)``... by name.
 Conventions (see ``vjp_core``): a helper returns the contribution to ONE operand's adjoint,
 shaped exactly like that operand; a new array is C-contiguous, a scalar operand gets a
-float; some return ``g`` or a view of it (``sum_to`` when no broadcasting happened, the
-slabs of a concatenation): add contributions into adjoints, never write into them.
+float; some are ``g`` or a view of it (``sum_to`` when no broadcasting happened, the
+reshapes): add contributions into adjoints, never write into them.
 
 * ``vjp_core``: ``sum_to`` (undo broadcasting), ``unreduce`` (undo a reduction),
   ``reduced_view`` (the same, unmaterialised, for ``x_bar += ...``);

@@ -15,7 +15,7 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 
-def by_type(selector):
+def by_type(selector=None, prefer_literal=False):
     """A helper whose implementation ``selector`` picks from the argument types.
 
     ``selector`` follows the ``numba.extending.overload`` protocol: it receives Numba types
@@ -23,8 +23,12 @@ def by_type(selector):
     is a plain function of the selector's name and signature, overloaded for njit code
     (where a call compiles the chosen implementation straight into the caller's library)
     and callable from Python (through an njit trampoline); it is importable by its name
-    from the selector's module, which the gradient cache relies on.
+    from the selector's module, which the gradient cache relies on. With
+    ``prefer_literal``, compile-time constant arguments reach the selector as literal
+    types (``types.IntegerLiteral``), so it can choose by their value.
     """
+    if selector is None:
+        return lambda sel: by_type(sel, prefer_literal)
     sig = inspect.signature(selector)
     params = ", ".join(sig.parameters)
     name = selector.__name__
@@ -38,7 +42,7 @@ def by_type(selector):
     fn.__module__ = selector.__module__
     fn.__qualname__ = selector.__qualname__
     fn.__doc__ = selector.__doc__
-    overload(fn)(selector)
+    overload(fn, prefer_literal=prefer_literal)(selector)
     return fn
 
 
@@ -183,6 +187,20 @@ def norm_axis(axis, ndim):
     if a < 0 or a >= ndim:
         raise ValueError("axis out of range")
     return a
+
+
+@njit(inline="always")
+def split_at(shape, ax):
+    """``(outer, n, inner)``: ``shape`` seen as 3-d around its axis ``ax`` (a C-contiguous
+    array of ``shape`` reshapes to it without a copy)."""
+    outer = 1
+    inner = 1
+    for k in range(len(shape)):
+        if k < ax:
+            outer *= shape[k]
+        elif k > ax:
+            inner *= shape[k]
+    return outer, shape[ax], inner
 
 
 @njit

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, types
 from numba.core.errors import TypingError
 
-from .vjp_core import by_type, is_none, is_scalar, norm_axis
+from .vjp_core import by_type, is_none, is_scalar, norm_axis, split_at
 
 
 @njit
@@ -49,14 +49,18 @@ def extreme_vjp(g, y, a):
 
 
 @njit
-def _reverse_cumsum_rows(m):
-    """In place, each row of the C-contiguous 2-d ``m`` becomes its suffix sums."""
-    rows, n = m.shape
-    for r in range(rows):
-        acc = 0.0
-        for i in range(n - 1, -1, -1):
-            acc += m[r, i]
-            m[r, i] = acc
+def _suffix_sums(g, outer, n, inner):
+    """The suffix sums of ``g`` (C order, seen as ``(outer, n, inner)``) along its middle
+    axis, as a new array of that 3-d shape."""
+    src = np.ascontiguousarray(g).reshape((outer, n, inner))
+    out = np.empty((outer, n, inner), src.dtype)
+    for p in range(outer):
+        for q in range(inner):
+            acc = 0.0
+            for k in range(n - 1, -1, -1):
+                acc += src[p, k, q]
+                out[p, k, q] = acc
+    return out
 
 
 @by_type
@@ -65,19 +69,11 @@ def cumsum_vjp(g, a, axis=None):
     ``g`` is the flat cumulative sum's adjoint and the suffix sums run over it in C order
     before taking ``a``'s shape."""
     if is_none(axis):
-        def flat(g, a, axis=None):
-            out = np.ascontiguousarray(g).reshape(1, g.size).copy()
-            _reverse_cumsum_rows(out)
-            return out.reshape(a.shape)
-        return flat
+        return lambda g, a, axis=None: _suffix_sums(g, 1, g.size, 1).reshape(a.shape)
 
     def along(g, a, axis=None):
-        ax = norm_axis(axis, g.ndim)
-        # A copy with ``axis`` last (C order), suffix-summed in place, then swapped back.
-        last = np.swapaxes(g, ax, g.ndim - 1).copy()
-        rows = last.reshape(last.size // g.shape[ax], g.shape[ax])
-        _reverse_cumsum_rows(rows)
-        return np.ascontiguousarray(np.swapaxes(last, ax, g.ndim - 1))
+        outer, n, inner = split_at(g.shape, norm_axis(axis, g.ndim))
+        return _suffix_sums(g, outer, n, inner).reshape(g.shape)
     return along
 
 
@@ -112,36 +108,50 @@ def _vector_norm_vjp(g, y, x, p):
 
 
 @njit
-def _matrix_norm_vjp(g, y, x, p):
-    """Matrix norms: ``p`` 1 / -1 (largest / smallest absolute column sum), inf / -inf
-    (rows), 2 / -2 (largest / smallest singular value). Ties split the gradient equally."""
-    a = np.ascontiguousarray(x)
-    out = np.zeros(a.shape)
-    if p == 2.0 or p == -2.0:
-        u, s, vt = np.linalg.svd(a, full_matrices=False)
-        k = 0 if p == 2.0 else s.size - 1
-        return g * np.outer(u[:, k], vt[k, :])
-    cols = p == 1.0 or p == -1.0
-    sums = np.abs(a).sum(axis=0) if cols else np.abs(a).sum(axis=1)
-    count = 0
-    for j in range(sums.size):
-        if sums[j] == y:
-            count += 1
-    for j in range(sums.size):
-        if sums[j] == y:
-            if cols:
-                out[:, j] = np.sign(a[:, j]) * (g / count)
-            else:
-                out[j, :] = np.sign(a[j, :]) * (g / count)
+def _spectral_norm_vjp(g, x, p):
+    """``p`` 2 / -2: the largest / smallest singular value, ``g u v^T`` for its singular
+    vectors."""
+    u, s, vt = np.linalg.svd(np.ascontiguousarray(x), full_matrices=False)
+    k = 0 if p > 0.0 else s.size - 1
+    return g * np.outer(u[:, k], vt[k, :])
+
+
+@njit
+def _sum_norm_vjp(g, x, p):
+    """``p`` 1 / -1: the largest / smallest absolute column sum; inf / -inf: row sum.
+    Ties split the gradient equally (found among the sums computed here, so that a
+    different summation order in NumPy cannot hide them)."""
+    by_col = p == 1.0 or p == -1.0
+    rows, cols = x.shape
+    sums = np.zeros(cols if by_col else rows)
+    for i in range(rows):
+        for j in range(cols):
+            sums[j if by_col else i] += abs(x[i, j])
+    best = sums.max() if p > 0.0 else sums.min()
+    share = g / np.sum(sums == best)
+    out = np.zeros(x.shape)
+    for i in range(rows):
+        for j in range(cols):
+            if sums[j if by_col else i] == best:
+                out[i, j] = np.sign(x[i, j]) * share
     return out
 
 
-@by_type
+@njit
+def _matrix_norm_vjp(g, y, x, p):
+    if p == 2.0 or p == -2.0:
+        return _spectral_norm_vjp(g, x, p)
+    return _sum_norm_vjp(g, x, p)
+
+
+@by_type(prefer_literal=True)
 def norm_vjp(g, y, x, ord=None):
     """``np.linalg.norm(x, ord)`` (``y``): with ``ord=None`` the 2-norm of a vector or the
     Frobenius norm of a matrix, ``g * x / y`` (0 at ``x = 0``); a vector with a numeric
     ``ord`` ``p`` (finite, ``np.inf``, ``-np.inf``; 0 counts non-zeros: no gradient); a
-    matrix with ``ord`` 1, -1, 2, -2, ``np.inf``, ``-np.inf``."""
+    matrix with ``ord`` 1, -1, 2, -2, ``np.inf``, ``-np.inf`` (ties between columns or rows
+    split the gradient equally). A constant integer ``ord`` compiles only its case (no
+    SVD for 1 and -1)."""
     if not isinstance(x, types.Array) or x.ndim not in (1, 2):
         raise TypingError("norm_vjp: a %s operand" % x)
     if is_none(ord):
@@ -153,4 +163,9 @@ def norm_vjp(g, y, x, ord=None):
         raise TypingError("norm_vjp: ord of type %s" % ord)
     if x.ndim == 1:
         return lambda g, y, x, ord=None: _vector_norm_vjp(g, y, x, float(ord))
+    value = getattr(ord, "literal_value", None)
+    if value in (2, -2):
+        return lambda g, y, x, ord=None: _spectral_norm_vjp(g, x, float(ord))
+    if value is not None:
+        return lambda g, y, x, ord=None: _sum_norm_vjp(g, x, float(ord))
     return lambda g, y, x, ord=None: _matrix_norm_vjp(g, y, x, float(ord))

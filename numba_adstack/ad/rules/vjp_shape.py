@@ -1,8 +1,7 @@
 """Adjoints of shape functions: transposes, concatenation, stacking.
 
 ``concatenate_vjp`` and ``stack_vjp`` return a tuple: one contribution per array of the
-tuple the primal was given, in order. A contribution may be a view of ``g`` (a slab of a
-concatenation along axis 0): add it into the operand's adjoint, never write into it.
+tuple the primal was given, in order.
 Reshapes (``reshape``, ``ravel``, ``flatten``, ``np.atleast_*d``, ``np.expand_dims``) need no
 helper: their rule reshapes ``g`` to the operand's shape.
 """
@@ -10,7 +9,7 @@ import numpy as np
 from numba import njit, types
 from numba.core.errors import TypingError
 
-from .vjp_core import by_type, is_none, norm_axis
+from .vjp_core import by_type, is_none, norm_axis, split_at
 
 
 @by_type
@@ -30,9 +29,20 @@ def transpose_vjp(g, a, axes=None):
 
 
 @njit
-def _slab(g, start, stop, ax):
-    """``g[..., start:stop, ...]`` along ``ax`` (C-contiguous; a view when ``ax`` is 0)."""
-    return np.ascontiguousarray(np.swapaxes(np.swapaxes(g, 0, ax)[start:stop], 0, ax))
+def _slab(g, start, stop, ax, shape):
+    """``g[..., start:stop, ...]`` along ``ax``, as a new C-contiguous array of
+    ``shape``."""
+    outer, n, inner = split_at(g.shape, ax)
+    src = np.ascontiguousarray(g).reshape((outer, n, inner))
+    return src[:, start:stop, :].copy().reshape(shape)
+
+
+@njit
+def _slice(g, i, ax, shape):
+    """``g[..., i, ...]`` along ``ax``, as a new C-contiguous array of ``shape``."""
+    outer, n, inner = split_at(g.shape, ax)
+    src = np.ascontiguousarray(g).reshape((outer, n, inner))
+    return src[:, i, :].copy().reshape(shape)
 
 
 def _per_array(arrays, name, part, concat):
@@ -51,7 +61,7 @@ def _per_array(arrays, name, part, concat):
         if concat:
             src.append("    start += arrays[%d].shape[ax]" % i)
     src.append("    return (%s)" % "".join("p%d, " % i for i in range(n)))
-    ns = {"np": np, "norm_axis": norm_axis, "_slab": _slab}
+    ns = {"np": np, "norm_axis": norm_axis, "_slab": _slab, "_slice": _slice}
     exec("\n".join(src), ns)
     return ns["impl"]
 
@@ -61,12 +71,13 @@ def concatenate_vjp(g, arrays, axis=0):
     """``y = np.concatenate(arrays, axis)``: the tuple of the slabs of ``g`` along ``axis``
     that each array of ``arrays`` went to."""
     return _per_array(arrays, "concatenate_vjp",
-                      "_slab(g, start, start + arrays[%(i)d].shape[ax], ax)", True)
+                      "_slab(g, start, start + arrays[%(i)d].shape[ax], ax, "
+                      "arrays[%(i)d].shape)", True)
 
 
 @by_type
 def stack_vjp(g, arrays, axis=0):
     """``y = np.stack(arrays, axis)``: the tuple of ``g``'s slices at 0, 1, ... along
-    ``axis`` (C-contiguous; views when ``axis`` is 0)."""
-    return _per_array(arrays, "stack_vjp",
-                      "np.ascontiguousarray(np.moveaxis(g, ax, 0)[%(i)d])", False)
+    ``axis``."""
+    return _per_array(arrays, "stack_vjp", "_slice(g, %(i)d, ax, arrays[%(i)d].shape)",
+                      False)
