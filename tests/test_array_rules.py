@@ -4,10 +4,12 @@ against central finite differences of ``np.sum(g * f(...))`` in NumPy, over seve
 NumPy broadcasting, scalar operands and non-contiguous views.
 
 These tests check values, not speed: LLVM optimises at -O0 while they run, which compiles
-their few hundred small functions about five times faster (floating-point results do not
-depend on the level without fast-math)."""
+their small functions about twice as fast (floating-point results do not depend on the
+level without fast-math). Every rule runs; NUMBA_ADSTACK_ARRAY_RULES_FULL=1 adds more shapes,
+layouts and arguments per rule (a few minutes)."""
 import functools
 import operator
+import os
 
 import numba
 import numpy as np
@@ -19,6 +21,21 @@ from numba_adstack.ad.rules.scalar import CALL_RULES
 from numba_adstack.ad.rules.vjp import RUNTIME, erf, erfc, sum_to
 
 RNG = np.random.default_rng(20240611)
+FULL = os.environ.get("NUMBA_ADSTACK_ARRAY_RULES_FULL") == "1"
+
+
+def ident(v):
+    """A short test id: arrays by shape (and ``v`` for a non-contiguous view)."""
+    if isinstance(v, np.ndarray):
+        return "x".join(map(str, v.shape)) + ("" if v.flags.c_contiguous else "v")
+    if isinstance(v, tuple) and v and isinstance(v[0], np.ndarray):
+        return "+".join(map(ident, v))
+    return getattr(v, "__name__", str(v))
+
+
+def more(core, extra):
+    """The cases of a test: ``core`` always, ``extra`` in the full sweep."""
+    return list(core) + (list(extra) if FULL else [])
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -38,7 +55,7 @@ def rand(*shape, lo=-1.0, hi=1.0):
 def _compiled(source):
     ns = dict(RUNTIME, np=np)
     exec(source, ns)
-    return njit(ns["vjp"])
+    return njit(no_cfunc_wrapper=True)(ns["vjp"])
 
 
 def vjp_function(rule, bound, wanted, literals=None, accumulate=False):
@@ -156,8 +173,8 @@ def test_unary_elementwise(fn):
     check(fn, x)
 
 
-@pytest.mark.parametrize("x", [rand(6)[::2], rand(4, 3).T, rand(3, 4)[:, 1], rand()],
-                         ids=["strided", "transposed", "column", "scalar"])
+@pytest.mark.parametrize("x", more([rand(6)[::2], rand(4, 3).T, rand()],
+                                   [rand(3, 4)[:, 1]]), ids=ident)
 def test_unary_views_and_scalars(x):
     check(np.sin, x)
 
@@ -213,14 +230,15 @@ def test_operators(fn):
     check(fn, a, b)
 
 
-@pytest.mark.parametrize("shapes", sorted(SHAPES))
+@pytest.mark.parametrize("shapes", more(["same", "col-row", "scalar-array", "views"],
+                                        ["row-matrix", "array-scalar", "transposed"]))
 def test_broadcasting_products(shapes):
     check(operator.mul, *SHAPES[shapes]())
 
 
-@pytest.mark.parametrize("fn, shapes", [
-    (operator.truediv, "col-row"), (operator.truediv, "scalar-array"),
-    (operator.pow, "transposed"), (operator.pow, "array-scalar"), (np.arctan2, "views")],
+@pytest.mark.parametrize("fn, shapes", more([
+    (operator.truediv, "scalar-array"), (operator.pow, "transposed")],
+    [(operator.truediv, "col-row"), (operator.pow, "array-scalar"), (np.arctan2, "views")]),
     ids=lambda v: getattr(v, "__name__", v))
 def test_broadcasting(fn, shapes):
     check(fn, *SHAPES[shapes]())
@@ -244,7 +262,7 @@ def test_erf_ufuncs_and_their_rules():
     check(erfc, x[::2].T)
 
 
-@pytest.mark.parametrize("exponent", [0, 1, 2, 3, -1, -2, 0.5, 1.5])
+@pytest.mark.parametrize("exponent", more([0, 2, 3, 0.5], [1, -1, -2, 1.5]))
 def test_power_with_a_literal_exponent(exponent):
     rule = A.rule_of(operator.pow)
     x = _positive(3, 4)
@@ -303,9 +321,9 @@ def test_maximum_ties_go_to_the_first_operand():
 
 
 # ----------------------------------------------------------------------------- reductions
-@pytest.mark.parametrize("a, axis", [
-    (rand(3, 4), None), (rand(3, 4), 0), (rand(3, 4).T, 1), (rand(2, 3, 4), -2),
-    (rand(5), 0), (rand(8)[::2], None)], ids=["all", "ax0", "T-ax1", "3d-ax-2", "1d", "view"])
+@pytest.mark.parametrize("a, axis", more(
+    [(rand(3, 4), None), (rand(4, 3).T, 1), (rand(5), 0)],
+    [(rand(3, 4), 0), (rand(2, 3, 4), -2), (rand(8)[::2], None)]), ids=ident)
 def test_sum(a, axis):
     check(np.sum, a, axis=axis)
 
@@ -322,8 +340,8 @@ def test_sum_accumulates_without_materialising():
         {"a": "g / x.size"}
 
 
-@pytest.mark.parametrize("key", [np.mean, np.var, np.std, "sum", "mean", "var", "std"],
-                         ids=str)
+@pytest.mark.parametrize("key", more([np.mean, np.var, np.std, "sum"],
+                                     ["mean", "var", "std"]), ids=ident)
 def test_moments(key):
     f = key if callable(key) else (lambda a, _m=key: getattr(a, _m)())
     check(key, rand(3, 4), f=f)
@@ -340,7 +358,8 @@ def test_prod_with_and_without_zeros():
     check(np.prod, a[:, ::2].T)
 
 
-@pytest.mark.parametrize("key", [np.max, np.amax, np.min, np.amin, "max", "min"], ids=str)
+@pytest.mark.parametrize("key", more([np.max, np.min], [np.amax, np.amin, "max", "min"]),
+                         ids=ident)
 def test_extremes(key):
     f = key if callable(key) else (lambda a, _m=key: getattr(a, _m)())
     check(key, rand(3, 4), f=f)
@@ -353,14 +372,13 @@ def test_extreme_ties_split_equally():
     np.testing.assert_array_equal(got, [[0.0, 1.0], [1.0, 0.0]])
 
 
-@pytest.mark.parametrize("a, axis", [(rand(3, 4), None), (rand(3, 4), 0),
-                                     (rand(4, 3).T, -1), (rand(2, 3, 4), 1)],
-                         ids=["flat", "ax0", "T-ax-1", "3d-ax1"])
+@pytest.mark.parametrize("a, axis", more([(rand(3, 4), None), (rand(4, 3).T, -1)],
+                                         [(rand(3, 4), 0), (rand(2, 3, 4), 1)]), ids=ident)
 def test_cumsum(a, axis):
     check(np.cumsum, a, axis=axis)
 
 
-@pytest.mark.parametrize("ord", [None, 1, 3, 1.5, np.inf, -np.inf, 0], ids=str)
+@pytest.mark.parametrize("ord", more([None, 1, 3, np.inf], [1.5, -np.inf, 0]), ids=ident)
 def test_vector_norms(ord):
     x = np.array([0.3, -1.2, 0.7, 2.1, -0.4])
     check(np.linalg.norm, x, ord)
@@ -368,7 +386,7 @@ def test_vector_norms(ord):
         check(np.linalg.norm, rand(6)[::2])
 
 
-@pytest.mark.parametrize("ord", [None, 1, -2, np.inf, -np.inf], ids=str)
+@pytest.mark.parametrize("ord", more([None, 1, -2], [np.inf, -np.inf]), ids=ident)
 def test_matrix_norms(ord):
     x = np.array([[0.3, -1.2, 0.7], [2.1, -0.4, 0.9], [-0.5, 0.8, 1.7], [1.1, 0.2, -0.6]])
     check(np.linalg.norm, x, ord, constant=("ord",) if ord in (1, -1, 2, -2) else ())
@@ -401,7 +419,8 @@ def test_dot_and_matmul(fn, kind):
 def test_outer():
     check(np.outer, rand(3), rand(4))
     check(np.outer, rand(2, 2), rand(8)[::2])    # NumPy flattens the operands
-    check(np.outer, rand(3), 1.7)
+    if FULL:
+        check(np.outer, rand(3), 1.7)
 
 
 @pytest.mark.parametrize("b", [rand(3), rand(2, 3).T], ids=["vec", "mat"])
@@ -421,9 +440,9 @@ def test_trace(offset):
     check(np.trace, rand(3, 4), offset)
 
 
-@pytest.mark.parametrize("v, k", [(rand(3), 0), (rand(3), 1), (rand(3), -2),
-                                  (rand(3, 4), 0), (rand(3, 4), 1), (rand(4, 3), -1)],
-                         ids=["vec", "vec+1", "vec-2", "mat", "mat+1", "mat-1"])
+@pytest.mark.parametrize("v, k", more([(rand(3), 1), (rand(3, 4), -1)],
+                                      [(rand(3), 0), (rand(3), -2), (rand(3, 4), 0),
+                                       (rand(4, 3), 1)]), ids=ident)
 def test_diag(v, k):
     check(np.diag, v, k)
 
@@ -451,9 +470,9 @@ def test_reshapes_and_copies(key, a, extra):
     check(key, a, *extra)
 
 
-@pytest.mark.parametrize("a, axes", [(rand(3, 4), None), (rand(2, 3, 4), (1, 2, 0)),
-                                     (rand(4, 3, 2)[:, ::2].T, (-1, 0, 1))],
-                         ids=["2d", "axes", "view-negative"])
+@pytest.mark.parametrize("a, axes", more([(rand(3, 4), None),
+                                          (rand(4, 3, 2)[:, ::2].T, (-1, 0, 1))],
+                                         [(rand(2, 3, 4), (1, 2, 0))]), ids=ident)
 def test_transpose(a, axes):
     check(np.transpose, a, axes)
 
@@ -464,16 +483,15 @@ def test_methods_map_to_functions():
     check("T", rand(3, 4), f=lambda a: a.T)
 
 
-@pytest.mark.parametrize("arrays, axis", [
-    ((rand(2, 3), rand(4, 3)), 0),
-    ((rand(2, 3), rand(2, 1), rand(4, 2).T), 1),
-    ((rand(3), rand(6)[::2]), -1)], ids=["ax0", "ax1-three", "views"])
+@pytest.mark.parametrize("arrays, axis", more(
+    [((rand(2, 3), rand(2, 1), rand(4, 2).T), 1), ((rand(3), rand(6)[::2]), -1)],
+    [((rand(2, 3), rand(4, 3)), 0)]), ids=ident)
 def test_concatenate(arrays, axis):
     check(np.concatenate, arrays, axis)
 
 
-@pytest.mark.parametrize("arrays, axis", [
-    ((rand(2, 3), rand(3, 2).T, rand(2, 3)), 2),
-    ((rand(3), rand(6)[::2]), 0)], ids=["ax2-three-views", "ax0-views"])
+@pytest.mark.parametrize("arrays, axis", more(
+    [((rand(2, 3), rand(3, 2).T, rand(2, 3)), 2)], [((rand(3), rand(6)[::2]), 0)]),
+    ids=ident)
 def test_stack(arrays, axis):
     check(np.stack, arrays, axis)

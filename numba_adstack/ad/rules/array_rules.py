@@ -219,7 +219,9 @@ ARRAY_RULES = {
     np.outer: _rule("a b", "outer_vjp_a({g}, {a}, {b})", "outer_vjp_b({g}, {a}, {b})"),
     np.linalg.solve: _rule(
         "a b", "solve_vjp_a({_gb}, {y})", "{_gb}",
-        shared=(("_gb", "np.ascontiguousarray(np.linalg.solve({a}.T, {g}))"),)),
+        # a.T made C-contiguous: the primal's specialisation of solve serves again.
+        shared=(("_gb", "np.ascontiguousarray(np.linalg.solve("
+                        "np.ascontiguousarray({a}.T), {g}))"),)),
     np.linalg.inv: _rule("a", "-np.dot(np.dot({y}.T, {g}), {y}.T)"),
     np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)"),
     np.trace: _rule("a offset=0", "trace_vjp({g}, {a}, {offset})"),
@@ -313,6 +315,13 @@ def templates(rule, literals=None, accumulate=False):
     return out
 
 
+def default_wrap(rule):
+    """The operands whose contributions go through ``sum_to`` unless told otherwise: every
+    operand of an element-wise rule of several operands (a one-operand element-wise
+    result has its operand's shape)."""
+    return rule.params if rule.elementwise and len(rule.params) > 1 else ()
+
+
 def reads(rule, wanted=None, literals=None, accumulate=False, wrap=None):
     """The parameters, and ``"y"`` for the result, that the contributions to ``wanted``
     (default: all operands) read, shared values included: the primal values the
@@ -323,7 +332,7 @@ def reads(rule, wanted=None, literals=None, accumulate=False, wrap=None):
     for p in wanted:
         if tpls.get(p):
             names |= placeholders(tpls[p])
-            if rule.elementwise and (wrap is None or p in wrap):
+            if p in (default_wrap(rule) if wrap is None else wrap):
                 names.add(p)
     for name, tpl in rule.shared:
         if name in names:
@@ -337,9 +346,9 @@ def instantiate(rule, args, g, y=None, wanted=None, wrap=None, literals=None,
 
     ``args``: parameter -> argument source (``bind``); ``g``, ``y``: the sources of the
     result's adjoint and value; ``wanted``: the parameters to differentiate (default: all
-    with a template); ``wrap``: the parameters of an element-wise rule whose contribution
-    goes through ``sum_to`` (default: all); ``shared_names``: name -> variable for the
-    shared values (default: the names themselves). Returns ``(prelude, contributions)``:
+    with a template, constants left out); ``wrap``: the parameters of an element-wise rule
+    whose contribution goes through ``sum_to`` (default: ``default_wrap``);
+    ``shared_names``: name -> variable for the shared values (default: the names). Returns ``(prelude, contributions)``:
     ``prelude`` lists ``(variable, source)`` assignments to run first, ``contributions``
     maps each wanted parameter to its expression.
     """
@@ -361,7 +370,7 @@ def instantiate(rule, args, g, y=None, wanted=None, wrap=None, literals=None,
     contributions = {}
     for p in wanted:
         src = tpls[p].format(**values)
-        if rule.elementwise and (wrap is None or p in wrap):
+        if p in (default_wrap(rule) if wrap is None else wrap):
             src = "sum_to(%s, %s)" % (src, args[p])
         contributions[p] = src
     return prelude, contributions

@@ -15,6 +15,13 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 
+# Helpers called only from njit code: no Python or C entry points, which every caller
+# would otherwise link and compile again.
+internal = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+# Helpers also callable from Python.
+public = njit(no_cfunc_wrapper=True)
+
+
 def by_type(selector=None, prefer_literal=False):
     """A helper whose implementation ``selector`` picks from the argument types.
 
@@ -42,7 +49,8 @@ def by_type(selector=None, prefer_literal=False):
     fn.__module__ = selector.__module__
     fn.__qualname__ = selector.__qualname__
     fn.__doc__ = selector.__doc__
-    overload(fn, prefer_literal=prefer_literal)(selector)
+    overload(fn, prefer_literal=prefer_literal,
+             jit_options={"no_cfunc_wrapper": True})(selector)
     return fn
 
 
@@ -82,7 +90,7 @@ def _advance(idx, shape, off, strides):
     return off
 
 
-@njit
+@internal
 def scatter_add(g, ostr, out):
     """``out.flat[sum(i * ostr)] += g[i]`` for every index ``i`` of ``g``: ``ostr`` holds,
     per dimension of ``g``, its stride in ``out`` (0 where the dimension is summed)."""
@@ -107,7 +115,7 @@ def scatter_add(g, ostr, out):
         off = _advance(idx, shape, off, ostr)
 
 
-@njit
+@internal
 def gather(src, sstr, shape):
     """A new C-contiguous array of ``shape`` whose element ``i`` is
     ``src.flat[sum(i * sstr)]`` (``src`` C-contiguous; a 0 stride repeats along that
@@ -133,7 +141,7 @@ def gather(src, sstr, shape):
     return out
 
 
-@njit
+@internal
 def sum_to_shape(g, shape):
     """``g`` summed down to ``shape`` (a shape ``g``'s broadcasts from): over its leading
     dimensions and over those where ``shape`` has size 1. Always a new array."""
@@ -203,7 +211,7 @@ def split_at(shape, ax):
     return outer, shape[ax], inner
 
 
-@njit
+@internal
 def _unreduce_axis(g, shape, axis, kept):
     """``g`` (``shape`` reduced along ``axis``, kept as size 1 when ``kept``) repeated
     along ``axis`` to ``shape``."""

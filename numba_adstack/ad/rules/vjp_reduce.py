@@ -6,13 +6,14 @@ array of its shape. ``g`` is the adjoint of the result (a float for a full reduc
 ``array_rules.py`` are array expressions over ``unreduce``.
 """
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core.errors import TypingError
 
-from .vjp_core import by_type, is_none, is_scalar, norm_axis, split_at
+from .vjp_core import (by_type, internal, is_none, is_scalar, norm_axis, public,
+                       split_at)
 
 
-@njit
+@public
 def prod_vjp(g, a):
     """``np.prod(a)``: each element gets ``g`` times the product of all the others,
     computed from prefix and suffix products (exact when elements are zero)."""
@@ -30,7 +31,7 @@ def prod_vjp(g, a):
     return out.reshape(a.shape)
 
 
-@njit
+@public
 def extreme_vjp(g, y, a):
     """``np.max(a)`` or ``np.min(a)`` (``y``): ``g`` split equally among the elements
     equal to ``y`` (JAX's convention for ties). A NaN ``y`` matches no element: all get 0."""
@@ -48,7 +49,7 @@ def extreme_vjp(g, y, a):
     return out.reshape(a.shape)
 
 
-@njit
+@internal
 def _suffix_sums(g, outer, n, inner):
     """The suffix sums of ``g`` (C order, seen as ``(outer, n, inner)``) along its middle
     axis, as a new array of that 3-d shape."""
@@ -77,7 +78,7 @@ def cumsum_vjp(g, a, axis=None):
     return along
 
 
-@njit
+@internal
 def _vector_norm_vjp(g, y, x, p):
     """``g * d|x|_p / dx``: ``sign(x) |x|^(p-1) / y^(p-1)``; for ``p = +-inf`` the
     gradient is split among the elements of largest (smallest) magnitude."""
@@ -107,7 +108,7 @@ def _vector_norm_vjp(g, y, x, p):
     return out.reshape(x.shape)
 
 
-@njit
+@internal
 def _spectral_norm_vjp(g, x, p):
     """``p`` 2 / -2: the largest / smallest singular value, ``g u v^T`` for its singular
     vectors."""
@@ -116,7 +117,7 @@ def _spectral_norm_vjp(g, x, p):
     return g * np.outer(u[:, k], vt[k, :])
 
 
-@njit
+@internal
 def _sum_norm_vjp(g, x, p):
     """``p`` 1 / -1: the largest / smallest absolute column sum; inf / -inf: row sum.
     Ties split the gradient equally (found among the sums computed here, so that a
@@ -137,7 +138,7 @@ def _sum_norm_vjp(g, x, p):
     return out
 
 
-@njit
+@internal
 def _matrix_norm_vjp(g, y, x, p):
     if p == 2.0 or p == -2.0:
         return _spectral_norm_vjp(g, x, p)

@@ -9,7 +9,16 @@ import numpy as np
 from numba import njit, types
 from numba.core.errors import TypingError
 
-from .vjp_core import by_type, is_none, norm_axis, split_at
+from .vjp_core import by_type, internal, is_none, norm_axis, split_at
+
+
+@njit(inline="always")
+def _position(axes, k, n):
+    """Where axis ``k`` went in the permutation ``axes`` of ``n`` axes."""
+    for i in range(n):
+        if axes[i] == k or axes[i] == k - n:
+            return i
+    raise ValueError("axes is not a permutation")
 
 
 @by_type
@@ -18,17 +27,16 @@ def transpose_vjp(g, a, axes=None):
     as a new C-contiguous array."""
     if is_none(axes):
         return lambda g, a, axes=None: np.ascontiguousarray(g.T)
+    n = a.ndim
+    # The inverse permutation, unrolled: a tuple of a length known at compile time.
+    inverse = ", ".join("_position(axes, %d, %d)" % (k, n) for k in range(n))
+    ns = {"np": np, "_position": _position}
+    exec("def permuted(g, a, axes=None):\n"
+         "    return np.ascontiguousarray(np.transpose(g, (%s,)))\n" % inverse, ns)
+    return ns["permuted"]
 
-    def permuted(g, a, axes=None):
-        out = np.empty(a.shape, g.dtype)
-        # The same transpose of the output is a view shaped like g: fill it.
-        view = np.transpose(out, axes)
-        view[...] = g
-        return out
-    return permuted
 
-
-@njit
+@internal
 def _slab(g, start, stop, ax, shape):
     """``g[..., start:stop, ...]`` along ``ax``, as a new C-contiguous array of
     ``shape``."""
@@ -37,7 +45,7 @@ def _slab(g, start, stop, ax, shape):
     return src[:, start:stop, :].copy().reshape(shape)
 
 
-@njit
+@internal
 def _slice(g, i, ax, shape):
     """``g[..., i, ...]`` along ``ax``, as a new C-contiguous array of ``shape``."""
     outer, n, inner = split_at(g.shape, ax)
