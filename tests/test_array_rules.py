@@ -230,15 +230,16 @@ def test_operators(fn):
     check(fn, a, b)
 
 
-@pytest.mark.parametrize("shapes", more(["same", "col-row", "scalar-array", "views"],
-                                        ["row-matrix", "array-scalar", "transposed"]))
+@pytest.mark.parametrize("shapes", more(["views", "transposed"],
+                                        ["same", "col-row", "scalar-array", "row-matrix",
+                                         "array-scalar"]))
 def test_broadcasting_products(shapes):
     check(operator.mul, *SHAPES[shapes]())
 
 
-@pytest.mark.parametrize("fn, shapes", more([
-    (operator.truediv, "scalar-array"), (operator.pow, "transposed")],
-    [(operator.truediv, "col-row"), (operator.pow, "array-scalar"), (np.arctan2, "views")]),
+@pytest.mark.parametrize("fn, shapes", more([(operator.pow, "transposed")], [
+    (operator.truediv, "scalar-array"), (operator.truediv, "col-row"),
+    (operator.pow, "array-scalar"), (np.arctan2, "views")]),
     ids=lambda v: getattr(v, "__name__", v))
 def test_broadcasting(fn, shapes):
     check(fn, *SHAPES[shapes]())
@@ -386,7 +387,7 @@ def test_vector_norms(ord):
         check(np.linalg.norm, rand(6)[::2])
 
 
-@pytest.mark.parametrize("ord", more([None, 1, -2], [np.inf, -np.inf]), ids=ident)
+@pytest.mark.parametrize("ord", more([None, 1], [-2, np.inf, -np.inf]), ids=ident)
 def test_matrix_norms(ord):
     x = np.array([[0.3, -1.2, 0.7], [2.1, -0.4, 0.9], [-0.5, 0.8, 1.7], [1.1, 0.2, -0.6]])
     check(np.linalg.norm, x, ord, constant=("ord",) if ord in (1, -1, 2, -2) else ())
@@ -423,7 +424,7 @@ def test_outer():
         check(np.outer, rand(3), 1.7)
 
 
-@pytest.mark.parametrize("b", [rand(3), rand(2, 3).T], ids=["vec", "mat"])
+@pytest.mark.parametrize("b", more([rand(3)], [rand(2, 3).T]), ids=ident)
 def test_solve(b):
     check(np.linalg.solve, spd(3) + 0.3 * rand(3, 3), b, rtol=1e-5)
 
@@ -495,3 +496,74 @@ def test_concatenate(arrays, axis):
     ids=ident)
 def test_stack(arrays, axis):
     check(np.stack, arrays, axis)
+
+
+# ----------------------------------------------------------------------------- the table
+# Rules with tests of their own above (the element-wise ones are found in the table).
+DEDICATED = {
+    np.where, np.clip, np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.var,
+    np.std, np.cumsum, np.linalg.norm, np.dot, operator.matmul, np.outer, np.linalg.solve,
+    np.linalg.inv, np.linalg.det, np.trace, np.diag, np.reshape, np.ravel,
+    np.ndarray.flatten, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.expand_dims,
+    np.transpose, np.concatenate, np.stack, np.copy, np.asarray, np.ascontiguousarray,
+    np.ndarray.astype, operator.neg, operator.pos}
+
+
+# In-place operators share their operator's rule; floor division has no gradient.
+SHARED_OR_NONE = set(A.INPLACE_TO_BINOP) | {operator.imatmul, operator.floordiv}
+
+
+def test_every_rule_is_tested():
+    found = set(UNARY) | set(UFUNCS2) | set(OPERATORS) | DEDICATED | SHARED_OR_NONE
+    assert set(A.ARRAY_RULES) - found == set()
+
+
+def test_every_numpy_function_of_the_scalar_rules_has_an_array_rule():
+    for fn in CALL_RULES:
+        if isinstance(fn, np.ufunc):
+            assert A.rule_of(fn) is not None, fn.__name__
+
+
+def test_templates_name_only_parameters_helpers_and_numpy():
+    import ast
+    for key, rule in A.ARRAY_RULES.items():
+        shared = {name for name, _ in rule.shared}
+        tpls = [t for t in list(rule.vjps.values()) + list(rule.accumulate.values())
+                + [t for _, t in rule.shared] if t]
+        for tpl in tpls:
+            assert A.placeholders(tpl) <= set(rule.params) | {"g", "y"} | shared, (key, tpl)
+            names = {n: n for n in A.placeholders(tpl)}
+            tree = ast.parse(tpl.format(**names), mode="eval")
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    assert node.func.id in RUNTIME, (key, node.func.id)
+                if isinstance(node, ast.Name):
+                    assert node.id in names or node.id in RUNTIME or node.id == "np", \
+                        (key, node.id)
+        assert set(rule.vjps) == set(rule.params)
+        assert set(rule.defaults) <= set(rule.params)
+
+
+def test_the_documented_examples():
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).parent.parent / "docs" / "array_rules.md").read_text()
+    block = re.search(r"```pycon\n(.*?)```", text, re.DOTALL).group(1)
+    ns = {"np": np, "operator": operator, **vars(A)}
+    for stmt, shown in re.findall(r">>> (.*)\n((?:[^>].*\n)*)", block):
+        if shown.strip():
+            assert eval(stmt, ns) == eval(shown, ns), stmt
+        else:
+            exec(stmt, ns)
+
+
+def test_sum_to_returns_its_argument_when_nothing_was_broadcast():
+    @njit
+    def alias(g, x):
+        r = sum_to(g, x)
+        r[0, 0] = 7.0
+        return g[0, 0]
+    assert alias(np.zeros((2, 3)), np.ones((2, 3))) == 7.0
+    assert alias(np.zeros((2, 3)), np.ones((2, 1))) == 0.0    # summed: a new array
+    assert sum_to(np.ones((2, 3)), 1.5) == 6.0
+    np.testing.assert_array_equal(sum_to(np.ones((4, 2, 3)), np.ones((2, 1))), [[12.], [12.]])
