@@ -18,7 +18,7 @@ from numba import njit
 
 from numba_adstack.ad.rules import array_rules as A
 from numba_adstack.ad.rules.scalar import CALL_RULES
-from numba_adstack.ad.rules.vjp import RUNTIME, erf, erfc, sum_to
+from numba_adstack.ad.rules.vjp import RUNTIME, erf, erfc, sum_to, unreduce
 
 RNG = np.random.default_rng(20240611)
 FULL = os.environ.get("NUMBA_ADSTACK_ARRAY_RULES_FULL") == "1"
@@ -567,3 +567,21 @@ def test_sum_to_returns_its_argument_when_nothing_was_broadcast():
     assert alias(np.zeros((2, 3)), np.ones((2, 1))) == 0.0    # summed: a new array
     assert sum_to(np.ones((2, 3)), 1.5) == 6.0
     np.testing.assert_array_equal(sum_to(np.ones((4, 2, 3)), np.ones((2, 1))), [[12.], [12.]])
+
+
+@pytest.mark.parametrize("gshape, shape", [
+    ((3, 4), (4,)), ((3, 4), (3, 1)), ((1, 4), (4,)), ((2, 3, 4), (3, 1)),
+    ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), (1, 1, 1)), ((2, 1, 4), (1, 4)),
+    ((5, 2, 3, 4), (2, 1, 4))], ids=ident)
+def test_sum_to_and_unreduce_against_numpy(gshape, shape):
+    g = rand(*gshape)
+    lead = len(gshape) - len(shape)
+    want = g.sum(axis=tuple(range(lead))).sum(
+        axis=tuple(k for k, n in enumerate(shape) if n == 1), keepdims=True)
+    np.testing.assert_allclose(sum_to(g, np.zeros(shape)), want.reshape(shape), rtol=1e-13)
+    np.testing.assert_allclose(sum_to(g.T.copy().T, np.zeros(shape)), want.reshape(shape),
+                               rtol=1e-13)
+    for axis in range(len(gshape)):
+        r = g.sum(axis=axis)
+        np.testing.assert_array_equal(
+            unreduce(r, g, axis, False), np.broadcast_to(np.expand_dims(r, axis), gshape))

@@ -204,7 +204,7 @@ ARRAY_RULES = {
                   accumulate={"a": "reduced_view({g}, {a}, {axis})"}),
     np.mean: _rule("a", "np.full({a}.shape, {g} / {a}.size)",
                    accumulate={"a": "{g} / {a}.size"}),
-    np.prod: _rule("a", "prod_vjp({g}, {a})"),
+    np.prod: _rule("a", "prod_vjp({g}, {y}, {a})"),
     # Ties split the gradient equally (as JAX).
     np.max: _rule("a", _EXTREME), np.amax: _rule("a", _EXTREME),
     np.min: _rule("a", _EXTREME), np.amin: _rule("a", _EXTREME),

@@ -91,53 +91,107 @@ def _advance(idx, shape, off, strides):
 
 
 @internal
+def _merge(shape, strides):
+    """``(shape, strides)`` with adjacent dimensions that walk memory as one merged (both
+    summed, or nesting strides) and size-1 dimensions dropped: fewer, longer loops."""
+    n = len(shape)
+    ms = np.ones(n, np.intp)
+    mt = np.zeros(n, np.intp)
+    k = 0
+    for d in range(n):
+        if shape[d] == 1:
+            continue
+        if ms[k] == 1:
+            ms[k] = shape[d]
+            mt[k] = strides[d]
+        elif (strides[d] == 0 and mt[k] == 0) or (
+                strides[d] != 0 and mt[k] == strides[d] * shape[d]):
+            ms[k] *= shape[d]
+            mt[k] = strides[d]
+        else:
+            k += 1
+            ms[k] = shape[d]
+            mt[k] = strides[d]
+    return ms[:k + 1], mt[:k + 1]
+
+
+@internal
 def scatter_add(g, ostr, out):
     """``out.flat[sum(i * ostr)] += g[i]`` for every index ``i`` of ``g``: ``ostr`` holds,
-    per dimension of ``g``, its stride in ``out`` (0 where the dimension is summed)."""
+    per dimension of ``g``, its stride in ``out``: 0 where the dimension is summed, else
+    ``out``'s C stride (so the innermost is 0 or 1)."""
     if g.size == 0:
         return
-    src = np.ascontiguousarray(g).reshape(g.size)
+    shape, strides = _merge(g.shape, ostr)
+    inner = shape[shape.size - 1]
+    rows = g.size // inner
+    src = np.ascontiguousarray(g).reshape((rows, inner))
     dst = out.reshape(out.size)
-    shape = g.shape
-    inner = shape[len(shape) - 1]
-    istep = ostr[len(shape) - 1]
-    idx = np.zeros(len(shape), np.intp)
-    off = 0
-    for base in range(0, src.size, inner):
-        if istep == 0:
-            acc = src[base]
+    summed_inner = strides[shape.size - 1] == 0
+    # Merged to at most 2-d (every broadcast of one operand against a bigger one but a
+    # size-1 dimension between kept ones): the loops a hand-written adjoint has.
+    if shape.size <= 2 and summed_inner:
+        for r in range(rows):
+            acc = src[r, 0]
             for i in range(1, inner):
-                acc += src[base + i]
+                acc += src[r, i]
+            dst[r] += acc
+        return
+    if shape.size <= 2:
+        for r in range(rows):
+            for i in range(inner):
+                dst[i] += src[r, i]
+        return
+    idx = np.zeros(shape.size, np.intp)
+    off = 0
+    for r in range(rows):
+        if summed_inner:
+            acc = src[r, 0]
+            for i in range(1, inner):
+                acc += src[r, i]
             dst[off] += acc
         else:
             for i in range(inner):
-                dst[off + i * istep] += src[base + i]
-        off = _advance(idx, shape, off, ostr)
+                dst[off + i] += src[r, i]
+        off = _advance(idx, shape, off, strides)
 
 
 @internal
 def gather(src, sstr, shape):
     """A new C-contiguous array of ``shape`` whose element ``i`` is
-    ``src.flat[sum(i * sstr)]`` (``src`` C-contiguous; a 0 stride repeats along that
-    dimension): NumPy broadcasting, materialised."""
+    ``src.flat[sum(i * sstr)]`` (``src`` C-contiguous; ``sstr`` its C strides, 0 along
+    the dimensions it is repeated): NumPy broadcasting, materialised."""
     out = np.empty(shape, src.dtype)
     if out.size == 0:
         return out
+    mshape, mstr = _merge(shape, sstr)
+    inner = mshape[mshape.size - 1]
+    rows = out.size // inner
+    dst = out.reshape((rows, inner))
     flat = src.reshape(src.size)
-    dst = out.reshape(out.size)
-    inner = shape[len(shape) - 1]
-    istep = sstr[len(shape) - 1]
-    idx = np.zeros(len(shape), np.intp)
+    repeat_inner = mstr[mshape.size - 1] == 0
+    if mshape.size <= 2 and repeat_inner:
+        for r in range(rows):
+            v = flat[r]
+            for i in range(inner):
+                dst[r, i] = v
+        return out
+    if mshape.size <= 2:
+        for r in range(rows):
+            for i in range(inner):
+                dst[r, i] = flat[i]
+        return out
+    idx = np.zeros(mshape.size, np.intp)
     off = 0
-    for base in range(0, dst.size, inner):
-        if istep == 0:
+    for r in range(rows):
+        if repeat_inner:
             v = flat[off]
             for i in range(inner):
-                dst[base + i] = v
+                dst[r, i] = v
         else:
             for i in range(inner):
-                dst[base + i] = flat[off + i * istep]
-        off = _advance(idx, shape, off, sstr)
+                dst[r, i] = flat[off + i]
+        off = _advance(idx, mshape, off, mstr)
     return out
 
 

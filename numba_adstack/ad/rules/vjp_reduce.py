@@ -14,9 +14,12 @@ from .vjp_core import (by_type, internal, is_none, is_scalar, norm_axis, public,
 
 
 @public
-def prod_vjp(g, a):
-    """``np.prod(a)``: each element gets ``g`` times the product of all the others,
-    computed from prefix and suffix products (exact when elements are zero)."""
+def prod_vjp(g, y, a):
+    """``y = np.prod(a)``: each element gets ``g`` times the product of all the others:
+    ``g * y / a`` when ``y`` is a finite non-zero, else from prefix and suffix products
+    (exact when elements are zero, and when ``y`` under- or overflows)."""
+    if y != 0.0 and np.isfinite(y):
+        return np.ascontiguousarray(g * y / a)
     x = a.ravel()
     n = x.size
     out = np.empty(n)
@@ -55,12 +58,19 @@ def _suffix_sums(g, outer, n, inner):
     axis, as a new array of that 3-d shape."""
     src = np.ascontiguousarray(g).reshape((outer, n, inner))
     out = np.empty((outer, n, inner), src.dtype)
-    for p in range(outer):
-        for q in range(inner):
+    if inner == 1:
+        for p in range(outer):
             acc = 0.0
             for k in range(n - 1, -1, -1):
-                acc += src[p, k, q]
-                out[p, k, q] = acc
+                acc += src[p, k, 0]
+                out[p, k, 0] = acc
+        return out
+    # Whole rows at a time: the innermost loop runs along memory and vectorises.
+    for p in range(outer):
+        out[p, n - 1, :] = src[p, n - 1, :]
+        for k in range(n - 2, -1, -1):
+            for q in range(inner):
+                out[p, k, q] = out[p, k + 1, q] + src[p, k, q]
     return out
 
 

@@ -41,16 +41,22 @@ def _slab(g, start, stop, ax, shape):
     """``g[..., start:stop, ...]`` along ``ax``, as a new C-contiguous array of
     ``shape``."""
     outer, n, inner = split_at(g.shape, ax)
-    src = np.ascontiguousarray(g).reshape((outer, n, inner))
-    return src[:, start:stop, :].copy().reshape(shape)
+    # Rows of (start - stop) * inner contiguous elements: one loop along memory each.
+    src = np.ascontiguousarray(g).reshape((outer, n * inner))
+    width = (stop - start) * inner
+    out = np.empty((outer, width), src.dtype)
+    first = start * inner
+    for p in range(outer):
+        row = src[p, first:first + width]
+        for k in range(width):
+            out[p, k] = row[k]
+    return out.reshape(shape)
 
 
 @internal
 def _slice(g, i, ax, shape):
     """``g[..., i, ...]`` along ``ax``, as a new C-contiguous array of ``shape``."""
-    outer, n, inner = split_at(g.shape, ax)
-    src = np.ascontiguousarray(g).reshape((outer, n, inner))
-    return src[:, i, :].copy().reshape(shape)
+    return _slab(g, i, i + 1, ax, shape)
 
 
 def _per_array(arrays, name, part, concat):
