@@ -374,3 +374,25 @@ def instantiate(rule, args, g, y=None, wanted=None, wrap=None, literals=None,
             src = "sum_to(%s, %s)" % (src, args[p])
         contributions[p] = src
     return prelude, contributions
+
+
+def by_operand(rule, args, accumulate=False):
+    """The rule's templates written over operand positions, as the rewrite's scalar rules
+    are (``{0}``, ``{1}``... for the operands, ``{g}``, ``{y}``): parameter -> template.
+
+    ``args`` maps each parameter to its argument: an operand position (int), a tuple of
+    positions (arguments packed into one tuple: ``x.reshape(3, 4)``), or source text (a
+    default). Shared values are written out where they are read.
+    """
+    values = {"g": "{g}", "y": "{y}"}
+    for p, a in args.items():
+        if isinstance(a, int):
+            values[p] = "{%d}" % a
+        elif isinstance(a, tuple):
+            values[p] = "(%s,)" % ", ".join("{%d}" % k for k in a)
+        else:
+            values[p] = a
+    for name, tpl in rule.shared:
+        values[name] = "(%s)" % tpl.format(**values)
+    return {p: None if t is None else t.format(**values)
+            for p, t in templates(rule, accumulate=accumulate).items()}
