@@ -64,8 +64,10 @@ def check_call(facts, activity, e, name):
             f = facts.def_expr(e.func.name)
             fname = ("the method %s" % f.attr if isinstance(f, ir.Expr)
                      and f.op == "getattr" else str(fn))
+        on_arrays = any(isinstance(facts.ty(a), types.Array) for a in e.args)
+        table = "array_rules.ARRAY_RULES" if on_arrays else "CALL_RULES"
         facts.error("the call to %s has no adjoint rule (add one to "
-                    "numba_adstack.ad.rules.CALL_RULES)" % fname, e.loc)
+                    "numba_adstack.ad.rules.%s)" % (fname, table), e.loc)
 
 
 def _check_mutating_call(facts, activity, e):
@@ -123,8 +125,8 @@ def array_expr_message(facts, name):
         elif e.op == "call":
             what = _call_description(facts, e)
     target = "" if name.startswith("$") else ", assigned to %r," % name
-    return ("%s%s producing %s: write the element-wise loop (the whole-array reductions "
-            "np.sum, np.mean, np.dot and copies are supported)"
+    return ("%s%s producing %s has no array rule (the supported primitives are listed in "
+            "docs/array_rules.md): write the element-wise loop"
             % (what, target, facts.ty(name)))
 
 
