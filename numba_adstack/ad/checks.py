@@ -9,12 +9,15 @@ from numba.core import ir, types
 
 from . import rules as R
 from .facts import is_range
+from .rule_binding import bind_expr
+from .rules.array_rules import MAY_RETURN_VIEW
 from .typeinfo import is_float, is_float_array
 from .operators import OPS, UNARY
 
 
 def check(facts, activity):
     _check_aliased_writes(facts, activity)
+    _check_writes_into_views(facts, activity)
     for blk in facts.fir.blocks.values():
         for stmt in blk.body:
             if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
@@ -34,6 +37,34 @@ def _check_expr(facts, activity, name, e, stmt):
                     % (OPS.get(e.immutable_fn, "?"), facts.ty(e.lhs)), e.loc)
     if e.op != "phi" and name in activity.useful and is_float_array(facts.ty(name)):
         _check_array_def(facts, name, e, stmt)
+
+
+def _check_writes_into_views(facts, activity):
+    """Refuse writing into the result of a primitive that may return a view of its operand
+    (``y = x.reshape(6); y[0] = v``): the write would change the operand unseen."""
+    for blk in facts.fir.blocks.values():
+        for stmt in blk.body:
+            upd = facts.array_update(stmt)
+            targets = [upd[0]] if upd is not None else []
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+                e = stmt.value
+                if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array):
+                    targets.append(e.lhs)
+                targets.extend(facts.mutated_arrays(e))
+            for t in targets:
+                root = facts.array_root(t.name)
+                bound = bind_expr(facts, facts.def_expr(root))
+                if bound is None or bound.fn not in MAY_RETURN_VIEW:
+                    continue
+                viewed = facts.array_root(bound.operands[0].name)
+                if {root, viewed} & (activity.useful_roots | activity.varied):
+                    facts.error("writing into %r, the result of %s, which may share memory "
+                                "with %r; copy it first (`.copy()`)"
+                                % (root, _primitive_name(bound.fn), viewed), stmt.loc)
+
+
+def _primitive_name(fn):
+    return "`np.%s`" % getattr(fn, "__name__", fn)
 
 
 def _check_store(facts, activity, stmt):

@@ -248,6 +248,11 @@ for _inplace, _op in INPLACE_TO_BINOP.items():
     ARRAY_RULES[_inplace] = ARRAY_RULES[_op]
 ARRAY_RULES[operator.imatmul] = ARRAY_RULES[operator.matmul]
 
+# Primitives whose result may share memory with their first operand (NumPy returns a view
+# where it can): writing into that result would write into the operand unseen.
+MAY_RETURN_VIEW = {np.reshape, np.ravel, np.transpose, np.atleast_1d, np.atleast_2d,
+                   np.atleast_3d, np.expand_dims, np.asarray, np.ascontiguousarray}
+
 # Methods and attributes of arrays, by name: the receiver is the rule's first parameter.
 # ``x.reshape(3, 4)`` and ``x.transpose(1, 0)`` pass their shape / axes as one tuple.
 METHODS = {
