@@ -302,6 +302,7 @@ def test_clip():
     lo = _away_from(rand(4, lo=-0.6, hi=-0.2), *a.ravel())
     check(np.clip, a, lo, 0.5)                           # an array bound, broadcast
     check(np.clip, a[:, ::2].T, -0.4, np.full((3,), 0.5))
+    check(np.clip, a, lo + 1.2, 0.5)                     # crossed bounds: a_max wins
 
 
 def test_clip_ties_go_to_the_operand():

@@ -195,9 +195,11 @@ ARRAY_RULES = {
     # because {y} is the result.
     np.where: _ew("condition x y_", None, "{g} * ({condition} != 0)",
                   "{g} * ({condition} == 0)"),
-    # A value on a bound counts as inside: the gradient goes to a (see clip_vjp).
+    # A value on a bound counts as inside: the gradient goes to a (see clip_vjp); crossed
+    # bounds give a_max (clip_bounds_vjp).
     np.clip: _ew("a a_min a_max", "clip_vjp({g}, {a}, {a_min}, {a_max})",
-                 "{g} * ({a} < {a_min})", "{g} * ({a} > {a_max})"),
+                 "clip_bounds_vjp({g}, {a}, {a_min}, {a_max}, True)",
+                 "clip_bounds_vjp({g}, {a}, {a_min}, {a_max}, False)"),
 
     # Reductions. Numba 0.68 takes an axis for np.sum and np.cumsum only.
     np.sum: _rule("a axis=None dtype=None", "unreduce({g}, {a}, {axis}, False)",

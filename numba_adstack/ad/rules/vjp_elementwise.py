@@ -36,3 +36,22 @@ def clip_vjp(g, a, a_min, a_max):
     if is_none(a_max):
         return lambda g, a, a_min, a_max: g * (a >= a_min)
     return lambda g, a, a_min, a_max: g * ((a >= a_min) & (a <= a_max))
+
+
+@by_type
+def clip_bounds_vjp(g, a, a_min, a_max, lower):
+    """The adjoint of ``np.clip``'s lower bound (``lower`` true) or upper bound: ``g``
+    where ``a`` lies strictly outside that bound. Crossed bounds (``a_min > a_max``) give
+    ``a_max`` everywhere, as NumPy's ``minimum(maximum(a, a_min), a_max)``: the upper
+    bound then gets the gradient. Shaped like ``g``."""
+    if is_none(a_min):
+        return lambda g, a, a_min, a_max, lower: g * (a > a_max)
+    if is_none(a_max):
+        return lambda g, a, a_min, a_max, lower: g * (a < a_min)
+
+    def both(g, a, a_min, a_max, lower):
+        crossed = a_min > a_max
+        if lower:
+            return g * ((a < a_min) & ~crossed)
+        return g * ((a > a_max) | crossed)
+    return both
