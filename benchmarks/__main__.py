@@ -1,5 +1,6 @@
 """python -m benchmarks: measure the workloads against the peers and write
-docs/benchmarks.md, docs/benchmarks.json and docs/benchmarks.png."""
+docs/benchmarks.md, docs/benchmarks.json and docs/benchmarks.png; then the compile-time
+family (compile.*) and the vjp family (vjp.*)."""
 import argparse
 import os
 import sys
@@ -41,6 +42,9 @@ def main(argv=None):
                         help="run with this interpreter even when .venv-bench/ exists")
     parser.add_argument("--no-compile", action="store_true",
                         help="skip the compile-time family (benchmarks.bench_compile)")
+    parser.add_argument("--no-vjp", action="store_true",
+                        help="skip the vjp family (benchmarks.bench_vjp: f.vjp of a "
+                             "trajectory against JAX's jax.vjp)")
     parser.add_argument("--in-process", action="store_true",
                         help="measure in this process (Taichi and Quadrants still get their "
                              "own process); first-call times then exclude numba's start-up")
@@ -86,6 +90,11 @@ def main(argv=None):
         rows = bench_compile.run(bench_compile.QUICK_SEGMENTS if args.quick
                                  else bench_compile.SEGMENTS)
         for path in bench_compile.write_all(rows, out):
+            print("wrote", path)
+    if not args.no_vjp:
+        from . import bench_vjp
+        rows = bench_vjp.run(bench_vjp.QUICK_SIZES, 2) if args.quick else bench_vjp.run()
+        for path in bench_vjp.write_all(rows, out):
             print("wrote", path)
 
 

@@ -3,6 +3,7 @@
 Build it with ``python -m sphinx -W -b html docs docs/_build/html`` (after
 ``pip install ".[docs]"``); the entry page is ``docs/_build/html/index.html``.
 """
+import importlib.util
 import os
 import sys
 
@@ -20,7 +21,8 @@ release = version = numba_adstack.__version__
 extensions = ["myst_parser", "sphinx.ext.autodoc"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_generated", "examples", "README*"]
+# vjp.md: written by python -m benchmarks, included by interop.md
+exclude_patterns = ["_build", "_generated", "examples", "README*", "vjp.md"]
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
 autodoc_member_order = "bysource"
@@ -28,6 +30,8 @@ autodoc_typehints = "none"
 html_theme = "alabaster"
 html_title = "numba_adstack %s" % release
 html_static_path = []
+# The interop modules import their library: documented from stand-ins where it is missing.
+autodoc_mock_imports = [m for m in ("torch", "jax") if importlib.util.find_spec(m) is None]
 
 
 def tutorial_plot(app):
@@ -38,5 +42,26 @@ def tutorial_plot(app):
     spring_fit.plot(os.path.join(HERE, "_generated", "spring_fit.png"))
 
 
+def interop_plot(app):
+    """Run the PyTorch worked example of interop.md: its loss curve is drawn at each build
+    (a note in its place where PyTorch is not installed)."""
+    path = os.path.join(HERE, "_generated", "torch_spring.png")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if importlib.util.find_spec("torch") is not None:
+        sys.path.insert(0, os.path.join(HERE, "examples"))
+        import torch_spring
+        torch_spring.plot(path)
+        return
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig = plt.figure(figsize=(8, 1))
+    fig.text(0.5, 0.5, "pip install numba_adstack[torch] to draw this figure",
+             ha="center", va="center")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def setup(app):
     app.connect("builder-inited", tutorial_plot)
+    app.connect("builder-inited", interop_plot)

@@ -72,7 +72,8 @@ def test_sphinx_site_builds_without_warnings(tmp_path):
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     assert (out / "index.html").exists()
     assert (out / "_images" / "spring_fit.png").exists()
+    assert (out / "_images" / "torch_spring.png").exists()      # interop.md
     api = (out / "api.html").read_text()
-    for name in ("numba_adstack.grad_jit", "value_and_grad", "numba_adstack.cuda.grad_jit",
+    for name in ("numba_adstack.grad_jit", "value_and_grad", "vjp_call", "numba_adstack.cuda.grad_jit",
                  "AdStackCacheWarning", "frame_budget"):
         assert name in api, name

@@ -21,6 +21,7 @@ from .. import config
 from ..errors import AdStackOverflowError, AdStackBudgetError, backward_overflow_message
 from ..intrinsics import adstack, push, pop, top, size, overflowed, clear, reserve
 from . import cache as disk_cache
+from . import vjp as _vjp
 from .capture import typed_ir
 from .rewrite import Options, build_backward
 from .specialize import layout_of
@@ -263,6 +264,22 @@ class GradDispatcher(CPUDispatcher):
     def inspect_adjoint(self, *args, **kwargs):
         """Source of the backward function generated for these arguments."""
         return self._backward(self._all_args(args, kwargs)).source
+
+    # -- vector-Jacobian products (numba_adstack.ad.vjp)
+    def vjp(self, *args, **kwargs):
+        """``(f(*args), pullback)``: ``pullback(cotangent)`` gives the tuple of input
+        cotangents (as ``grad`` gives gradients) for a cotangent shaped like the output (a
+        float, an array, or a tuple of them; None for integer outputs)."""
+        return _vjp.vjp(self, self._all_args(args, kwargs))
+
+    def vjp_call(self, *args, **kwargs):
+        """``f.vjp(*args)[1](cotangent)`` in one call, the cotangent passed last: for loops
+        that call it many times (nothing is compiled after the first call)."""
+        if not args:
+            raise TypeError("vjp_call of %s needs the arguments and a cotangent"
+                            % self.py_func.__qualname__)
+        *args, cotangent = args
+        return _vjp.vjp_call(self, self._all_args(tuple(args), kwargs), cotangent)
 
 
 def _wrt_indices(py_func, wrt):

@@ -137,7 +137,7 @@ class Forward:
             L("break")      # never taken: the helper runs one iteration that exists
             return None
         if kind == "exit":
-            if lp in cx.plan.fused:
+            if cx.fused.reverses(lp):
                 cx.fused.iteration_reverse(L, lp, e)
             if len(lp.exits) > 1:
                 L("_x%d = %d" % (lp.header, lp.exits.index(e)))
@@ -145,7 +145,8 @@ class Forward:
             return None
         if kind == "back":
             if lp in cx.plan.fused:
-                cx.fused.iteration_reverse(L, lp, e)
+                if cx.fused.reverses(lp):
+                    cx.fused.iteration_reverse(L, lp, e)
                 self.copies(L, e)
             else:
                 self.copies(L, e)

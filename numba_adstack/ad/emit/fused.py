@@ -13,6 +13,28 @@ class Fused:
     def __init__(self, cx):
         self.cx = cx
         self.facts = cx.facts
+        self._sweeping = set()      # map loops being run again in the sweep
+
+    def reverses(self, lp):
+        """Is each iteration of ``lp`` reversed right after it runs, here? (A map loop
+        only runs in the replay; the sweep runs it again, reversing as it goes.)"""
+        return lp in self.cx.plan.fused and (
+            lp not in self.cx.plan.replayed or lp in self._sweeping)
+
+    def sweep(self, L, lp):
+        """Run map loop ``lp`` again from its first iteration, reversing each one."""
+        rl = lp.range
+        ref = self.cx.adjoints.ref
+        if rl.array is not None:
+            L("%s = len(%s)" % (rl.len, ref(rl.array)))
+        else:
+            L("%s = len(range(%s))" % (rl.len, ", ".join(ref(a) for a in rl.args)))
+        L("%s = 0" % rl.ctr)
+        self._sweeping.add(lp)
+        try:
+            self.loop(L, lp)
+        finally:
+            self._sweeping.discard(lp)
 
     def seed_name(self, phi):
         return "_seed_" + self.cx.names.n(phi)
@@ -21,6 +43,10 @@ class Fused:
         cx = self.cx
         for phi, members, outflow, seed in cx.plan.fused[lp]:
             L("%s = %s" % (self.seed_name(phi), cx.src.seed(seed)))
+        if lp not in self._sweeping:
+            for array, (loop, seed) in sorted(cx.plan.element_seeds.items()):
+                if loop is lp:
+                    L("%s = %s" % (self.seed_name(array), cx.src.seed(seed)))
         if lp in cx.plan.parallel:
             cx.parallel.loop(L, lp)
             return

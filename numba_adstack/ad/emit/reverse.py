@@ -149,6 +149,9 @@ class Reverse:
                 L("%s = %s" % (g, zero))
             self._resets = None
             return
+        if n in cx.plan.replayed:
+            cx.fused.sweep(L, n)
+            return
         if n in cx.plan.fused:
             # Reversed already, iteration by iteration; a sum's final value depends on its
             # initial value with slope one.
@@ -443,9 +446,15 @@ class Reverse:
         if facts.array_root(stmt.target.name) not in cx.activity.useful_roots and \
                 not facts.target.seeds_store(facts, stmt):
             return
+        v = stmt.value
+        if facts.array_root(stmt.target.name) in cx.plan.element_seeds:
+            # Filled by a map loop whose outputs' adjoint is known before it runs.
+            if v.name in cx.activity.useful:
+                L("%s += %s" % (self.names.bar(v), cx.fused.seed_name(
+                    facts.array_root(stmt.target.name))))
+            return
         idx = cx.src.store_index(stmt, cx.adjoints.ref)
         cell = "%s[%s]" % (cx.adjoints.ref_bar(stmt.target), idx)
-        v = stmt.value
         if v.name in cx.activity.useful and not (
                 is_float_array(facts.ty(v)) and id(stmt) in facts.inplace_stores):
             # (a[i] += e on a row: the in-place update into a's memory did it all.)

@@ -118,6 +118,8 @@ class Source:
             return "_ret_b"
         if kind == "zero":
             return "0.0"
+        if kind == "fused":     # the seed of the enclosing fused loop's sum
+            return "_seed_" + self.names.n(t[1])
         if kind == "neg":
             return "(-(%s))" % self.seed(t[1])
         if kind == "mul":

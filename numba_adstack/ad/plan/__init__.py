@@ -22,6 +22,7 @@ from .fusion import choose_fused, choose_parallel, skippable_loops
 from .recompute import Recompute
 from .shapes import Shapes
 from .sites import Sites
+from .replay import choose_replayed
 from .snapshots import choose_snapshots
 from .stacks import (StackSpec, choose_partials, fit_frame_budget, record_stacks,
                      value_stacks)
@@ -32,6 +33,7 @@ __all__ = ["Plan", "StackSpec", "make_plan"]
 @dataclass(frozen=True)
 class Plan:
     fused: dict                 # fused loop -> [(phi, members, outflow, seed tree)]
+    #                             (map loops too, with no sums: see ``replayed``)
     parallel: dict              # fused prange loop -> name of its per-iteration helper
     skippable: dict             # loop -> adjoints that must be non-zero to reverse it
     shapes: Shapes
@@ -48,6 +50,8 @@ class Plan:
     stack_types: dict = field(default_factory=dict)    # list stack -> its arrays' type
 
     snapshots: dict = field(default_factory=dict)      # stmt target -> {array: copy}
+    replayed: frozenset = frozenset()                  # map loops, run again in the sweep
+    element_seeds: dict = field(default_factory=dict)  # array a map loop fills -> (loop, seed)
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -65,12 +69,15 @@ class Reads:
 
 def make_plan(facts, activity, options, probe):
     """Settle the :class:`Plan`; ``probe(plan) -> Reads`` runs the emitter on a draft."""
-    fused = choose_fused(facts, activity)
+    sums = choose_fused(facts, activity)
+    maps, replayed, element_seeds = choose_replayed(facts, activity, sums)
+    fused = {**sums, **maps}      # both reversed an iteration at a time
     sites = Sites(facts, fused)
     recompute = Recompute(facts, fused, sites)
-    draft = Plan(fused, choose_parallel(facts, fused, options.parallel),
+    draft = Plan(fused, choose_parallel(facts, sums, options.parallel),
                  skippable_loops(facts, activity, fused), Shapes(facts), sites, recompute,
-                 record_stacks=record_stacks(facts, options, sites, fused))
+                 record_stacks=record_stacks(facts, options, sites, fused),
+                 replayed=replayed, element_seeds=element_seeds)
     reads = probe(draft)
     if reads.private_failed:
         draft = replace(draft, parallel={lp: h for lp, h in draft.parallel.items()

@@ -20,11 +20,15 @@ def choose_fused(facts, activity):
     if not facts.target.fuses_loops:
         return {}
     out = {}
-    for lp in facts.s.loops:
+    for lp in sorted(facts.s.loops, key=lambda lp: lp.depth):
         if lp.depth == 1:
             plan = _fusion_plan(facts, activity, lp)
-            if plan is not None:
-                out[lp] = plan
+        elif lp.parent in out:
+            plan = _fusion_plan(facts, activity, lp, out[lp.parent])
+        else:
+            continue
+        if plan is not None:
+            out[lp] = plan
     return out
 
 
@@ -49,7 +53,10 @@ def choose_parallel(facts, fused, parallel_option):
     return out
 
 
-def _fusion_plan(facts, activity, lp):
+def _fusion_plan(facts, activity, lp, parent=None):
+    """The families of sums of ``lp``, or None when it cannot be fused. A loop inside a
+    fused loop (``parent``: its families) fuses when each of its sums belongs to one of
+    the parent's: its seed is then the parent's seed."""
     if len({d for _, d in lp.exits}) != 1:
         return None
     for b in lp.blocks:
@@ -67,7 +74,8 @@ def _fusion_plan(facts, activity, lp):
         latch_in = [inc[b].name for b in lp.latches if isinstance(inc.get(b), ir.Var)]
         if not all(v in members for v in latch_in):
             return None
-        seed = early_seed(facts, lp, outflow)
+        seed = early_seed(facts, lp, outflow) if parent is None \
+            else _parent_seed(parent, phi.name)
         if seed is None:
             return None
         families.append((phi.name, members, outflow, seed))
@@ -83,6 +91,13 @@ def _fusion_plan(facts, activity, lp):
                     if label not in lp.blocks:
                         return None
     return families
+
+
+def _parent_seed(parent, phi):
+    for outer_phi, members, _, _ in parent:
+        if phi in members:
+            return ("fused", outer_phi)
+    return None
 
 
 def _accumulator_family(facts, lp, phi):
