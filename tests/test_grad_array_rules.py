@@ -109,6 +109,7 @@ def test_linear_algebra():
     check_fd(linear_algebra, _well_conditioned(3), rand(3, 4), rand(3))
 
 
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")
 def test_linear_algebra_of_views():
     a = np.ascontiguousarray(_well_conditioned(4).T).T       # Fortran order
     check_fd(linear_algebra, a, rand(8, 6)[::2, ::2], rand(8)[1::2])

@@ -355,9 +355,10 @@ def instantiate(rule, args, g, y=None, wanted=None, wrap=None, literals=None,
     result's adjoint and value; ``wanted``: the parameters to differentiate (default: all
     with a template, constants left out); ``wrap``: the parameters of an element-wise rule
     whose contribution goes through ``sum_to`` (default: ``default_wrap``);
-    ``shared_names``: name -> variable for the shared values (default: the names). Returns ``(prelude, contributions)``:
-    ``prelude`` lists ``(variable, source)`` assignments to run first, ``contributions``
-    maps each wanted parameter to its expression.
+    ``shared_names``: name -> variable for the shared values (default: the names).
+    Returns ``(prelude, contributions)``: ``prelude`` lists ``(variable, source)``
+    assignments to run first, ``contributions`` maps each wanted parameter to its
+    expression.
     """
     tpls = templates(rule, literals, accumulate)
     if wanted is None:                 # every operand but the constants
