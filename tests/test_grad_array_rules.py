@@ -182,6 +182,23 @@ def test_rule_operands_written_afterwards():
     check_fd(read_then_written, rand(5) + 2.0)
 
 
+@nad.grad_jit
+def where_indices(x):
+    """np.where(c) of one argument gives indices: another form than the rule's, used off
+    the gradient path."""
+    idx = np.where(x > 0.0)[0]
+    s = 0.0
+    for k in range(idx.size):
+        s += x[idx[k]] ** 2
+    return s
+
+
+def test_where_of_one_argument_gives_indices():
+    x = rand(6)
+    (g,) = check_fd(where_indices, x)
+    np.testing.assert_allclose(g, 2.0 * x * (x > 0.0), rtol=1e-12)
+
+
 # ----------------------------------------------------------------------------- refused
 def _interp(x):
     y = np.interp(x, np.arange(4.0), np.arange(4.0) ** 2)

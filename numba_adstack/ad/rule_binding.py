@@ -43,7 +43,7 @@ class BoundRule:
 
 def bind_expr(facts, e):
     """The :class:`BoundRule` of expression ``e``, or None when the table has no rule for
-    it. A call whose arguments do not bind to the rule's parameters is refused."""
+    it (nor for the form of its arguments)."""
     if not isinstance(e, ir.Expr):
         return None
     kws = {}
@@ -55,6 +55,8 @@ def bind_expr(facts, e):
     elif e.op == "getattr" and isinstance(facts.ty(e.value), types.Array):
         fn, args = e.attr, [e.value]
     elif e.op == "call" and e.vararg is None:
+        if facts.array_copy_source(e) is not None:
+            return None     # a copy is memory of its own, with its own adjoint array
         fn, args = _callee(facts, e)
         kws = dict(e.kws)
     else:
@@ -69,8 +71,10 @@ def bind_expr(facts, e):
     try:
         positions = bind(rule, positional,
                          {k: _operand(operands, v) for k, v in kws.items()})
-    except TypeError as err:
-        facts.error("%s: %s" % (_display(fn), err), e.loc)
+    except TypeError:
+        # Another form than the rule's (``np.where(c)`` gives indices): no rule; refused
+        # by the checks only where its result reaches the gradient.
+        return None
     return BoundRule(rule, METHODS.get(fn, fn) if isinstance(fn, str) else fn, operands,
                      positions)
 
@@ -95,9 +99,3 @@ def _operand(operands, a):
         return tuple(_operand(operands, v) for v in a)
     operands.append(a)
     return len(operands) - 1
-
-
-def _display(fn):
-    if isinstance(fn, str):
-        return "the array method `.%s()`" % fn
-    return "`np.%s`" % getattr(fn, "__name__", fn)
