@@ -12,6 +12,7 @@ import numpy as np
 from numba.core import ir, types
 
 from . import rules as R
+from .rule_binding import bind_expr
 from .typeinfo import is_float, is_float_array
 
 
@@ -132,51 +133,40 @@ class ArrayFacts:
         return e.op in ("binop", "inplace_binop", "unary", "call", "getattr")
 
     def reduction(self, e):
-        """``(function, array operands)`` when call ``e`` reduces float arrays to a float
-        (``np.sum(x)``, ``x.sum()``, ``np.dot(x, y)``...), else None."""
-        if e.kws or e.vararg is not None:
+        """The :class:`~.rule_binding.BoundRule` of a call that reduces float arrays to a
+        float (``np.sum(x)``, ``x.max()``, ``np.linalg.det(a)``, ``np.dot(x, y)``...),
+        else None."""
+        if e.op != "call" or self.array_copy_source(e) is not None:
             return None
-        fn = self.resolve_global(e.func)
-        operands = list(e.args)
-        if fn is None:
-            f = self.def_expr(e.func.name)
-            if (isinstance(f, ir.Expr) and f.op == "getattr"
-                    and isinstance(self.ty(f.value), types.Array)):
-                fn = R.REDUCTION_METHODS.get(f.attr)
-                operands = [f.value] + operands
-        rule = R.REDUCTION_RULES.get(fn) if fn is not None else None
-        if rule is None or len(rule) != len(operands):
+        sig = self.typed.calltypes.get(e)
+        if sig is None or not is_float(sig.return_type):
             return None
-        if not all(isinstance(self.ty(a), types.Array) and a.name for a in operands):
+        bound = bind_expr(self, e)
+        if bound is None or bound.elementwise or not any(
+                is_float_array(self.ty(a)) for a in bound.operands):
             return None
-        return fn, operands
+        return bound
 
     def array_rule(self, e):
-        """``(templates, operands)`` of the rule of an array-valued expression (element-wise
-        arithmetic and functions, matrix products; see rules/lift.py), or None."""
-        from .rules.lift import MATMUL, elementwise_rule, matmul_rule
-        if not isinstance(e, ir.Expr):
+        """``(templates, operands, shaped)`` of the rule of an array-valued expression
+        (rules/array_rules.py), or None; ``shaped``: each contribution has its operand's
+        shape already (else it is summed back to it, undoing broadcasting)."""
+        if not isinstance(e, ir.Expr) or self.array_copy_source(e) is not None:
             return None
-        if e.op in ("binop", "inplace_binop"):
-            fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn, e.immutable_fn)
-            if fn in MATMUL:
-                rule = matmul_rule(self.ty(e.lhs), self.ty(e.rhs))
-            else:
-                rule = elementwise_rule(fn, is_binop=True)
-            return None if rule is None else (rule, [e.lhs, e.rhs])
-        if e.op == "unary":
-            rule = elementwise_rule(e.fn, is_unary=True)
-            return None if rule is None else (rule, [e.value])
-        if e.op == "call" and not e.kws and e.vararg is None:
-            fn = self.resolve_global(e.func)
-            if fn in MATMUL and len(e.args) == 2:
-                rule = matmul_rule(self.ty(e.args[0]), self.ty(e.args[1]))
-            else:
-                rule = elementwise_rule(fn)
-            if rule is None or len(rule) != len(e.args):
-                return None
-            return rule, list(e.args)
-        return None
+        bound = bind_expr(self, e)
+        if bound is None:
+            return None
+        return bound.templates(), bound.operands, not bound.elementwise
+
+    def tuple_arrays(self, var):
+        """The float arrays of a tuple built in the function (``np.concatenate((x, y))``),
+        or None when ``var`` is not one."""
+        if not isinstance(self.ty(var), types.BaseTuple):
+            return None
+        src = self.tuple_build(var.name)
+        if src is None:
+            return None
+        return [v if is_float_array(self.ty(v)) else None for v in src.items]
 
     def arrays_read(self, name):
         """Names of the arrays whose elements the definition of ``name`` reads."""
@@ -186,7 +176,7 @@ class ArrayFacts:
         if e.op in ("getitem", "static_getitem") and isinstance(self.ty(e.value), types.Array):
             return [e.value.name]
         if e.op == "call" and self.reduction(e):
-            return [a.name for a in self.reduction(e)[1]]
+            return [a.name for a in self.reduction(e).operands if is_float_array(self.ty(a))]
         if e.op == "pair_first":
             rl = self.iter_alias.get(self.pair_iter(e).name)
             if rl is not None and rl.array is not None:

@@ -10,12 +10,15 @@ from numba.core import ir, types
 from . import rules as R
 from .facts import is_range
 from .structure import successors
+from .rule_binding import bind_expr
+from .rules.array_rules import MAY_RETURN_VIEW
 from .typeinfo import is_float, is_float_array
 from .operators import OPS, UNARY
 
 
 def check(facts, activity):
     _check_aliased_writes(facts, activity)
+    _check_writes_into_views(facts, activity)
     for blk in facts.fir.blocks.values():
         for stmt in blk.body:
             if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
@@ -35,6 +38,34 @@ def _check_expr(facts, activity, name, e, stmt):
                     % (OPS.get(e.immutable_fn, "?"), facts.ty(e.lhs)), e.loc)
     if e.op != "phi" and name in activity.useful and is_float_array(facts.ty(name)):
         _check_array_def(facts, name, e, stmt)
+
+
+def _check_writes_into_views(facts, activity):
+    """Refuse writing into the result of a primitive that may return a view of its operand
+    (``y = x.reshape(6); y[0] = v``): the write would change the operand unseen."""
+    for blk in facts.fir.blocks.values():
+        for stmt in blk.body:
+            upd = facts.array_update(stmt)
+            targets = [upd[0]] if upd is not None else []
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+                e = stmt.value
+                if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array):
+                    targets.append(e.lhs)
+                targets.extend(facts.mutated_arrays(e))
+            for t in targets:
+                root = facts.array_root(t.name)
+                bound = bind_expr(facts, facts.def_expr(root))
+                if bound is None or bound.fn not in MAY_RETURN_VIEW:
+                    continue
+                viewed = facts.array_root(bound.operands[0].name)
+                if {root, viewed} & (activity.useful_roots | activity.varied):
+                    facts.error("writing into %r, the result of %s, which may share memory "
+                                "with %r; copy it first (`.copy()`)"
+                                % (root, _primitive_name(bound.fn), viewed), stmt.loc)
+
+
+def _primitive_name(fn):
+    return "`np.%s`" % getattr(fn, "__name__", fn)
 
 
 def _check_store(facts, activity, stmt):
@@ -65,8 +96,10 @@ def check_call(facts, activity, e, name):
             f = facts.def_expr(e.func.name)
             fname = ("the method %s" % f.attr if isinstance(f, ir.Expr)
                      and f.op == "getattr" else str(fn))
+        on_arrays = any(isinstance(facts.ty(a), types.Array) for a in e.args)
+        table = "array_rules.ARRAY_RULES" if on_arrays else "CALL_RULES"
         facts.error("the call to %s has no adjoint rule (add one to "
-                    "numba_adstack.ad.rules.CALL_RULES)" % fname, e.loc)
+                    "numba_adstack.ad.rules.%s)" % (fname, table), e.loc)
 
 
 def _check_mutating_call(facts, activity, e):
@@ -124,8 +157,8 @@ def array_expr_message(facts, name):
         elif e.op == "call":
             what = _call_description(facts, e)
     target = "" if name.startswith("$") else ", assigned to %r," % name
-    return ("%s%s producing %s: write the element-wise loop (the whole-array reductions "
-            "np.sum, np.mean, np.dot and copies are supported)"
+    return ("%s%s producing %s has no array rule (the supported primitives are listed in "
+            "docs/array_rules.md): write the element-wise loop"
             % (what, target, facts.ty(name)))
 
 

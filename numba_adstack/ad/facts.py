@@ -13,6 +13,7 @@ from numba.core import ir, types
 
 from ..errors import NonDifferentiableError
 from .array_facts import ArrayFacts
+from .rule_binding import bind_expr
 from .structure import Structure
 from .typeinfo import is_float, is_float_array, is_literal
 
@@ -298,13 +299,19 @@ class IRFacts(ArrayFacts):
         if e.op == "cast":
             return [e.value.name]
         if e.op == "call":
-            red = self.reduction(e)
-            if red is not None:
-                return [a.name for a in red[1] if is_float_array(self.ty(a))]
             # Float arrays passed to a call make its float result depend on them: with no
             # rule for the call, the rewrite must refuse it rather than drop the gradient.
-            return [a.name for a in list(e.args) + [v for _, v in e.kws]
-                    if is_float(self.ty(a)) or is_float_array(self.ty(a))]
+            # The arrays of a tuple built in the function count (np.concatenate((x, y))),
+            # and so does a method's receiver.
+            bound = bind_expr(self, e)
+            out = []
+            for a in (bound.operands if bound is not None
+                      else list(e.args) + [v for _, v in e.kws]):
+                items = self.tuple_arrays(a) or []
+                out.extend(v.name for v in items if v is not None)
+                if isinstance(a, ir.Var) and _differentiable(self.ty(a)):
+                    out.append(a.name)
+            return out
         if e.op == "pair_first":
             rl = self.iter_alias.get(self.pair_iter(e).name)
             if rl is not None and rl.array is not None and is_float_array(self.ty(rl.array)):

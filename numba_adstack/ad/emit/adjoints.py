@@ -9,7 +9,6 @@ from numba.core import ir, types
 
 from .. import rules as R
 from ..checks import array_expr_message
-from ..rules.lift import MATMUL
 from ..typeinfo import is_float, is_float_array
 from ..operators import OPS
 
@@ -147,16 +146,18 @@ class Adjoints:
         found = facts.array_rule(e)
         if found is None:
             facts.error("the array expression %r" % e, e.loc)
-        rule, operands = found
-        shaped = e.op == "call" and facts.resolve_global(e.func) in MATMUL or (
-            e.op in ("binop", "inplace_binop") and (e.fn if e.op == "binop"
-                                                    else e.immutable_fn) in MATMUL)
-        arrays = [op for op in operands if is_float_array(facts.ty(op))]
-        # One array operand (the others floats): its contribution has its shape already.
+        rule, operands, shaped = found
+        arrays = [op for op in operands if isinstance(facts.ty(op), types.Array)]
+        # One array operand (the others scalars): its contribution has its shape already.
         shaped = shaped or len(arrays) == 1
         out = []
         for op, src in self.apply(name, rule, operands):
-            if is_float(facts.ty(op)):
+            items = facts.tuple_arrays(op)
+            if items is not None:       # a tuple of arrays gets a tuple of contributions
+                for k, item in enumerate(items):
+                    if item is not None:
+                        out.extend(self.array_target(item, "%s[%d]" % (src, k), True))
+            elif is_float(facts.ty(op)):
                 out.append((self.names.bar(op), "np.sum(%s)" % src))
             else:
                 out.extend(self.array_target(op, src, shaped))
@@ -172,7 +173,7 @@ class Adjoints:
         while isinstance(self.facts.def_expr(op.name), ir.Var):     # an alias: its value
             op = self.facts.def_expr(op.name)
         if not shaped:
-            src = "unbroadcast(%s, %s)" % (src, self.ref(op))
+            src = "sum_to(%s, %s)" % (src, self.ref(op))
         if op.name in self.cx.activity.array_values:
             return [("_VALUE", (op.name, src))]
         self.cx.parallel.note_adjoint_write(op, None)
@@ -183,7 +184,7 @@ class Adjoints:
         views): ``c`` gets its contribution from that adjoint, which then becomes the
         adjoint of what ``x`` held before (unchanged for ``+=`` and ``-=``)."""
         facts = self.facts
-        rule, operands = facts.array_rule(e)
+        rule, operands, _ = facts.array_rule(e)
         g = self.ref_bar(name)
         out = []
         for op, src in self.apply(name, rule, operands, g=g):
@@ -210,8 +211,7 @@ class Adjoints:
         array = is_float_array(self.facts.ty(name))
         # Literal operands may have a rule of their own (``x ** 6``: no pow).
         rule = R.specialise(fn, [self._literal(op) for op in operands]) or rule
-        active = [r is not None and isinstance(op, ir.Var) and op.name in act.useful
-                  and (is_float(self.facts.ty(op)) or is_float_array(self.facts.ty(op)))
+        active = [r is not None and self._useful_operand(op)
                   for r, op in zip(rule, operands)]
         if not any(active):
             return []
@@ -235,6 +235,17 @@ class Adjoints:
         return [(names.bar(op), r.format(*pos, **fmt))
                 for r, op, a in zip(rule, operands, active) if a]
 
+    def _useful_operand(self, op):
+        """Does ``op`` (a float, a float array, a tuple of arrays built in the function)
+        take an adjoint?"""
+        if not isinstance(op, ir.Var):
+            return False
+        act, t = self.cx.activity, self.facts.ty(op)
+        if is_float(t) or is_float_array(t):
+            return op.name in act.useful
+        items = self.facts.tuple_arrays(op) or []
+        return any(v is not None and v.name in act.useful for v in items)
+
     def _literal(self, var):
         """The number a literal operand (a constant or a global number) holds, or None."""
         form = self.facts.static_form(var.name) if isinstance(var, ir.Var) else None
@@ -245,26 +256,31 @@ class Adjoints:
         return v if ok else None
 
     def _reduction(self, name, e, g):
-        facts = self.facts
-        fn, operands = facts.reduction(e)
-        rule = R.REDUCTION_RULES[fn]
-        active = [r is not None and a.name in self.cx.activity.varied
-                  for r, a in zip(rule, operands)]
-        used = R.needed_operands([r for r, act in zip(rule, active) if act])
+        """Contributions of a float reduced from arrays (``np.sum(x)``, ``np.max(x)``,
+        ``np.linalg.det(a)``...) to the adjoints of those arrays."""
+        facts, act = self.facts, self.cx.activity
+        bound = facts.reduction(e)
+        # Into an adjoint array shared by views, a contribution may only broadcast to its
+        # operand (``x_bar += g``); a computed array's own adjoint takes its exact shape.
+        own = [a.name in act.array_values for a in bound.operands]
+        rules = {True: bound.templates(), False: bound.templates(accumulate=True)}
+        active = [r is not None and is_float_array(facts.ty(a)) and a.name in act.varied
+                  for r, a in zip(rules[True], bound.operands)]
+        used = R.needed_operands([rules[o][k] for k, (o, a) in enumerate(zip(own, active))
+                                  if a])
         copies = self.cx.plan.snapshots.get(name, {})
+        self._ctx = (name, "y")
+        fmt = {"g": g, "y": self.ref(copies.get(name, name)) if "y" in used else ""}
         pos = []
-        for k, a in enumerate(operands):
+        for k, a in enumerate(bound.operands):
             self._ctx = (name, k)
             pos.append(self.ref(copies.get(a.name, a)) if k in used else "")
         self._ctx = None
         out = []
-        for r, a, act in zip(rule, operands, active):
-            if act:
-                # The reduction's contribution broadcasts into an adjoint array shared
-                # by views; a computed array's own adjoint takes its exact shape.
-                out.extend(self.array_target(a, r.format(*pos, g=g),
-                                             shaped=a.name not in self.cx.activity
-                                             .array_values))
+        for k, (a, o) in enumerate(zip(bound.operands, own)):
+            if active[k]:
+                out.extend(self.array_target(a, rules[o][k].format(*pos, **fmt),
+                                             shaped=True))
         return out
 
     def _call(self, name, e):

@@ -1,16 +1,23 @@
 """Adjoint rules, read by the rewrite: one table per family of primitives.
 
 * :mod:`.scalar`: functions and operators on floats (``math.sin``, ``*``, ``min``...);
-* :mod:`.arrays`: reductions of whole arrays, array constructors, writing calls;
+* :mod:`.array_rules`: NumPy primitives on arrays (element-wise with broadcasting,
+  reductions, linear algebra, shapes), with their njit helpers in ``vjp*.py``;
+* :mod:`.arrays`: array constructors and calls that write into arrays;
 * :mod:`.powers`: rules specialised to literal operands (``x ** 6``, ``x ** 0.5``).
 
 Adding a primitive is adding one entry to its family's table.
 """
+import re
+
 from .arrays import (ARRAY_CONSTRUCTORS, FILL_ARGUMENT, MUTATING_FUNCTIONS,  # noqa: F401
-                     MUTATING_METHODS, REDUCTION_METHODS, REDUCTION_RULES)
+                     MUTATING_METHODS)
 from .powers import LITERAL_RULES, specialise  # noqa: F401
 from .scalar import (BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP,  # noqa: F401
                      NON_DIFFERENTIABLE_CALLS, UNARY_RULES)
+
+
+_OPERAND = re.compile(r"\{(\d+)\}")
 
 
 def needed_operands(rule):
@@ -19,9 +26,7 @@ def needed_operands(rule):
     for expr in rule:
         if expr is None:
             continue
-        for k in range(4):
-            if "{%d}" % k in expr:
-                used.add(k)
+        used.update(int(k) for k in _OPERAND.findall(expr))
         if "{y}" in expr:
             used.add("y")
     return used

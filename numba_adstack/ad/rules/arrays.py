@@ -1,16 +1,6 @@
-"""Array rules: reductions of whole arrays, array constructors, and calls that write
-into the arrays they are given."""
+"""Array constructors, and calls that write into the arrays they are given. (The adjoint
+rules of array primitives are in array_rules.py.)"""
 import numpy as np
-
-# Reductions of whole float arrays to a float. Each entry gives the adjoint of each array
-# operand as an array expression ({g}: the result's adjoint; {0}, {1}: the operand arrays),
-# added into the operand's adjoint array. Methods (``x.sum()``) map to their function.
-REDUCTION_RULES = {
-    np.sum: ("{g}",),
-    np.mean: ("{g} / {0}.size",),
-    np.dot: ("{g} * {1}", "{g} * {0}"),
-}
-REDUCTION_METHODS = {"sum": np.sum, "mean": np.mean, "dot": np.dot}
 
 # Array constructors: the result is a fresh array whose contents carry no gradient; the
 # rewrite gives it an adjoint array of the same shape.

@@ -1,0 +1,406 @@
+"""Array-level adjoint rules (JAX's VJPs): one record per NumPy primitive on arrays.
+
+``ARRAY_RULES`` maps a primitive (a function object, a NumPy ufunc, an ``operator``
+function; methods and ``.T`` through ``METHODS``) to an ``ArrayRule``:
+
+* ``params``: its parameter names in positional order, as NumPy and Numba name them (the
+  arguments of a call bind to them by position or keyword; a method's receiver is the
+  first). ``defaults``: parameter -> default, as source text.
+* ``vjps``: parameter -> source template of its contribution to that operand's adjoint,
+  or None (no gradient: axes, shapes, conditions, integer arguments). Placeholders:
+  ``{g}`` the result's adjoint, ``{y}`` the result, ``{<param>}`` the argument. Templates
+  call NumPy functions Numba compiles and the helpers of ``vjp.RUNTIME`` (put that dict in
+  the generated code's namespace, beside ``np``).
+* ``elementwise``: the result is the broadcast of the operands. Templates are then plain
+  array expressions shaped like the result, which Numba fuses into one loop; an operand
+  whose shape may differ from the result's (fewer dimensions, or a size-1 dimension, or a
+  scalar) needs ``sum_to(<template>, {param})``, which returns its argument unchanged when
+  the shapes match. Other rules give exactly the operand's shape.
+* ``shared``: ``((name, template), ...)`` values computed once before the contributions,
+  which read them as ``{name}`` (the solve of ``np.linalg.solve``'s adjoint).
+* ``accumulate``: parameter -> cheaper template whose value only broadcasts to the
+  operand's shape (``np.sum``: ``{g}`` rather than an array full of it): valid as the
+  right side of ``x_bar += ...``, not as an assignment.
+* ``literal``: None, or a function of {parameter: value} for the arguments that are
+  compile-time constants, giving templates that replace ``vjps`` entries
+  (``x ** 2`` -> ``{g} * (2.0 * {a})``, no ``pow``).
+
+A contribution may be ``g`` itself or a view of it: add it into the adjoint, never write
+into it. ``instantiate`` fills a rule's templates in.
+"""
+import operator
+import string
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from . import vjp_elementwise
+from .scalar import INPLACE_TO_BINOP
+
+
+@dataclass(frozen=True)
+class ArrayRule:
+    params: tuple
+    vjps: dict
+    defaults: dict = field(default_factory=dict)
+    elementwise: bool = False
+    shared: tuple = ()
+    accumulate: dict = field(default_factory=dict)
+    literal: Optional[Callable] = None
+
+
+def _rule(params, *templates, **kw):
+    """A rule whose parameters are ``params`` (``"name=default"`` for a default) and whose
+    templates are given in the same order (fewer: the rest get no gradient)."""
+    names, defaults = [], {}
+    for p in params.split():
+        name, _, default = p.partition("=")
+        names.append(name)
+        if default:
+            defaults[name] = default
+    vjps = dict.fromkeys(names)
+    vjps.update(zip(names, templates))
+    return ArrayRule(tuple(names), vjps, defaults, **kw)
+
+
+def _ew(params, *templates, **kw):
+    return _rule(params, *templates, elementwise=True, **kw)
+
+
+def _power_literal(base, exponent):
+    """Templates for ``base ** c`` with ``c`` a compile-time constant: Numba lowers small
+    integer powers to multiplications, and ``x ** 0.5`` needs no pow at all."""
+    def special(literals):
+        if exponent not in literals:
+            return {}
+        c = literals[exponent]
+        if c == 0:
+            tpl = None
+        elif c == 1:
+            tpl = "{g}"
+        elif c == 2:
+            tpl = "{g} * (2.0 * {%s})" % base
+        elif c == 0.5:
+            tpl = "{g} * (0.5 / {y})"
+        elif c == -1:
+            tpl = "-{g} * ({y} * {y})"
+        elif float(c).is_integer():
+            tpl = "{g} * (%r * {%s} ** %d)" % (float(c), base, int(c) - 1)
+        else:
+            tpl = "{g} * (%r * {%s} ** %r)" % (float(c), base, float(c) - 1.0)
+        return {base: tpl}
+    return special
+
+
+_UNARY = {
+    np.sin: "{g} * np.cos({x})",
+    np.cos: "-{g} * np.sin({x})",
+    np.tan: "{g} * (1.0 + {y} * {y})",
+    np.arcsin: "{g} / np.sqrt(1.0 - {x} * {x})",
+    np.arccos: "-{g} / np.sqrt(1.0 - {x} * {x})",
+    np.arctan: "{g} / (1.0 + {x} * {x})",
+    np.sinh: "{g} * np.cosh({x})",
+    np.cosh: "{g} * np.sinh({x})",
+    np.tanh: "{g} * (1.0 - {y} * {y})",
+    np.arcsinh: "{g} / np.sqrt({x} * {x} + 1.0)",
+    np.arccosh: "{g} / np.sqrt({x} * {x} - 1.0)",
+    np.arctanh: "{g} / (1.0 - {x} * {x})",
+    np.exp: "{g} * {y}",
+    np.exp2: "{g} * ({y} * 0.6931471805599453)",
+    np.expm1: "{g} * ({y} + 1.0)",
+    np.log: "{g} / {x}",
+    np.log1p: "{g} / (1.0 + {x})",
+    np.log10: "{g} / ({x} * 2.302585092994046)",
+    np.log2: "{g} / ({x} * 0.6931471805599453)",
+    np.sqrt: "{g} * (0.5 / {y})",
+    np.cbrt: "{g} / (3.0 * {y} * {y})",
+    np.square: "{g} * (2.0 * {x})",
+    np.reciprocal: "-{g} * ({y} * {y})",
+    np.radians: "{g} * 0.017453292519943295",
+    np.deg2rad: "{g} * 0.017453292519943295",
+    np.degrees: "{g} * 57.29577951308232",
+    np.rad2deg: "{g} * 57.29577951308232",
+    # |x|: the sign of x, +1 at +0.0 (as the scalar rules).
+    np.abs: "{g} * np.copysign(1.0, {x})",
+    np.fabs: "{g} * np.copysign(1.0, {x})",
+    np.negative: "-{g}",
+    np.positive: "{g}",
+    vjp_elementwise.erf: "{g} * (1.1283791670955126 * np.exp(-({x} * {x})))",
+    vjp_elementwise.erfc: "{g} * (-1.1283791670955126 * np.exp(-({x} * {x})))",
+    # Piecewise constant: zero gradient.
+    np.floor: None, np.ceil: None, np.trunc: None, np.rint: None, np.sign: None,
+}
+
+# Masks multiply: one fused loop, cheaper to compile than np.where (an inf or NaN in g
+# then reaches the masked-off elements as NaN).
+# max/min: the gradient goes to the first operand on ties (as the scalar rules of max/min).
+_MAXIMUM = ("{g} * ({x1} >= {x2})", "{g} * ({x1} < {x2})")
+_MINIMUM = ("{g} * ({x1} <= {x2})", "{g} * ({x1} > {x2})")
+# fmax/fmin ignore a NaN operand: the other one gets the gradient.
+_FMAX = ("{g} * (({x1} >= {x2}) | np.isnan({x2}))", "{g} * (({x1} < {x2}) | np.isnan({x1}))")
+_FMIN = ("{g} * (({x1} <= {x2}) | np.isnan({x2}))", "{g} * (({x1} > {x2}) | np.isnan({x1}))")
+_POWER = ("{g} * ({x2} * {x1} ** ({x2} - 1.0))", "{g} * ({y} * np.log({x1}))")
+
+_BINARY = {
+    np.add: ("{g}", "{g}"),
+    np.subtract: ("{g}", "-{g}"),
+    np.multiply: ("{g} * {x2}", "{g} * {x1}"),
+    np.divide: ("{g} / {x2}", "-{g} * {y} / {x2}"),
+    np.power: _POWER,
+    np.float_power: _POWER,
+    np.mod: ("{g}", "-{g} * np.floor({x1} / {x2})"),
+    np.fmod: ("{g}", "-{g} * np.trunc({x1} / {x2})"),
+    np.floor_divide: (None, None),
+    np.arctan2: ("{g} * {x2} / ({x1} * {x1} + {x2} * {x2})",
+                 "-{g} * {x1} / ({x1} * {x1} + {x2} * {x2})"),
+    np.hypot: ("{g} * {x1} / {y}", "{g} * {x2} / {y}"),
+    np.copysign: ("{g} * (np.copysign(1.0, {x1}) * np.copysign(1.0, {x2}))", None),
+    np.logaddexp: ("{g} * np.exp({x1} - {y})", "{g} * np.exp({x2} - {y})"),
+    np.logaddexp2: ("{g} * np.exp2({x1} - {y})", "{g} * np.exp2({x2} - {y})"),
+    np.maximum: _MAXIMUM, np.fmax: _FMAX,
+    np.minimum: _MINIMUM, np.fmin: _FMIN,
+}
+
+# Python operators on arrays (operator.add(a, b)); in-place forms share them.
+_OPERATORS = {
+    operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+    operator.truediv: np.divide, operator.pow: np.power, operator.mod: np.mod,
+    operator.floordiv: np.floor_divide,
+}
+_POWERS = {np.power, np.float_power, operator.pow}
+
+
+def _binary(fn, templates, a="x1", b="x2"):
+    """An element-wise rule of two operands named ``a`` and ``b`` (templates written
+    with ``{x1}``, ``{x2}``)."""
+    def rename(t):
+        return t if t is None else t.replace("{x1}", "{%s}" % a).replace("{x2}", "{%s}" % b)
+    literal = _power_literal(a, b) if fn in _POWERS else None
+    return _ew("%s %s" % (a, b), *map(rename, templates), literal=literal)
+
+
+_DOT = ("dot_vjp_a({g}, {a}, {b})", "dot_vjp_b({g}, {a}, {b})")
+_RESHAPE = "np.ascontiguousarray({g}).reshape({a}.shape)"
+_EXTREME = "extreme_vjp({g}, {y}, {a})"
+
+ARRAY_RULES = {
+    **{f: _ew("x", t) for f, t in _UNARY.items()},
+    **{f: _binary(f, t) for f, t in _BINARY.items()},
+    **{op: _binary(op, _BINARY[u], "a", "b") for op, u in _OPERATORS.items()},
+    operator.neg: _ew("a", "-{g}"),
+    operator.pos: _ew("a", "{g}"),
+    # np.where's operands are positional-only in NumPy; the third is named y_ here
+    # because {y} is the result.
+    np.where: _ew("condition x y_", None, "{g} * ({condition} != 0)",
+                  "{g} * ({condition} == 0)"),
+    # A value on a bound counts as inside: the gradient goes to a (see clip_vjp); crossed
+    # bounds give a_max (clip_bounds_vjp).
+    np.clip: _ew("a a_min a_max", "clip_vjp({g}, {a}, {a_min}, {a_max})",
+                 "clip_bounds_vjp({g}, {a}, {a_min}, {a_max}, True)",
+                 "clip_bounds_vjp({g}, {a}, {a_min}, {a_max}, False)"),
+
+    # Reductions. Numba 0.68 takes an axis for np.sum and np.cumsum only.
+    np.sum: _rule("a axis=None dtype=None", "unreduce({g}, {a}, {axis}, False)",
+                  accumulate={"a": "reduced_view({g}, {a}, {axis})"}),
+    np.mean: _rule("a", "np.full({a}.shape, {g} / {a}.size)",
+                   accumulate={"a": "{g} / {a}.size"}),
+    np.prod: _rule("a", "prod_vjp({g}, {y}, {a})"),
+    # Ties split the gradient equally (as JAX).
+    np.max: _rule("a", _EXTREME), np.amax: _rule("a", _EXTREME),
+    np.min: _rule("a", _EXTREME), np.amin: _rule("a", _EXTREME),
+    np.var: _rule("a", "np.ascontiguousarray({g} * (2.0 / {a}.size) * ({a} - np.mean({a})))"),
+    np.std: _rule("a", "np.ascontiguousarray({g} / ({a}.size * {y}) * ({a} - np.mean({a})))"),
+    np.cumsum: _rule("a axis=None", "cumsum_vjp({g}, {a}, {axis})"),
+    np.linalg.norm: _rule("x ord=None", "norm_vjp({g}, {y}, {x}, {ord})"),
+
+    # Linear algebra (np.dot and @ on 1-d and 2-d operands).
+    np.dot: _rule("a b", *_DOT),
+    operator.matmul: _rule("a b", *_DOT),
+    np.outer: _rule("a b", "outer_vjp_a({g}, {a}, {b})", "outer_vjp_b({g}, {a}, {b})"),
+    np.linalg.solve: _rule(
+        "a b", "solve_vjp_a({_gb}, {y})", "{_gb}",
+        # a.T made C-contiguous: the primal's specialisation of solve serves again.
+        shared=(("_gb", "np.ascontiguousarray(np.linalg.solve("
+                        "np.ascontiguousarray({a}.T), {g}))"),)),
+    np.linalg.inv: _rule("a", "-np.dot(np.dot({y}.T, {g}), {y}.T)"),
+    np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)"),
+    np.trace: _rule("a offset=0", "trace_vjp({g}, {a}, {offset})"),
+    np.diag: _rule("v k=0", "diag_vjp({g}, {v}, {k})"),
+
+    # Shapes and copies.
+    np.reshape: _rule("a shape", _RESHAPE),
+    np.ravel: _rule("a", _RESHAPE),
+    np.ndarray.flatten: _rule("a", _RESHAPE),
+    np.atleast_1d: _rule("a", _RESHAPE),
+    np.atleast_2d: _rule("a", _RESHAPE),
+    np.atleast_3d: _rule("a", _RESHAPE),
+    np.expand_dims: _rule("a axis", _RESHAPE),
+    np.transpose: _rule("a axes=None", "transpose_vjp({g}, {a}, {axes})"),
+    # The contribution to a tuple of arrays is a tuple: one per array, in order.
+    np.concatenate: _rule("arrays axis=0", "concatenate_vjp({g}, {arrays}, {axis})"),
+    np.stack: _rule("arrays axis=0", "stack_vjp({g}, {arrays}, {axis})"),
+    np.copy: _rule("a", "{g}"),
+    np.asarray: _rule("a", "{g}"),
+    np.ascontiguousarray: _rule("a", "{g}"),
+    np.ndarray.astype: _rule("a dtype", "{g}"),
+}
+for _inplace, _op in INPLACE_TO_BINOP.items():
+    ARRAY_RULES[_inplace] = ARRAY_RULES[_op]
+ARRAY_RULES[operator.imatmul] = ARRAY_RULES[operator.matmul]
+
+# Primitives whose result may share memory with their first operand (NumPy returns a view
+# where it can): writing into that result would write into the operand unseen.
+MAY_RETURN_VIEW = {np.reshape, np.ravel, np.transpose, np.atleast_1d, np.atleast_2d,
+                   np.atleast_3d, np.expand_dims, np.asarray, np.ascontiguousarray}
+
+# Methods and attributes of arrays, by name: the receiver is the rule's first parameter.
+# ``x.reshape(3, 4)`` and ``x.transpose(1, 0)`` pass their shape / axes as one tuple.
+METHODS = {
+    "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
+    "var": np.var, "std": np.std, "cumsum": np.cumsum, "dot": np.dot, "T": np.transpose,
+    "transpose": np.transpose, "reshape": np.reshape, "ravel": np.ravel,
+    "flatten": np.ndarray.flatten, "copy": np.copy, "astype": np.ndarray.astype,
+    "clip": np.clip,
+}
+
+# scipy.special.erf / erfc (Numba compiles them with numba-scipy installed) share the rules
+# of our ufuncs; found by rule_of without importing scipy.special here.
+_SCIPY_TWINS = {"erf": vjp_elementwise.erf, "erfc": vjp_elementwise.erfc}
+
+
+def rule_of(fn):
+    """The rule of a primitive: a function object, or a method / attribute name; None
+    when there is none."""
+    if isinstance(fn, str):
+        fn = METHODS.get(fn)
+    try:
+        rule = ARRAY_RULES.get(fn)
+    except TypeError:                  # unhashable: no rule
+        return None
+    name = getattr(fn, "__name__", None)
+    if rule is None and name in _SCIPY_TWINS:
+        special = sys.modules.get("scipy.special")
+        if special is not None and getattr(special, name, None) is fn:
+            rule = ARRAY_RULES[_SCIPY_TWINS[name]]
+    return rule
+
+
+def bind(rule, args=(), kwargs=None):
+    """Parameter -> argument (source text) of a call ``f(*args, **kwargs)``, defaults
+    filled in. Raises TypeError for a missing or unknown argument."""
+    if len(args) > len(rule.params):
+        raise TypeError("too many arguments: %d for %s" % (len(args), rule.params))
+    bound = dict(zip(rule.params, args))
+    for name, value in (kwargs or {}).items():
+        if name not in rule.params or name in bound:
+            raise TypeError("unexpected or repeated argument %r" % name)
+        bound[name] = value
+    for name in rule.params:
+        if name not in bound:
+            if name not in rule.defaults:
+                raise TypeError("missing argument %r" % name)
+            bound[name] = rule.defaults[name]
+    return bound
+
+
+def placeholders(template):
+    """The names a template reads (``g``, ``y``, parameters, shared values)."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def templates(rule, literals=None, accumulate=False):
+    """Parameter -> template (None: no gradient), with the rule's specialisations for
+    the compile-time constant arguments ``literals`` (parameter -> value) and, with
+    ``accumulate``, its cheaper broadcasting forms."""
+    out = dict(rule.vjps)
+    if accumulate:
+        out.update(rule.accumulate)
+    if rule.literal is not None and literals:
+        out.update(rule.literal(literals))
+    return out
+
+
+def default_wrap(rule):
+    """The operands whose contributions go through ``sum_to`` unless told otherwise: every
+    operand of an element-wise rule of several operands (a one-operand element-wise
+    result has its operand's shape)."""
+    return rule.params if rule.elementwise and len(rule.params) > 1 else ()
+
+
+def reads(rule, wanted=None, literals=None, accumulate=False, wrap=None):
+    """The parameters, and ``"y"`` for the result, that the contributions to ``wanted``
+    (default: all operands) read, shared values included: the primal values the
+    reverse sweep needs (an operand wrapped in ``sum_to`` is read for its shape)."""
+    tpls = templates(rule, literals, accumulate)
+    wanted = rule.params if wanted is None else wanted
+    names = set()
+    for p in wanted:
+        if tpls.get(p):
+            names |= placeholders(tpls[p])
+            if p in (default_wrap(rule) if wrap is None else wrap):
+                names.add(p)
+    for name, tpl in rule.shared:
+        if name in names:
+            names |= placeholders(tpl)
+    return {n for n in names if n in rule.params or n == "y"}
+
+
+def instantiate(rule, args, g, y=None, wanted=None, wrap=None, literals=None,
+                accumulate=False, shared_names=None):
+    """The source of the contributions of a call's operands to their adjoints.
+
+    ``args``: parameter -> argument source (``bind``); ``g``, ``y``: the sources of the
+    result's adjoint and value; ``wanted``: the parameters to differentiate (default: all
+    with a template, constants left out); ``wrap``: the parameters of an element-wise rule
+    whose contribution goes through ``sum_to`` (default: ``default_wrap``);
+    ``shared_names``: name -> variable for the shared values (default: the names).
+    Returns ``(prelude, contributions)``: ``prelude`` lists ``(variable, source)``
+    assignments to run first, ``contributions`` maps each wanted parameter to its
+    expression.
+    """
+    tpls = templates(rule, literals, accumulate)
+    if wanted is None:                 # every operand but the constants
+        wanted = [p for p in rule.params if p not in (literals or {})]
+    wanted = [p for p in wanted if tpls.get(p)]
+    shared_names = dict(shared_names or {})
+    for name, _ in rule.shared:
+        shared_names.setdefault(name, name)
+    values = dict(args, g=g, **shared_names)
+    if y is not None:
+        values["y"] = y
+    used = set().union(*(placeholders(tpls[p]) for p in wanted)) if wanted else set()
+    if "y" in reads(rule, wanted, literals, accumulate, wrap) and y is None:
+        raise ValueError("the adjoint of %s reads the result: pass y" % (wanted,))
+    prelude = [(shared_names[name], tpl.format(**values))
+               for name, tpl in rule.shared if name in used]
+    contributions = {}
+    for p in wanted:
+        src = tpls[p].format(**values)
+        if p in (default_wrap(rule) if wrap is None else wrap):
+            src = "sum_to(%s, %s)" % (src, args[p])
+        contributions[p] = src
+    return prelude, contributions
+
+
+def by_operand(rule, args, accumulate=False):
+    """The rule's templates written over operand positions, as the rewrite's scalar rules
+    are (``{0}``, ``{1}``... for the operands, ``{g}``, ``{y}``): parameter -> template.
+
+    ``args`` maps each parameter to its argument: an operand position (int), a tuple of
+    positions (arguments packed into one tuple: ``x.reshape(3, 4)``), or source text (a
+    default). Shared values are written out where they are read.
+    """
+    values = {"g": "{g}", "y": "{y}"}
+    for p, a in args.items():
+        if isinstance(a, int):
+            values[p] = "{%d}" % a
+        elif isinstance(a, tuple):
+            values[p] = "(%s,)" % ", ".join("{%d}" % k for k in a)
+        else:
+            values[p] = a
+    for name, tpl in rule.shared:
+        values[name] = "(%s)" % tpl.format(**values)
+    return {p: None if t is None else t.format(**values)
+            for p, t in templates(rule, accumulate=accumulate).items()}

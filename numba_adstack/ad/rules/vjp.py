@@ -1,0 +1,28 @@
+"""The njit helpers that array adjoint rules call, gathered in ``RUNTIME``.
+
+The generated backward's namespace gets ``RUNTIME`` (name -> Numba dispatcher), so the
+templates of ``array_rules.py`` can call ``sum_to(...)``, ``unreduce(...)``... by name.
+Conventions (see ``vjp_core``): a helper returns the contribution to ONE operand's adjoint,
+shaped exactly like that operand; a new array is C-contiguous, a scalar operand gets a
+float; some are ``g`` or a view of it (``sum_to`` when no broadcasting happened, the
+reshapes): add contributions into adjoints, never write into them.
+
+* ``vjp_core``: ``sum_to`` (undo broadcasting), ``unreduce`` (undo a reduction),
+  ``reduced_view`` (the same, unmaterialised, for ``x_bar += ...``);
+* ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
+* ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``, ``norm_vjp``;
+* ``vjp_linalg``: ``dot_vjp_a``/``dot_vjp_b`` (also ``@``), ``outer_vjp_a``/``_b``,
+  ``solve_vjp_a``, ``trace_vjp``, ``diag_vjp``;
+* ``vjp_shape``: ``transpose_vjp``, ``concatenate_vjp``, ``stack_vjp``.
+"""
+from .vjp_core import reduced_view, sum_to, unreduce
+from .vjp_elementwise import clip_bounds_vjp, clip_vjp, erf, erfc
+from .vjp_linalg import (diag_vjp, dot_vjp_a, dot_vjp_b, outer_vjp_a, outer_vjp_b,
+                         solve_vjp_a, trace_vjp)
+from .vjp_reduce import cumsum_vjp, extreme_vjp, norm_vjp, prod_vjp
+from .vjp_shape import concatenate_vjp, stack_vjp, transpose_vjp
+
+RUNTIME = {f.__name__: f for f in (
+    sum_to, unreduce, reduced_view, clip_vjp, clip_bounds_vjp, erf, erfc, prod_vjp, extreme_vjp,
+    cumsum_vjp, norm_vjp, dot_vjp_a, dot_vjp_b, outer_vjp_a, outer_vjp_b, solve_vjp_a,
+    trace_vjp, diag_vjp, transpose_vjp, concatenate_vjp, stack_vjp)}

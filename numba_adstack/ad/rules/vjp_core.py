@@ -1,0 +1,312 @@
+"""Core helpers of the array adjoints: undo NumPy broadcasting (``sum_to``) and undo a
+reduction along an axis (``unreduce``), plus ``by_type``, which makes an njit helper whose
+implementation is chosen by the types of its arguments.
+
+Conventions shared by every helper of ``vjp_*.py``: a helper returns the contribution to
+ONE operand's adjoint, with exactly that operand's shape; a freshly allocated result is
+C-contiguous, a scalar operand gets a Python float. The dtype is the one NumPy's promotion
+gives from the result's adjoint (a float32 operand of a float64 result gets float64).
+"""
+import inspect
+
+import numpy as np
+from numba import njit, types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+
+# Helpers called only from njit code: no Python or C entry points, which every caller
+# would otherwise link and compile again.
+internal = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+# Helpers also callable from Python.
+public = njit(no_cfunc_wrapper=True)
+
+
+def by_type(selector=None, prefer_literal=False):
+    """A helper whose implementation ``selector`` picks from the argument types.
+
+    ``selector`` follows the ``numba.extending.overload`` protocol: it receives Numba types
+    and returns a Python function of the same parameters, which Numba compiles. The result
+    is a plain function of the selector's name and signature, overloaded for njit code
+    (where a call compiles the chosen implementation straight into the caller's library)
+    and callable from Python (through an njit trampoline); it is importable by its name
+    from the selector's module, which the gradient cache relies on. With
+    ``prefer_literal``, compile-time constant arguments reach the selector as literal
+    types (``types.IntegerLiteral``), so it can choose by their value.
+    """
+    if selector is None:
+        return lambda sel: by_type(sel, prefer_literal)
+    sig = inspect.signature(selector)
+    params = ", ".join(sig.parameters)
+    name = selector.__name__
+    trampoline = []
+    ns = {"_trampoline": trampoline, "njit": njit}
+    exec("def %s%s:\n"
+         "    if not _trampoline:\n"
+         "        _trampoline.append(njit(lambda %s: %s(%s)))\n"
+         "    return _trampoline[0](%s)\n" % (name, sig, params, name, params, params), ns)
+    fn = ns[name]
+    fn.__module__ = selector.__module__
+    fn.__qualname__ = selector.__qualname__
+    fn.__doc__ = selector.__doc__
+    overload(fn, prefer_literal=prefer_literal,
+             jit_options={"no_cfunc_wrapper": True})(selector)
+    return fn
+
+
+def is_scalar(ty):
+    return isinstance(ty, (types.Number, types.Boolean))
+
+
+def is_none(ty):
+    return ty is None or isinstance(ty, (types.NoneType, types.Omitted))
+
+
+@njit(inline="always")
+def c_strides(shape):
+    """C-order strides of ``shape``, in elements."""
+    n = len(shape)
+    out = np.zeros(n, np.intp)
+    step = 1
+    for k in range(n - 1, -1, -1):
+        out[k] = step
+        step *= shape[k]
+    return out
+
+
+@njit(inline="always")
+def _advance(idx, shape, off, strides):
+    """Step the multi-index ``idx`` over all dimensions but the last (C order), moving the
+    offset ``off`` by ``strides``; returns the new offset."""
+    k = len(shape) - 2
+    while k >= 0:
+        idx[k] += 1
+        off += strides[k]
+        if idx[k] < shape[k]:
+            return off
+        off -= strides[k] * shape[k]
+        idx[k] = 0
+        k -= 1
+    return off
+
+
+@internal
+def _merge(shape, strides):
+    """``(shape, strides)`` with adjacent dimensions that walk memory as one merged (both
+    summed, or nesting strides) and size-1 dimensions dropped: fewer, longer loops."""
+    n = len(shape)
+    ms = np.ones(n, np.intp)
+    mt = np.zeros(n, np.intp)
+    k = 0
+    for d in range(n):
+        if shape[d] == 1:
+            continue
+        if ms[k] == 1:
+            ms[k] = shape[d]
+            mt[k] = strides[d]
+        elif (strides[d] == 0 and mt[k] == 0) or (
+                strides[d] != 0 and mt[k] == strides[d] * shape[d]):
+            ms[k] *= shape[d]
+            mt[k] = strides[d]
+        else:
+            k += 1
+            ms[k] = shape[d]
+            mt[k] = strides[d]
+    return ms[:k + 1], mt[:k + 1]
+
+
+@internal
+def scatter_add(g, ostr, out):
+    """``out.flat[sum(i * ostr)] += g[i]`` for every index ``i`` of ``g``: ``ostr`` holds,
+    per dimension of ``g``, its stride in ``out``: 0 where the dimension is summed, else
+    ``out``'s C stride (so the innermost is 0 or 1)."""
+    if g.size == 0:
+        return
+    shape, strides = _merge(g.shape, ostr)
+    inner = shape[shape.size - 1]
+    rows = g.size // inner
+    src = np.ascontiguousarray(g).reshape((rows, inner))
+    dst = out.reshape(out.size)
+    summed_inner = strides[shape.size - 1] == 0
+    # Merged to at most 2-d (every broadcast of one operand against a bigger one but a
+    # size-1 dimension between kept ones): the loops a hand-written adjoint has.
+    if shape.size <= 2 and summed_inner:
+        for r in range(rows):
+            acc = src[r, 0]
+            for i in range(1, inner):
+                acc += src[r, i]
+            dst[r] += acc
+        return
+    if shape.size <= 2:
+        for r in range(rows):
+            for i in range(inner):
+                dst[i] += src[r, i]
+        return
+    idx = np.zeros(shape.size, np.intp)
+    off = 0
+    for r in range(rows):
+        if summed_inner:
+            acc = src[r, 0]
+            for i in range(1, inner):
+                acc += src[r, i]
+            dst[off] += acc
+        else:
+            for i in range(inner):
+                dst[off + i] += src[r, i]
+        off = _advance(idx, shape, off, strides)
+
+
+@internal
+def gather(src, sstr, shape):
+    """A new C-contiguous array of ``shape`` whose element ``i`` is
+    ``src.flat[sum(i * sstr)]`` (``src`` C-contiguous; ``sstr`` its C strides, 0 along
+    the dimensions it is repeated): NumPy broadcasting, materialised."""
+    out = np.empty(shape, src.dtype)
+    if out.size == 0:
+        return out
+    mshape, mstr = _merge(shape, sstr)
+    inner = mshape[mshape.size - 1]
+    rows = out.size // inner
+    dst = out.reshape((rows, inner))
+    flat = src.reshape(src.size)
+    repeat_inner = mstr[mshape.size - 1] == 0
+    if mshape.size <= 2 and repeat_inner:
+        for r in range(rows):
+            v = flat[r]
+            for i in range(inner):
+                dst[r, i] = v
+        return out
+    if mshape.size <= 2:
+        for r in range(rows):
+            for i in range(inner):
+                dst[r, i] = flat[i]
+        return out
+    idx = np.zeros(mshape.size, np.intp)
+    off = 0
+    for r in range(rows):
+        if repeat_inner:
+            v = flat[off]
+            for i in range(inner):
+                dst[r, i] = v
+        else:
+            for i in range(inner):
+                dst[r, i] = flat[off + i]
+        off = _advance(idx, mshape, off, mstr)
+    return out
+
+
+@internal
+def sum_to_shape(g, shape):
+    """``g`` summed down to ``shape`` (a shape ``g``'s broadcasts from): over its leading
+    dimensions and over those where ``shape`` has size 1. Always a new array."""
+    m = g.ndim
+    n = len(shape)
+    lead = m - n
+    ostr = np.zeros(m, np.intp)
+    step = 1
+    for k in range(n - 1, -1, -1):
+        if shape[k] != 1:
+            if g.shape[lead + k] != shape[k]:
+                raise ValueError("sum_to: shapes do not broadcast")
+            ostr[lead + k] = step
+        step *= shape[k]
+    out = np.zeros(shape, g.dtype)
+    scatter_add(g, ostr, out)
+    return out
+
+
+@by_type
+def sum_to(g, like):
+    """The adjoint ``g`` of a broadcast result, summed back to the shape of the operand
+    ``like`` (undoes NumPy broadcasting). Returns ``g`` itself, no copy, when the shapes
+    already match; a float when ``like`` is a scalar; otherwise a new C-contiguous array.
+    """
+    if is_scalar(like):
+        if isinstance(g, types.Array):
+            return lambda g, like: np.sum(g)
+        return lambda g, like: g
+    if not isinstance(like, types.Array):
+        raise TypingError("sum_to: operand of type %s" % like)
+    if is_scalar(g):
+        return lambda g, like: np.full(like.shape, g)
+    if g.ndim == like.ndim == 0:
+        return lambda g, like: g
+    if g.ndim == like.ndim:
+        def same_ndim(g, like):
+            if g.shape == like.shape:
+                return g
+            return sum_to_shape(g, like.shape)
+        return same_ndim
+    if g.ndim > like.ndim and like.ndim > 0:
+        return lambda g, like: sum_to_shape(g, like.shape)
+    raise TypingError("sum_to: a %d-d adjoint for a %d-d operand" % (g.ndim, like.ndim))
+
+
+@njit(inline="always")
+def norm_axis(axis, ndim):
+    """``axis`` in ``range(ndim)`` (NumPy's negative axes counted from the end)."""
+    a = axis + ndim if axis < 0 else axis
+    if a < 0 or a >= ndim:
+        raise ValueError("axis out of range")
+    return a
+
+
+@njit(inline="always")
+def split_at(shape, ax):
+    """``(outer, n, inner)``: ``shape`` seen as 3-d around its axis ``ax`` (a C-contiguous
+    array of ``shape`` reshapes to it without a copy)."""
+    outer = 1
+    inner = 1
+    for k in range(len(shape)):
+        if k < ax:
+            outer *= shape[k]
+        elif k > ax:
+            inner *= shape[k]
+    return outer, shape[ax], inner
+
+
+@internal
+def _unreduce_axis(g, shape, axis, kept):
+    """``g`` (``shape`` reduced along ``axis``, kept as size 1 when ``kept``) repeated
+    along ``axis`` to ``shape``."""
+    n = len(shape)
+    ax = norm_axis(axis, n)
+    gs = c_strides(g.shape)
+    sstr = np.zeros(n, np.intp)
+    for k in range(n):
+        if k < ax:
+            sstr[k] = gs[k]
+        elif k > ax:
+            sstr[k] = gs[k] if kept else gs[k - 1]
+    return gather(np.ascontiguousarray(g), sstr, shape)
+
+
+@by_type
+def unreduce(g, x, axis, keepdims=False):
+    """The adjoint ``g`` of a reduction of ``x`` along ``axis`` (an int, or None for all
+    of ``x``) broadcast back to ``x``'s shape: every element of ``x`` gets the adjoint of
+    the reduced value it went into. ``g`` is a float (``axis=None``, or a 1-d ``x``) or an
+    array with the reduced shape (``keepdims``: with size 1 at ``axis``; the ranks tell,
+    the flag is accepted for NumPy's signature). Returns a new C-contiguous array."""
+    if not isinstance(x, types.Array):
+        raise TypingError("unreduce: operand of type %s" % x)
+    if is_scalar(g):
+        return lambda g, x, axis, keepdims=False: np.full(x.shape, g)
+    if not isinstance(g, types.Array) or is_none(axis):
+        raise TypingError("unreduce: a %s adjoint with axis %s" % (g, axis))
+    if g.ndim == x.ndim:
+        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, True)
+    if g.ndim == x.ndim - 1:
+        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, False)
+    raise TypingError("unreduce: a %d-d adjoint for a %d-d operand" % (g.ndim, x.ndim))
+
+
+@by_type
+def reduced_view(g, x, axis):
+    """The adjoint ``g`` of a reduction of ``x`` along ``axis``, as a value that
+    broadcasts to ``x``'s shape without being materialised: ``g`` itself (a float, or
+    kept dimensions) or a view of it with ``axis`` put back as size 1. For ``x_bar += ...``
+    only: its shape is not ``x``'s."""
+    if is_scalar(g) or (isinstance(g, types.Array) and g.ndim == x.ndim):
+        return lambda g, x, axis: g
+    return lambda g, x, axis: np.expand_dims(g, axis)

@@ -1,0 +1,112 @@
+"""Adjoints of linear algebra: ``np.dot`` and ``@``, ``np.outer``, ``np.trace``,
+``np.diag``. (``solve``, ``inv`` and ``det`` are array expressions in ``array_rules.py``.)
+
+Each helper returns the contribution to one operand's adjoint, a new C-contiguous array of
+that operand's shape (a float for a scalar operand). ``g`` is the result's adjoint.
+"""
+import numpy as np
+from numba import types
+from numba.core.errors import TypingError
+
+from .vjp_core import by_type, is_scalar
+
+
+def _ndims(a, b):
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)) \
+            or a.ndim not in (1, 2) or b.ndim not in (1, 2):
+        raise TypingError("dot: operands of types %s, %s" % (a, b))
+    return a.ndim, b.ndim
+
+
+@by_type
+def dot_vjp_a(g, a, b):
+    """``y = np.dot(a, b)`` or ``a @ b`` (1-d and 2-d operands): the adjoint of ``a``.
+    vector.vector: ``g * b``; matrix.vector: ``outer(g, b)``; vector.matrix: ``b @ g``;
+    matrix.matrix: ``g @ b.T``."""
+    nd = _ndims(a, b)
+    if nd == (1, 1):
+        return lambda g, a, b: np.ascontiguousarray(g * b)
+    if nd == (2, 1):
+        return lambda g, a, b: np.outer(g, b)
+    if nd == (1, 2):
+        return lambda g, a, b: np.dot(b, g)
+    return lambda g, a, b: np.dot(g, b.T)
+
+
+@by_type
+def dot_vjp_b(g, a, b):
+    """``y = np.dot(a, b)`` or ``a @ b``: the adjoint of ``b``. vector.vector: ``g * a``;
+    matrix.vector: ``a.T @ g``; vector.matrix: ``outer(a, g)``; matrix.matrix:
+    ``a.T @ g``."""
+    nd = _ndims(a, b)
+    if nd == (1, 1):
+        return lambda g, a, b: np.ascontiguousarray(g * a)
+    if nd == (1, 2):
+        return lambda g, a, b: np.outer(a, g)
+    return lambda g, a, b: np.dot(a.T, g)
+
+
+@by_type
+def outer_vjp_a(g, a, b):
+    """``y = np.outer(a, b)`` (operands flattened, as NumPy does): ``a``'s adjoint,
+    ``g @ b.ravel()`` in ``a``'s shape (a float for a scalar ``a``)."""
+    if is_scalar(a):
+        return lambda g, a, b: np.sum(np.ascontiguousarray(g).reshape(g.size) * b)
+    if is_scalar(b):
+        return lambda g, a, b: (np.ascontiguousarray(g).reshape(g.size) * b).reshape(a.shape)
+    return lambda g, a, b: np.dot(g, b.ravel()).reshape(a.shape)
+
+
+@by_type
+def outer_vjp_b(g, a, b):
+    """``y = np.outer(a, b)``: ``b``'s adjoint, ``a.ravel() @ g`` in ``b``'s shape."""
+    if is_scalar(b):
+        return lambda g, a, b: np.sum(np.ascontiguousarray(g).reshape(g.size) * a)
+    if is_scalar(a):
+        return lambda g, a, b: (np.ascontiguousarray(g).reshape(g.size) * a).reshape(b.shape)
+    return lambda g, a, b: np.dot(a.ravel(), g).reshape(b.shape)
+
+
+@by_type
+def trace_vjp(g, a, offset=0):
+    """``y = np.trace(a, offset)`` (2-d ``a``): ``g`` on the ``offset`` diagonal."""
+    def impl(g, a, offset=0):
+        out = np.zeros(a.shape)
+        rows, cols = a.shape
+        for i in range(max(0, -offset), min(rows, cols - offset)):
+            out[i, i + offset] = g
+        return out
+    return impl
+
+
+@by_type
+def diag_vjp(g, v, k=0):
+    """``y = np.diag(v, k)``: for a 1-d ``v`` (a matrix built from it), the ``k`` diagonal
+    of ``g``; for a 2-d ``v`` (its ``k`` diagonal taken), ``g`` placed on that diagonal."""
+    if not isinstance(v, types.Array) or v.ndim not in (1, 2):
+        raise TypingError("diag_vjp: operand of type %s" % v)
+    if v.ndim == 1:
+        def from_vector(g, v, k=0):
+            out = np.empty(v.shape[0], g.dtype)
+            r0, c0 = max(0, -k), max(0, k)
+            for i in range(v.shape[0]):
+                out[i] = g[r0 + i, c0 + i]
+            return out
+        return from_vector
+
+    def from_matrix(g, v, k=0):
+        out = np.zeros(v.shape, g.dtype)
+        r0, c0 = max(0, -k), max(0, k)
+        for i in range(g.shape[0]):
+            out[r0 + i, c0 + i] = g[i]
+        return out
+    return from_matrix
+
+
+@by_type
+def solve_vjp_a(gb, y):
+    """``y = np.linalg.solve(a, b)``: ``a``'s adjoint ``-gb y^T`` from ``b``'s adjoint
+    ``gb = solve(a^T, g)`` (an outer product when ``b`` is a vector)."""
+    if isinstance(y, types.Array) and y.ndim == 1:
+        return lambda gb, y: -np.outer(gb, y)
+    return lambda gb, y: -np.dot(gb, y.T)
