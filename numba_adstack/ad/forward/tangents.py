@@ -19,7 +19,7 @@ from ... import intrinsics as I
 from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
-from ..rules.lift import elementwise_rule, lift
+from .lifted import elementwise_rule, lift
 from ..typeinfo import carries_floats, is_float, is_float_array
 
 #: Functions linear in the arrays at these argument positions (the others are read as
@@ -32,11 +32,16 @@ LINEAR_CALLS = {
     np.asarray: (0,), tuple: (0,),
     # The helpers of the generated backward (hvp runs forward mode over it): sums and
     # reshapes of adjoint arrays, linear in the adjoints together.
-    runtime.acc: (0, 1), runtime.ensure: (0,), runtime.unbroadcast: (0,),
-    runtime.fill_as: (0,),
+    runtime.acc: (0, 1), runtime.ensure: (0,), runtime.fill_as: (0,),
 }
+#: Helpers of the array rules linear in the adjoint they take first; their other
+#: arguments give only shapes and axes.
+_SHAPED_HELPERS = [runtime.RUNTIME[n] for n in (
+    "sum_to", "unreduce", "reduced_view", "transpose_vjp", "cumsum_vjp", "trace_vjp",
+    "diag_vjp", "concatenate_vjp", "stack_vjp")]
+LINEAR_CALLS.update({f: (0,) for f in _SHAPED_HELPERS})
 #: Linear functions whose other arguments give only a shape.
-SHAPE_ARGUMENTS = {runtime.acc, runtime.ensure, runtime.unbroadcast, runtime.fill_as}
+SHAPE_ARGUMENTS = {runtime.acc, runtime.ensure, runtime.fill_as, *_SHAPED_HELPERS}
 #: Stack reads: the tangent is read from the tangent's stack, pushed in step.
 STACK_READS = {I.pop, I.top}
 #: Stack effects mirrored on the tangent's stack (argument 1: the value pushed).
