@@ -105,10 +105,9 @@ class _ArrayGen:
             return self.pick(["np.dot(%s, %s)", "(%s @ %s)"]) % (a, b)
         if kind == "sum":
             return "np.sum(%s)" % self.expr(self.pick(["K", "R"]), sub)
-        if kind == "dot":
+        if kind == "dot":                # of two vectors: np.dot only (`x @ y` is refused)
             c = self.pick(["K", "R"])
-            return self.pick(["np.dot(%s, %s)", "(%s @ %s)"]) % (self.expr(c, sub),
-                                                                 self.expr(c, sub))
+            return "np.dot(%s, %s)" % (self.expr(c, sub), self.expr(c, sub))
         if kind == "slice_dot":          # x[1:] and x[:-1] of one vector
             x = self.name("K")
             return "np.sum(%s[1:] * %s[:-1])" % (x, x)
