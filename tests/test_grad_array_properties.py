@@ -5,7 +5,10 @@ The generator writes programs over a matrix ``A`` (3 x 4), vectors ``u`` (4) and
 a float ``s`` and a run-time trip count ``n``: element-wise arithmetic and ufuncs with
 broadcasting between matrices, vectors and scalars, ``np.sum``, ``np.dot`` and ``@``,
 ``.T``, slices such as ``x[1:]`` read and written (``x[1:] = x[1:] + y``), in-place ``+=``,
-``-=`` and ``*=`` on whole arrays, ``np.zeros`` scratch arrays, and arrays updated in ``for`` loops over ``range(n)``.
+``-=`` and ``*=`` on whole arrays, ``np.zeros`` scratch arrays, and arrays updated in
+``for`` loops over ``range(n)``. It leaves out what the rewrite refuses with a clear error
+(``x @ y`` of two vectors, a write through a name a loop rebinds, an argument updated in
+place inside a loop) and ``x[1:] += y``, whose gradient is wrong (the xfail test below).
 Every expression has a shape class (``M`` 3 x 4, ``K`` 4, ``R`` 3, ``S`` a float) that the
 generator keeps, so every program is well-typed. The functions used are smooth with
 bounded derivatives near the inputs, so central differences are an accurate reference.
