@@ -86,17 +86,17 @@ NOTES = {
         "`X_bar += np.outer(gz, w)` for `np.dot(X, w)` (the templates of "
         "`rules/lift.py`). Each makes a fresh 1000 x 20 array (160 KB) and adds it in a "
         "second pass, the first one through a transposed view. Timed in one process in "
-        "interleaved rounds at the same load, the generated backward took 13.6x the "
+        "interleaved rounds (load average 2.4), the generated backward took 6.2x the "
         "primal; the same source with those two lines replaced by in-place loops "
-        "(`X_bar[i, j] += a[i] * b[j]`, no temporary) took 7.0x, and the hand-written "
-        "gradient, which does both updates in one pass over `X_bar`, 4.4x. The rest is "
+        "(`X_bar[i, j] += a[i] * b[j]`, no temporary) took 3.1x, and the hand-written "
+        "gradient, which does both updates in one pass over `X_bar`, 2.0x. The rest is "
         "the forward keeping all eleven arrays of each step on a list (the sweep reads "
         "the values of four, `w`, `exp(-X w)`, `1 + exp(-X w)` and `p - y`, and of the "
         "others at most their shapes) and the sweep starting each epoch's vector "
-        "adjoints from fresh zero arrays. JAX's XLA fuses the outer products into the adjoint of `X` that its "
-        "scan carries and runs on both cores. The figures move by up to 4x between the "
-        "median and the minimum: the machine's load average was near 7 on 2 cores, and "
-        "`np.dot` goes through a threaded BLAS."),
+        "adjoints from fresh zero arrays. JAX's XLA fuses the outer products into the "
+        "adjoint of `X` that its scan carries. The first call is mostly the compile of "
+        "the backward, whose forward and sweep call `np.dot` and NumPy ufuncs on arrays "
+        "at many sites, each compiled by Numba."),
 }
 
 
