@@ -34,6 +34,9 @@ def main(argv=None):
                         help="stack capacity for Taichi and Quadrants on a workload "
                              "(repeatable; ours sizes its stacks itself); default: each "
                              "workload's own")
+    parser.add_argument("--update", action="store_true",
+                        help="replace the measured workloads' sections in the existing "
+                             "benchmarks.json of the output folder, keeping the others")
     parser.add_argument("--from-json", metavar="PATH",
                         help="measure nothing: rewrite the page and plot from a results file")
     parser.add_argument("--install-peers", action="store_true",
@@ -85,6 +88,10 @@ def main(argv=None):
     doc = harness.run(workload_names, peer_names, quick=args.quick,
                       in_process=args.in_process, python=Path(sys.executable),
                       ad_stack_sizes=stack_sizes)
+    previous = out / "benchmarks.json"
+    if args.update and previous.exists():
+        import json
+        doc = harness.merge(doc, json.loads(previous.read_text()))
     for path in report.write_all(doc, out):
         print("wrote", path)
     if not args.no_compile:

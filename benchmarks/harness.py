@@ -129,7 +129,10 @@ def run(workloads=None, peer_names=None, quick=False, in_process=False, python=N
             entry = {"title": workload.title, "description": workload.description,
                      "ad_stack_size": stack_size or int(
                          workload.ad_stack_size(workload.make_args(quick))),
-                     "finite_difference_check": problems or "ok", "results": {}}
+                     "finite_difference_check": problems or "ok", "results": {},
+                     "started": time.strftime("%Y-%m-%d %H:%M:%S")}
+            if hasattr(os, "getloadavg"):
+                entry["load_average"] = [round(x, 2) for x in os.getloadavg()]
             doc["workloads"][wname] = entry
             log(f"{workload.title}: hand-written gradient vs finite differences: "
                 f"{'ok' if not problems else problems}")
@@ -146,6 +149,20 @@ def run(workloads=None, peer_names=None, quick=False, in_process=False, python=N
                 log("  " + describe(result))
     add_ratios(doc)
     return doc
+
+
+def merge(doc, previous):
+    """``previous`` (an earlier results document) with the workloads of ``doc`` replaced
+    or added, in the order of WORKLOADS; the machine and start time stay the earlier
+    run's, each replaced workload keeps its own (``--update``)."""
+    merged = dict(previous)
+    entries = dict(previous["workloads"])
+    for name, entry in doc["workloads"].items():
+        entries[name] = dict(entry, updated=True)
+    merged["workloads"] = {name: entries[name] for name in WORKLOADS if name in entries}
+    merged["workloads"].update({k: v for k, v in entries.items() if k not in WORKLOADS})
+    add_ratios(merged)
+    return merged
 
 
 def describe(result):

@@ -294,6 +294,66 @@ def _mc_option_args(quick):
     return (100.0, 0.2, 0.05, 105.0, 1.0, Z)
 
 
+# --------------------------------------------------------------------------
+# 6. Logistic regression trained by gradient descent, written with whole
+#    arrays (np.exp, np.dot, X.T, w -= ...): X 1000 x 20, 100 epochs of
+#    full-batch steps; loss = mean log-loss of the trained weights.
+#    Gradient in the data X and the initial weights w0.
+# --------------------------------------------------------------------------
+def logistic_regression(X, y, w0, lr, epochs):
+    n = X.shape[0]
+    w = w0.copy()
+    for _ in range(epochs):
+        p = 1.0 / (1.0 + np.exp(-np.dot(X, w)))
+        w -= lr * np.dot(X.T, p - y) / n
+    z = np.dot(X, w)
+    return np.sum(np.log(1.0 + np.exp(z)) - y * z) / n
+
+
+def logistic_regression_grad(X, y, w0, lr, epochs):
+    # w_{t+1} = w_t - c X^T (p_t - y), p_t = sigmoid(X w_t), c = lr / n: the forward
+    # keeps every w_t and p_t; the sweep adds e_t gr^T + gz_t w_t^T to gX row by row.
+    n, d = X.shape
+    c = lr / n
+    ws = np.empty((epochs + 1, d))
+    ps = np.empty((epochs, n))
+    w = w0.copy()
+    for t in range(epochs):
+        ws[t] = w
+        z = np.dot(X, w)
+        for i in range(n):
+            ps[t, i] = 1.0 / (1.0 + math.exp(-z[i]))
+        w -= c * np.dot(X.T, ps[t] - y)
+    z = np.dot(X, w)
+    gz = np.empty(n)
+    for i in range(n):
+        gz[i] = (1.0 / (1.0 + math.exp(-z[i])) - y[i]) / n
+    gw = np.dot(X.T, gz)
+    gX = np.outer(gz, w)
+    for t in range(epochs - 1, -1, -1):
+        gr = -c * gw
+        ge = np.dot(X, gr)
+        pt = ps[t]
+        wt = ws[t]
+        for i in range(n):
+            e = pt[i] - y[i]
+            gzi = ge[i] * pt[i] * (1.0 - pt[i])
+            gz[i] = gzi
+            for j in range(d):
+                gX[i, j] += e * gr[j] + gzi * wt[j]
+        gw += np.dot(X.T, gz)
+    return gX, None, gw, None, None
+
+
+def _logistic_regression_args(quick):
+    n, d, epochs = (12, 3, 4) if quick else (1000, 20, 100)
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((n, d))
+    w_true = rng.standard_normal(d)
+    y = (rng.uniform(0.0, 1.0, n) < 1.0 / (1.0 + np.exp(-X @ w_true))).astype(np.float64)
+    return (X, y, 0.1 * rng.standard_normal(d), 0.5, epochs)
+
+
 WORKLOADS = {
     w.name: w
     for w in [
@@ -329,6 +389,14 @@ WORKLOADS = {
             "S0, sigma and r.",
             mc_option, mc_option_grad, _mc_option_args, (0, 1, 2),
             lambda args: args[5].shape[1] + 8),
+        Workload(
+            "logistic_regression", "6. logistic regression (whole arrays)",
+            "X 1000 x 20, 100 epochs of full-batch gradient descent written with whole "
+            "arrays: p = 1 / (1 + np.exp(-np.dot(X, w))), w -= lr * np.dot(X.T, p - y) / n "
+            "(lr = 0.5); loss = mean log-loss of the trained weights; gradient in the data X "
+            "and the initial weights w0.",
+            logistic_regression, logistic_regression_grad, _logistic_regression_args, (0, 2),
+            lambda args: args[4] + 8),
     ]
 }
 

@@ -177,7 +177,7 @@ def _fd_is_reliable(fn, args):
     return g1
 
 
-@settings(max_examples=_EXAMPLES or 20, **_SWEEP)
+@settings(max_examples=_EXAMPLES or 10, **_SWEEP)
 @given(src=programs(), seed=st.integers(0, 2 ** 16), n=st.sampled_from([2, 3, 1, 0]))
 def test_random_program_gradient_matches_finite_differences(src, seed, n):
     note(src)
@@ -194,7 +194,7 @@ def test_random_program_gradient_matches_finite_differences(src, seed, n):
     assert_grads_close(got, want, args, rtol=1e-5, atol=1e-7)
 
 
-@settings(max_examples=_EXAMPLES or 8, **_SWEEP)
+@settings(max_examples=_EXAMPLES or 4, **_SWEEP)
 @given(src=parallel_programs(), seed=st.integers(0, 2 ** 16), n=st.sampled_from([2, 3, 0]))
 def test_random_parallel_program_gradient_matches_finite_differences(src, seed, n):
     note(src)

@@ -29,8 +29,12 @@ def _scalar(ti):
 
 
 def build(ti, workload, args):
+    builder = globals().get("_build_" + workload.name)
+    if builder is None:
+        raise Unsupported("not written for this peer (whole-array programs are not "
+                          "Taichi's style)")
     _init(ti, workload, args)
-    return globals()["_build_" + workload.name](ti, args)
+    return builder(ti, args)
 
 
 def _build_sin_recurrence(ti, args):

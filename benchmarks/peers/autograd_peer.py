@@ -1,6 +1,6 @@
 """autograd (HIPS): autograd.grad of the loss written with autograd.numpy,
 vectorised like the PyTorch version (autograd has no in-place updates)."""
-from . import module_available
+from . import Unsupported, module_available
 
 NAME = "autograd"
 REQUIRES = "autograd"
@@ -96,4 +96,7 @@ def build(workload, args):
             return tuple(float(v) for v in g(S0, sigma, r)) + (None, None, None)
         return grad
 
+    if name == "logistic_regression":
+        raise Unsupported("not written for this peer: the comparison for the whole-array "
+                          "workload is with JAX")
     raise NotImplementedError(name)

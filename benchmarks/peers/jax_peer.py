@@ -95,4 +95,23 @@ def build(workload, args):
             return tuple(float(v) for v in g(S0, sigma, r)) + (None, None, None)
         return grad
 
+    if name == "logistic_regression":
+        X, y, w0, lr, epochs = args
+        n = X.shape[0]
+
+        def loss(X, w0):
+            def epoch(_, w):
+                p = 1.0 / (1.0 + jnp.exp(-jnp.dot(X, w)))
+                return w - lr * jnp.dot(X.T, p - y) / n
+            w = lax.fori_loop(0, epochs, epoch, w0)
+            z = jnp.dot(X, w)
+            return jnp.sum(jnp.log(1.0 + jnp.exp(z)) - y * z) / n
+
+        g = jax.jit(jax.grad(loss, argnums=(0, 1)))
+
+        def grad():
+            gX, gw = g(X, w0)
+            return np.asarray(gX), None, np.asarray(gw), None, None
+        return grad
+
     raise NotImplementedError(name)

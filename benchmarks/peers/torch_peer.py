@@ -1,7 +1,7 @@
 """PyTorch eager on the CPU: the loss written with tensor operations (vectorised
 over elements, paths or particles where the workload allows, a Python loop over
 time steps), then loss.backward()."""
-from . import module_available
+from . import Unsupported, module_available
 
 NAME = "torch"
 REQUIRES = "torch==2.13.0"
@@ -94,4 +94,7 @@ def build(workload, args):
             return tuple(backward(price, S0, sigma, r)) + (None, None, None)
         return grad
 
+    if name == "logistic_regression":
+        raise Unsupported("not written for this peer: the comparison for the whole-array "
+                          "workload is with JAX")
     raise NotImplementedError(name)
