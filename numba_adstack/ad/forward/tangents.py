@@ -40,6 +40,11 @@ _SHAPED_HELPERS = [runtime.RUNTIME[n] for n in (
     "sum_to", "unreduce", "reduced_view", "transpose_vjp", "cumsum_vjp", "trace_vjp",
     "diag_vjp", "concatenate_vjp", "stack_vjp")]
 LINEAR_CALLS.update({f: (0,) for f in _SHAPED_HELPERS})
+#: Helpers linear in each of two arguments apart (the adjoint and the other factor of a
+#: product); their third argument gives only a shape.
+BILINEAR_HELPERS = {runtime.RUNTIME[n]: pos for n, pos in (
+    ("dot_vjp_a", (0, 2)), ("dot_vjp_b", (0, 1)), ("outer_vjp_a", (0, 2)),
+    ("outer_vjp_b", (0, 1)))}
 #: Linear functions whose other arguments give only a shape.
 SHAPE_ARGUMENTS = {runtime.acc, runtime.ensure, runtime.fill_as, *_SHAPED_HELPERS}
 #: Stack reads: the tangent is read from the tangent's stack, pushed in step.
@@ -248,6 +253,8 @@ class Tangents:
             return self.fill_call(name, fn, e)
         if fn in LINEAR_CALLS:
             return self.linear(name, fn, e, LINEAR_CALLS[fn], self.names.gname(fn))
+        if fn in BILINEAR_HELPERS and len(args) == 3 and not kws:
+            return self.bilinear_helper(fn, args, BILINEAR_HELPERS[fn])
         if fn in BILINEAR_CALLS and len(args) == 2 and not kws:
             return self.bilinear(name, self.names.gname(fn) + "({0}, {1})", args)
         if fn in PICKS and len(args) == 1 and not kws:
@@ -308,6 +315,16 @@ class Tangents:
         if k is not None and len(e.args) > k and self.has(e.args[k]):
             return "np.full_like(%s, %s)" % (self.names.n(name), self.dot(e.args[k]))
         return "np.zeros_like(%s)" % self.names.n(name)
+
+    def bilinear_helper(self, fn, args, positions):
+        """The sum over the varied factors of the helper with that factor's tangent."""
+        terms = []
+        for k in positions:
+            if self.has(args[k]):
+                ops = [self.of(a) if j == k else self.src.operand(a)
+                       for j, a in enumerate(args)]
+                terms.append("%s(%s)" % (self.names.gname(fn), ", ".join(ops)))
+        return " + ".join(terms) if terms else None
 
     def linear(self, name, fn, e, positions, callee):
         for k, a in enumerate(e.args):
