@@ -239,11 +239,48 @@ def markdown(doc, png_name, json_name):
             "`benchmarks/gpu/recurrence.py` (1M threads, 100 steps of `v = sin(v) * w[0]`): "
             "forward and backward kernel times, their ratio, a hand-written backward kernel "
             "for comparison, local memory per thread and the gradient error.", ""]
+    out += _other_pages(len(doc["workloads"]) + 2)
     out += goals(doc)
     out += ["## Plot", "", f"![gradient time ratios]({png_name})", "",
             "Top: gradient time over the numba primal's time (log scale; the dashed line is "
             "3x). Bottom, once ours runs: ours over each peer.", ""]
     return "\n".join(out)
+
+
+# Benchmarks with their own runs and pages, whose last tables this page repeats.
+_OTHER_PAGES = (
+    ("vjp.md", "interop.md", "vjp of an array-returning time-stepper against JAX's `vjp`",
+     "python -m benchmarks.bench_vjp"),
+    ("benchmarks_jvp.md", "benchmarks_jvp.md",
+     "jvp of an array-returning time-stepper against JAX's `jvp`",
+     "python -m benchmarks.bench_jvp"),
+    ("benchmarks_real.md", "benchmarks_real.md", "real programs with default options "
+     "against hand-written gradients", "python -m benchmarks.bench_real"),
+)
+
+
+def _other_pages(number):
+    """Sections repeating the tables of the benchmark pages written by other runs."""
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    out = []
+    for k, (page, link, title, command) in enumerate(_OTHER_PAGES):
+        path = docs / page
+        if not path.exists():
+            continue
+        table = [ln for ln in path.read_text().splitlines() if ln.startswith("|")]
+        first = next((i for i, ln in enumerate(table) if set(ln) <= set("|-: ")), None)
+        table = table[:first + 1] + [ln for ln in table[first + 1:]
+                                     if not set(ln) <= set("|-: ")] if first else table
+        out += [f"## {number + k}. {title}", "",
+                f"From `{command}`, as last run; [{link}]({link}) says how it is "
+                "measured and what the rows that miss their goals miss by.", ""]
+        rows = []
+        for ln in table:
+            if rows and ln.count("|") != rows[0].count("|"):
+                break           # the page's first table only
+            rows.append(ln)
+        out += rows + [""]
+    return out
 
 
 def _count(n):
