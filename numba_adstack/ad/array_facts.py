@@ -136,7 +136,9 @@ class ArrayFacts:
         """The :class:`~.rule_binding.BoundRule` of a call that reduces float arrays to a
         float (``np.sum(x)``, ``x.max()``, ``np.linalg.det(a)``, ``np.dot(x, y)``...),
         else None."""
-        if e.op != "call" or self.array_copy_source(e) is not None:
+        if e.op == "binop" and e.fn is operator.matmul:
+            pass            # u @ v of two vectors: np.dot
+        elif e.op != "call" or self.array_copy_source(e) is not None:
             return None
         sig = self.typed.calltypes.get(e)
         if sig is None or not is_float(sig.return_type):
@@ -175,7 +177,7 @@ class ArrayFacts:
             return []
         if e.op in ("getitem", "static_getitem") and isinstance(self.ty(e.value), types.Array):
             return [e.value.name]
-        if e.op == "call" and self.reduction(e):
+        if e.op in ("call", "binop") and self.reduction(e):
             return [a.name for a in self.reduction(e).operands if is_float_array(self.ty(a))]
         if e.op == "pair_first":
             rl = self.iter_alias.get(self.pair_iter(e).name)

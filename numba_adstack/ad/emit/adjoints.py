@@ -113,6 +113,8 @@ class Adjoints:
             return []
         if e.op == "cast":
             return self._plain(e.value, g)
+        if e.op == "binop" and facts.reduction(e) is not None:
+            return self._reduction(name, e, g)          # u @ v of two vectors
         if e.op in ("binop", "inplace_binop"):
             fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn, e.immutable_fn)
             rule = R.BINOP_RULES.get(fn)
