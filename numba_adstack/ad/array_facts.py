@@ -233,10 +233,13 @@ class ArrayFacts:
                 or self.array_copy_source(self.def_expr(name)) is not None
                 or self.local_array(name))
 
-    def _written_members(self):
-        """Array variables stored into, updated in place or written by a call."""
+    def written_members(self, skip=()):
+        """Array variables stored into, updated in place or written by a call (in the
+        blocks not in ``skip``)."""
         out = []
-        for blk in self.fir.blocks.values():
+        for label, blk in self.fir.blocks.items():
+            if label in skip:
+                continue
             for stmt in blk.body:
                 upd = self.array_update(stmt)
                 if upd is not None:
@@ -292,7 +295,7 @@ class ArrayFacts:
         """Roots of the arrays whose memory the function writes (through any member of
         their buffer class), and the written classes."""
         self.buffer_class = self._buffer_classes()
-        members = self._written_members()
+        members = self.written_members()
         self.written_classes = {self.buffer_class.get(m, m) for m in members}
         written = {self.array_root(m) for m in members}
         for name, rep in self.buffer_class.items():

@@ -15,6 +15,16 @@ from ..structure import LoopNode, node_key
 from ..typeinfo import zero_src
 
 
+def range_start(L, rl, operand):
+    """Set a range loop's counter state before its first iteration; ``operand`` renders
+    its bounds (or the iterated array)."""
+    if rl.array is not None:
+        L("%s = len(%s)" % (rl.len, operand(rl.array)))
+    else:
+        L("%s = len(range(%s))" % (rl.len, ", ".join(operand(a) for a in rl.args)))
+    L("%s = 0" % rl.ctr)
+
+
 def range_index(rl, counter, r):
     """Source of the value a range (or array) loop yields at iteration ``counter``."""
     if rl.array is not None:
@@ -325,12 +335,7 @@ class Forward:
         rl = self.facts.iter_alias.get(name)
         if rl is None:
             self.facts.error("iteration over %s" % self.facts.ty(e.value), e.loc)
-        if rl.array is not None:
-            L("%s = len(%s)" % (rl.len, self.src.operand(rl.array)))
-        else:
-            L("%s = len(range(%s))" % (rl.len, ", ".join(self.src.operand(a)
-                                                         for a in rl.args)))
-        L("%s = 0" % rl.ctr)
+        range_start(L, rl, self.src.operand)
 
     # ------------------------------------------------------------------ loops
     def loop(self, L, lp):

@@ -7,6 +7,7 @@ adjoint of the sum it added to; its stacks are then empty again.
 from numba.core import ir
 
 from .constants import ZERO
+from .forward import range_start
 
 
 class Fused:
@@ -23,13 +24,7 @@ class Fused:
 
     def sweep(self, L, lp):
         """Run map loop ``lp`` again from its first iteration, reversing each one."""
-        rl = lp.range
-        ref = self.cx.adjoints.ref
-        if rl.array is not None:
-            L("%s = len(%s)" % (rl.len, ref(rl.array)))
-        else:
-            L("%s = len(range(%s))" % (rl.len, ", ".join(ref(a) for a in rl.args)))
-        L("%s = 0" % rl.ctr)
+        range_start(L, lp.range, self.cx.adjoints.ref)
         self._sweeping.add(lp)
         try:
             self.loop(L, lp)

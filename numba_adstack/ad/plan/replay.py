@@ -16,7 +16,7 @@ import numpy as np
 from numba.core import ir, types
 
 from ..typeinfo import is_float
-from .seeds import _seed, _straight_after
+from .seeds import seed_tree, straight_after
 
 
 def choose_replayed(facts, activity, fused):
@@ -53,7 +53,7 @@ def element_seed(facts, lp, array):
     if not facts.is_constructor_call(array) or facts.fill_value(facts.def_expr(array)) \
             is not None:
         return None
-    return _array_seed(facts, lp, _straight_after(facts, lp), array, 0)
+    return _array_seed(facts, lp, straight_after(facts, lp), array, 0)
 
 
 def _array_seed(facts, lp, straight, v, depth):
@@ -74,7 +74,7 @@ def _array_seed(facts, lp, straight, v, depth):
             term = _method_sum_seed(facts, lp, straight, t, depth)
         elif isinstance(e, ir.Expr) and e.op == "call" and not e.kws and len(e.args) == 1 \
                 and facts.resolve_global(e.func) is np.sum:
-            term = _seed(facts, lp, straight, t, depth + 1)
+            term = seed_tree(facts, lp, straight, t, depth + 1)
         else:
             term = None
         if term is None:
@@ -113,7 +113,7 @@ def _method_sum_seed(facts, lp, straight, method, depth):
         if label not in straight or not (isinstance(e, ir.Expr) and e.op == "call"
                                          and not e.args and not e.kws):
             return None
-        term = _seed(facts, lp, straight, stmt.target.name, depth + 1)
+        term = seed_tree(facts, lp, straight, stmt.target.name, depth + 1)
         if term is None:
             return None
         terms.append(term)
@@ -196,21 +196,7 @@ def _memory_is_stable(facts, lp, stored):
                 if facts.array_root(e.value.name) in stored \
                         or not facts.is_readonly_array(e.value.name):
                     return False
-    for label, blk in facts.fir.blocks.items():
-        if label in lp.blocks:
-            continue
-        for stmt in blk.body:
-            upd = facts.array_update(stmt)
-            written = [] if upd is None else [upd[0].name]
-            if isinstance(stmt, ir.Assign):
-                e = stmt.value
-                if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
-                        and isinstance(facts.ty(e.lhs), types.Array):
-                    written.append(e.lhs.name)
-                written.extend(a.name for a in facts.mutated_arrays(e))
-            if any(_shares(facts, w, stored) for w in written):
-                return False
-    return True
+    return not any(_shares(facts, w, stored) for w in facts.written_members(lp.blocks))
 
 
 def _shares(facts, name, roots):

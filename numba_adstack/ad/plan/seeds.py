@@ -26,11 +26,11 @@ def early_seed(facts, lp, var):
     """The seed tree of d(result)/d(``var``), computable before ``lp`` runs, or None."""
     if var is None:
         return ("zero",)
-    straight = _straight_after(facts, lp)
-    return _seed(facts, lp, straight, var, 0)
+    straight = straight_after(facts, lp)
+    return seed_tree(facts, lp, straight, var, 0)
 
 
-def _straight_after(facts, lp):
+def straight_after(facts, lp):
     """The exit block of ``lp`` and the straight-line chain of top-level blocks after it."""
     straight = [lp.exits[0][1]]
     while True:
@@ -75,7 +75,7 @@ def _hoist(facts, lp, straight, v, depth):
     return None
 
 
-def _seed(facts, lp, straight, v, depth):
+def seed_tree(facts, lp, straight, v, depth):
     if depth > _MAX_SEED_DEPTH:
         return None
     terms = []
@@ -101,9 +101,9 @@ def _seed_term(facts, lp, straight, v, stmt, depth):
         return None
     e, t = stmt.value, stmt.target
     if isinstance(e, ir.Var) or (isinstance(e, ir.Expr) and e.op == "cast"):
-        return _seed(facts, lp, straight, t.name, depth + 1)
+        return seed_tree(facts, lp, straight, t.name, depth + 1)
     if isinstance(e, ir.Expr) and e.op == "unary" and e.fn is operator.neg:
-        s = _seed(facts, lp, straight, t.name, depth + 1)
+        s = seed_tree(facts, lp, straight, t.name, depth + 1)
         return None if s is None else ("neg", s)
     if not (isinstance(e, ir.Expr) and e.op in ("binop", "inplace_binop")):
         return None
@@ -111,7 +111,7 @@ def _seed_term(facts, lp, straight, v, stmt, depth):
     if e.lhs.name == v and e.rhs.name == v:
         return None
     other = e.rhs if e.lhs.name == v else e.lhs
-    s = _seed(facts, lp, straight, t.name, depth + 1)
+    s = seed_tree(facts, lp, straight, t.name, depth + 1)
     if s is None:
         return None
     if fn is operator.add:
