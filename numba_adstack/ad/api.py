@@ -10,12 +10,10 @@ import inspect
 import linecache
 import threading
 
-from numba import typeof
 from numba.core import types
 from numba.core.compiler import Compiler, DefaultPassBuilder
 from numba.core.compiler_machinery import PassManager
 from numba.core.registry import CPUDispatcher
-from numba._dispatcher import compute_fingerprint
 
 from .. import config
 from ..errors import AdStackOverflowError, AdStackBudgetError, backward_overflow_message
@@ -24,7 +22,7 @@ from . import cache as disk_cache
 from . import vjp as _vjp
 from .capture import typed_ir
 from .rewrite import Options, build_backward
-from .specialize import layout_of
+from .specialize import by_fingerprint, layout_of
 from .typeinfo import is_float, is_float_array
 
 _INTRINSICS = {"adstack": adstack, "push": push, "pop": pop, "top": top, "size": size,
@@ -216,17 +214,7 @@ class GradDispatcher(CPUDispatcher):
         return self
 
     def _backward(self, args):
-        try:
-            fast = tuple(map(compute_fingerprint, args))
-        except Exception:
-            fast = None
-        bw = self._by_fingerprint.get(fast) if fast is not None else None
-        if bw is not None:
-            return bw
-        bw = self.backward_for_types(tuple(typeof(a) for a in args))
-        if fast is not None:
-            self._by_fingerprint[fast] = bw
-        return bw
+        return by_fingerprint(self._by_fingerprint, args, self.backward_for_types)
 
     def backward_for_types(self, argtypes):
         """The :class:`Backward` of one argument type signature, built once."""

@@ -10,6 +10,8 @@ holds, and the backward is built per argument types. The backward takes the flat
 arguments; the gradient is regrouped into the shape of the arguments: a tuple of
 gradients for a tuple, None for a function.
 """
+from numba import typeof
+from numba._dispatcher import compute_fingerprint
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import build_definitions
@@ -106,6 +108,21 @@ class ArgLayout:
         for k, tree in enumerate(self.trees):
             walk(tree, (k,))
         return out
+
+
+def by_fingerprint(cache, args, build):
+    """``build(argument types)``, made once per types and found again through Numba's
+    fast argument fingerprints (computing ``typeof`` on every call costs more)."""
+    try:
+        fast = tuple(map(compute_fingerprint, args))
+    except Exception:
+        fast = None
+    got = cache.get(fast) if fast is not None else None
+    if got is None:
+        got = build(tuple(typeof(a) for a in args))
+        if fast is not None:
+            cache[fast] = got
+    return got
 
 
 def layout_of(py_func, argtypes):

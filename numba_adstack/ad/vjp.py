@@ -15,11 +15,10 @@ Integer (and boolean) outputs take no cotangent: None, or a zero, stands for the
 import threading
 
 import numpy as np
-from numba import typeof
 from numba.core import types
-from numba._dispatcher import compute_fingerprint
 
 from ..errors import AdjointArgumentError, NonDifferentiableError
+from .specialize import by_fingerprint
 from .typeinfo import is_float, is_float_array
 
 _FLOAT, _ARRAY, _NONE, _TUPLE = "float", "array", "none", "tuple"
@@ -221,23 +220,14 @@ def _describe(c):
 
 # ---------------------------------------------------------------------- the methods
 def signature_for(disp, args):
-    """The :class:`VjpSignature` of ``disp`` for ``args``, found by Numba's fast argument
-    fingerprints once built."""
-    cache = disp.__dict__.setdefault("_vjp_signatures", {})
-    try:
-        fast = tuple(map(compute_fingerprint, args))
-    except Exception:
-        fast = None
-    sig = cache.get(fast) if fast is not None else None
-    if sig is None:
-        argtypes = tuple(typeof(a) for a in args)
-        sig = cache.get(argtypes)
-        if sig is None:
-            sig = VjpSignature(disp, argtypes)
-            cache[argtypes] = sig
-        if fast is not None:
-            cache[fast] = sig
-    return sig
+    """The :class:`VjpSignature` of ``disp`` for ``args``, made once per argument types."""
+    by_types = disp.__dict__.setdefault("_vjp_signatures", {})
+
+    def build(argtypes):
+        if argtypes not in by_types:
+            by_types[argtypes] = VjpSignature(disp, argtypes)
+        return by_types[argtypes]
+    return by_fingerprint(disp.__dict__.setdefault("_vjp_fingerprints", {}), args, build)
 
 
 def protected_arguments(disp, args):

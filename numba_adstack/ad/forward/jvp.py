@@ -10,10 +10,9 @@ import numbers
 
 import numpy as np
 from numba import njit, typeof
-from numba._dispatcher import compute_fingerprint
 
 from ..capture import typed_ir
-from ..specialize import layout_of
+from ..specialize import by_fingerprint, layout_of
 from .emit import build_jvp
 
 
@@ -83,19 +82,9 @@ def check_tangent(qualname, name, value, tangent):
 
 
 def _layout(dispatcher, args):
-    """The argument layout of these arguments' types, found by Numba's fast argument
-    fingerprints once seen."""
-    cache = dispatcher.__dict__.setdefault("_jvp_layouts", {})
-    try:
-        fast = tuple(map(compute_fingerprint, args))
-    except Exception:
-        fast = None
-    layout = cache.get(fast) if fast is not None else None
-    if layout is None:
-        layout = layout_of(dispatcher.py_func, tuple(typeof(a) for a in args))
-        if fast is not None:
-            cache[fast] = layout
-    return layout
+    """The argument layout of these arguments' types."""
+    return by_fingerprint(dispatcher.__dict__.setdefault("_jvp_layouts", {}), args,
+                          lambda types: layout_of(dispatcher.py_func, types))
 
 
 def check_tangents(dispatcher, args, tangents):
