@@ -86,7 +86,84 @@ def into_given_array(s, k, vol, out):
     return np.sum(out * out)
 
 
-FUNCS = [priced, priced_tuple, nonlinear_use, written_after, reads_what_is_written_later]
+@nad.grad_jit
+def stored_twice(s, k, vol):
+    n = s.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = s[i] * vol
+        out[i] = math.sin(k[i] * vol)       # the first value is lost
+    return out.sum()
+
+
+@nad.grad_jit
+def counter_carried(s, k, vol):
+    n = s.shape[0]
+    out = np.empty(n)
+    c = 0
+    for i in range(n):
+        out[i] = s[i] * vol * c + k[i]
+        c += 1
+    return np.sum(out * out)
+
+
+# Map loops below the top level, and loops inside map loops.
+@nad.grad_jit
+def grid_nonlinear(s, k, vol):
+    n, m = s.shape[0], k.shape[0] - 2
+    out = np.empty((m, n))
+    for i in range(n):
+        si = math.sin(s[i] * vol)
+        for j in range(m):
+            out[j, i] = si * math.exp(-k[j] * vol / 100.0)   # own column of i, row of j
+    total = 0.0
+    for i in range(n):
+        for j in range(m):
+            total += out[j, i] * out[j, i]
+    return total
+
+
+@nad.grad_jit
+def row_sums(s, k, vol):
+    # The atoms loop fills one energy per atom; the pairs loop inside it only sums.
+    n = s.shape[0]
+    e = np.empty(n)
+    for i in range(n):
+        acc = 0.0
+        for j in range(n):
+            if j != i:
+                d = (s[i] - s[j]) / 10.0
+                acc += math.exp(-vol * d * d) * k[j]
+        e[i] = acc
+    return 0.5 * e.sum()
+
+
+@nad.grad_jit
+def rows_then_squares(s, k, vol):
+    # A map loop over rows whose iteration runs another map loop over columns.
+    n, m = s.shape[0], 3
+    out = np.empty((n, m))
+    for i in range(n):
+        base = math.log(s[i]) * vol
+        for j in range(m):
+            out[i, j] = base * k[j] + math.cos(base + j)
+    return np.sum(out * out)
+
+
+@nad.grad_jit
+def norm_of_sum(s, k, vol):
+    # A loop of sums whose adjoint is known only after it (the square root).
+    acc = 0.0
+    for i in range(s.shape[0]):
+        acc += math.sin(vol * s[i]) ** 2 * k[i]
+    return math.sqrt(acc) * vol
+
+
+FUNCS = [priced, priced_tuple, nonlinear_use, written_after, reads_what_is_written_later,
+         stored_twice, counter_carried, grid_nonlinear, row_sums, rows_then_squares,
+         norm_of_sum]
+NO_HISTORY = [priced, priced_tuple, nonlinear_use, counter_carried, grid_nonlinear,
+              row_sums, rows_then_squares, norm_of_sum]
 RNG = np.random.default_rng(7)
 S = RNG.uniform(80.0, 120.0, 6)
 K = RNG.uniform(90.0, 110.0, 6)
@@ -107,8 +184,7 @@ def test_given_output_array():
         np.testing.assert_allclose(grads[i], want[i], rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("f", [priced, priced_tuple, nonlinear_use],
-                         ids=lambda f: f.py_func.__name__)
+@pytest.mark.parametrize("f", NO_HISTORY, ids=lambda f: f.py_func.__name__)
 def test_map_loops_keep_no_history(f):
     assert "adstack(" not in f.inspect_adjoint(S, K, 0.3)
 
@@ -119,3 +195,14 @@ def test_outputs_summed_after_the_loop_are_not_run_again():
     assert src.count("math.erf(") == 1
     src = nonlinear_use.inspect_adjoint(S, K, 0.3)
     assert src.count("math.exp(") >= 2        # run again by the sweep
+
+
+def test_nested_map_loops_run_once_or_again_as_their_outputs_need():
+    # Summed energies: the atoms loop is reversed in the replay, one pass.
+    assert row_sums.inspect_adjoint(S, K, 0.3).count("math.exp(") == 1
+    # Squared outputs: the sweep runs the outer loop again, and reverses each of its
+    # iterations by running the inner loop once more.
+    assert grid_nonlinear.inspect_adjoint(S, K, 0.3).count("math.exp(") == 3
+    # An element stored twice in one iteration: its seed would go to both values, so
+    # the loop is run again by the sweep instead.
+    assert stored_twice.inspect_adjoint(S, K, 0.3).count("math.sin(") == 2

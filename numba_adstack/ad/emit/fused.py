@@ -23,21 +23,36 @@ class Fused:
             lp not in self.cx.plan.replayed or lp in self._sweeping)
 
     def sweep(self, L, lp):
-        """Run map loop ``lp`` again from its first iteration, reversing each one."""
-        range_start(L, lp.range, self.cx.adjoints.ref)
+        """Run loop ``lp`` again from its first iteration, reversing each one: a map loop,
+        or a loop of sums seeded with the adjoint of the sum that leaves it."""
+        cx, names = self.cx, self.cx.names
+        for phi, members, outflow, seed in cx.plan.fused[lp]:
+            live = outflow is not None and outflow in cx.activity.useful
+            L("%s = %s" % (self.seed_name(phi), names.bar(outflow) if live else "0.0"))
+            if live:
+                L("%s = %s" % (names.bar(outflow), ZERO))
+        # The values entering the loop, as the replay set them before its first iteration.
+        for pred in self.facts.s.preds[lp.header]:
+            if pred not in lp.blocks:
+                cx.forward.copies(L, (pred, lp.header))
+        range_start(L, lp.range, cx.adjoints.ref)
         self._sweeping.add(lp)
         try:
             self.loop(L, lp)
         finally:
             self._sweeping.discard(lp)
+        # A sum's final value depends on its initial value with slope one.
+        for phi, members, outflow, seed in cx.plan.fused[lp]:
+            L("%s = %s" % (names.bar(phi), self.seed_name(phi)))
 
     def seed_name(self, phi):
         return "_seed_" + self.cx.names.n(phi)
 
     def loop(self, L, lp):
         cx = self.cx
-        for phi, members, outflow, seed in cx.plan.fused[lp]:
-            L("%s = %s" % (self.seed_name(phi), cx.src.seed(seed)))
+        if lp not in cx.plan.replayed:      # (the sweep seeds those that it runs again)
+            for phi, members, outflow, seed in cx.plan.fused[lp]:
+                L("%s = %s" % (self.seed_name(phi), cx.src.seed(seed)))
         if lp not in self._sweeping:
             for array, (loop, seed) in sorted(cx.plan.element_seeds.items()):
                 if loop is lp:

@@ -53,7 +53,13 @@ def choose_parallel(facts, fused, parallel_option):
     return out
 
 
-def _fusion_plan(facts, activity, lp, parent=None):
+def sum_families(facts, activity, lp, seed_of):
+    """The families of sums of ``lp`` when it carries nothing else and stores nothing,
+    each seeded by ``seed_of(outflow)``; else None."""
+    return _fusion_plan(facts, activity, lp, seed_of=seed_of)
+
+
+def _fusion_plan(facts, activity, lp, parent=None, seed_of=None):
     """The families of sums of ``lp``, or None when it cannot be fused. A loop inside a
     fused loop (``parent``: its families) fuses when each of its sums belongs to one of
     the parent's: its seed is then the parent's seed."""
@@ -74,8 +80,12 @@ def _fusion_plan(facts, activity, lp, parent=None):
         latch_in = [inc[b].name for b in lp.latches if isinstance(inc.get(b), ir.Var)]
         if not all(v in members for v in latch_in):
             return None
-        seed = early_seed(facts, lp, outflow) if parent is None \
-            else _parent_seed(parent, phi.name)
+        if seed_of is not None:
+            seed = seed_of(outflow)
+        elif parent is None:
+            seed = early_seed(facts, lp, outflow)
+        else:
+            seed = _parent_seed(parent, phi.name)
         if seed is None:
             return None
         families.append((phi.name, members, outflow, seed))

@@ -16,6 +16,7 @@ import numpy as np
 from numba.core import ir, types
 
 from ..typeinfo import is_float
+from .fusion import sum_families
 from .seeds import seed_tree, straight_after
 
 
@@ -28,22 +29,83 @@ def choose_replayed(facts, activity, fused):
     it runs, like a fused loop, and is not run again."""
     if not facts.target.fuses_loops:
         return {}, frozenset(), {}
-    # Top-level loops only: what the iteration reads from before the loop is then
-    # defined once in the function, and still in its variable when the sweep runs it.
     loops, again, seeds = {}, set(), {}
-    for lp in facts.s.loops:
-        if lp.depth != 1 or lp in fused:
+    for lp in sorted(facts.s.loops, key=lambda lp: lp.depth):
+        # A loop inside others is one only where each enclosing loop is reversed an
+        # iteration at a time: what its iteration reads from before it is then defined
+        # once in that unit, and still in its variable when the unit's sweep runs it
+        # (at the top level: once in the function).
+        if lp in fused or (lp.depth > 1 and lp.parent not in fused
+                           and lp.parent not in loops):
+            continue
+        sums = _seeded_sums(facts, activity, lp, loops, again, seeds)
+        if sums is not None:
+            loops[lp] = sums            # reversed in the replay, like a fused loop
             continue
         stored = _map_loop_outputs(facts, activity, lp)
         if stored is None:
+            sums = _replayed_sums(facts, activity, lp)
+            if sums is not None:
+                loops[lp] = sums
+                again.add(lp)
             continue
-        early = {a: element_seed(facts, lp, a) for a in stored}
-        if all(seed is not None for seed in early.values()):
+        early = {a: element_seed(facts, lp, a) for a in stored} \
+            if lp.depth == 1 and _writes_each_element_once(facts, lp) else {}
+        if early and all(seed is not None for seed in early.values()):
             seeds.update({a: (lp, seed) for a, seed in early.items()})
         else:
             again.add(lp)
         loops[lp] = []
     return loops, frozenset(again), seeds
+
+
+def _seeded_sums(facts, activity, lp, loops, again, seeds):
+    """The families of a loop of sums inside a map loop reversed in the replay, when each
+    sum leaves it only to be stored into an element of an array of element seeds (``e[i]
+    = s``, a row's energy): the sum's seed is that element's."""
+    parent = lp.parent
+    if parent is None or parent not in loops or parent in again:
+        return None
+
+    def seed_of(outflow):
+        if outflow is None:
+            return ("zero",)
+        roots = set()
+        for label, stmt in facts.uses.get(outflow, ()):
+            if label in lp.blocks:
+                continue
+            if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) \
+                    or stmt.value.name != outflow:
+                return None
+            roots.add(facts.array_root(stmt.target.name))
+        if len(roots) != 1 or seeds.get(next(iter(roots)), (None,))[0] is not parent:
+            return None
+        return ("fused", roots.pop())
+
+    families = sum_families(facts, activity, lp, seed_of)
+    return families or None
+
+
+def _replayed_sums(facts, activity, lp):
+    """The families of a range loop that carries only sums, writes no memory and reads
+    only arrays that nothing writes, but whose sums' adjoint is known only after it (the
+    squared distance summed over a row's components, then square-rooted): the sweep runs
+    it again, seeding each iteration with the adjoint of the sum that leaves it."""
+    rl = lp.range
+    if rl is None or rl.first is None or rl.parallel or lp.depth != 1:
+        # Inside a loop reversed an iteration at a time, the history of one run of the
+        # loop is all its stack holds; run again, a loop of a few iterations (a distance
+        # over 3 components) is vectorised by LLVM and runs slower than its stack.
+        return None
+    if any(facts.array_update(stmt) is not None or (
+            isinstance(stmt, ir.Assign) and not _plain_assign(facts, activity, lp, stmt,
+                                                               sums_leave=True))
+           for b in lp.blocks for stmt in facts.fir.blocks[b].body):
+        return None
+    families = sum_families(facts, activity, lp, lambda out: ("adjoint", out))
+    if not families or not _memory_is_stable(facts, lp, {}):
+        return None
+    return families
 
 
 def element_seed(facts, lp, array):
@@ -121,41 +183,53 @@ def _method_sum_seed(facts, lp, straight, method, depth):
 
 
 def _map_loop_outputs(facts, activity, lp):
-    """The arrays (roots) that map loop ``lp`` fills, or None when it is not one."""
+    """The arrays (roots) that map loop ``lp`` fills, or None when it is not one. Loops
+    inside it run within its iteration, reversed as usual."""
     rl = lp.range
     if rl is None or rl.first is None or rl.parallel or len(lp.exits) != 1 \
             or lp.exits[0][0] != lp.header:
         return None
-    if any(other.parent is lp for other in facts.s.loops):
-        return None
     for phi, _ in facts.block_phis[lp.header]:
         if phi.name in activity.useful or phi.name in activity.varied:
             return None             # something flows from one iteration to the next
-    stored = set()
+    positions = {}                  # array -> where the loop's index is in its stores
     for b in lp.blocks:
         for stmt in facts.fir.blocks[b].body:
             if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
-                if not _own_element(facts, rl, stmt):
+                root = facts.array_root(stmt.target.name)
+                at = _own_element(facts, rl, stmt)
+                if at is None or positions.setdefault(root, at) != at:
                     return None
-                stored.add(facts.array_root(stmt.target.name))
             elif isinstance(stmt, ir.Assign) and not _plain_assign(facts, activity, lp, stmt):
                 return None
             elif not isinstance(stmt, (ir.Assign, ir.Del, ir.Jump, ir.Branch)):
                 return None
-    if stored and _memory_is_stable(facts, lp, stored):
-        return sorted(stored)
+    if positions and _memory_is_stable(facts, lp, positions):
+        return sorted(positions)
     return None
 
 
-def _own_element(facts, rl, stmt):
-    """``out[i] = v`` or ``out[i, ...] = v`` with ``i`` the loop's index."""
+def _store_index_items(facts, stmt):
     idx = stmt.index_var if isinstance(stmt, ir.StaticSetItem) else stmt.index
     if idx is None:
-        return False
+        return None
     d = facts.def_expr(idx.name)
     if isinstance(d, ir.Expr) and d.op == "build_tuple" and d.items:
-        idx = d.items[0]
-    return _is_index(facts, rl, idx.name) and is_float(facts.ty(stmt.value))
+        return list(d.items)
+    return [idx]
+
+
+def _own_element(facts, rl, stmt):
+    """For ``out[..., i, ...] = v`` with ``i`` the loop's index, the position of ``i`` in
+    the index (so that iterations write disjoint elements when each store of ``out`` has
+    it at the same position); else None."""
+    items = _store_index_items(facts, stmt)
+    if items is None or not is_float(facts.ty(stmt.value)):
+        return None
+    for k, item in enumerate(items):
+        if _is_index(facts, rl, item.name):
+            return k
+    return None
 
 
 def _is_index(facts, rl, name, depth=0):
@@ -165,9 +239,33 @@ def _is_index(facts, rl, name, depth=0):
     return depth < 8 and isinstance(d, ir.Var) and _is_index(facts, rl, d.name, depth + 1)
 
 
-def _plain_assign(facts, activity, lp, stmt):
+def _writes_each_element_once(facts, lp):
+    """Does one iteration write each element at most once? (An element seed goes to the
+    value stored; a second store of the same element would get it too.) Stores outside
+    loops inside ``lp``, each at a distinct index: the loop's index and constants."""
+    seen = set()
+    for b in lp.blocks:
+        for stmt in facts.fir.blocks[b].body:
+            if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                continue
+            if facts.s.enclosing(b)[0] is not lp:
+                return False
+            key = [facts.array_root(stmt.target.name)]
+            for item in _store_index_items(facts, stmt):
+                const = facts.static_form(item.name)
+                key.append("i" if _is_index(facts, lp.range, item.name) else
+                           const[1] if const is not None and const[0] == "const"
+                           and isinstance(const[1], int) else None)
+            if None in key or tuple(key) in seen:
+                return False
+            seen.add(tuple(key))
+    return True
+
+
+def _plain_assign(facts, activity, lp, stmt, sums_leave=False):
     """A statement an iteration may hold: no in-place array arithmetic, no call that
-    writes memory, no array made (views are fine); floats it makes stay in the loop."""
+    writes memory, no array made (views are fine); floats it makes stay in the loop
+    (unless ``sums_leave``: the sums' families are checked apart)."""
     e, name = stmt.value, stmt.target.name
     if isinstance(e, ir.Expr):
         if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array):
@@ -180,7 +278,7 @@ def _plain_assign(facts, activity, lp, stmt):
             isinstance(e, ir.Var) or (isinstance(e, ir.Expr) and e.op in (
                 "getitem", "static_getitem", "getattr", "cast"))):
         return False
-    if name in activity.useful:
+    if name in activity.useful and not sums_leave:
         return all(label in lp.blocks for label, _ in facts.uses.get(name, ()))
     return True
 
