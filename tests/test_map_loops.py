@@ -206,3 +206,50 @@ def test_nested_map_loops_run_once_or_again_as_their_outputs_need():
     # An element stored twice in one iteration: its seed would go to both values, so
     # the loop is run again by the sweep instead.
     assert stored_twice.inspect_adjoint(S, K, 0.3).count("math.sin(") == 2
+
+
+# With parallel=True, prange map loops run in parallel in the backward too: reversed in
+# the replay (element seeds), or run again in parallel by the sweep.
+def _priced_prange(s, k, vol):
+    n = s.shape[0]
+    call = np.empty(n)
+    put = np.empty(n)
+    for i in numba.prange(n):
+        d = (math.log(s[i] / k[i]) + 0.5 * vol * vol) / vol
+        call[i] = s[i] * math.erf(d) - k[i] * math.exp(-d * d)
+        put[i] = k[i] * (1.0 - math.tanh(d)) + s[i] * k[i % 3]   # k[i % 3]: shared
+    return 2.0 * call.sum() - np.sum(put) / 3.0
+
+
+def _squared_prange(s, k, vol):
+    n = s.shape[0]
+    out = np.empty(n)
+    for i in numba.prange(n):
+        out[i] = math.exp(-vol * s[i] / 100.0) * k[i]
+    total = 0.0
+    for i in range(n):
+        total += out[i] * out[(i + 1) % n]
+    return total
+
+
+def _norm_prange(s, k, vol):
+    acc = 0.0
+    for i in numba.prange(s.shape[0]):
+        acc += math.sin(vol * s[i]) ** 2 * k[i]
+    return math.sqrt(acc) * vol
+
+
+PRANGE = [(nad.grad_jit(parallel=True)(f), nad.grad_jit(f))
+          for f in (_priced_prange, _squared_prange, _norm_prange)]
+
+
+@pytest.mark.parametrize("pair", PRANGE, ids=lambda p: p[0].py_func.__name__)
+def test_parallel_map_loops(pair):
+    parallel, serial = pair
+    args = (S, K, 0.3)
+    src = parallel.inspect_adjoint(*args)
+    assert "numba.prange(" in src and "adstack(" not in src
+    assert "numba.prange(" not in serial.inspect_adjoint(*args)
+    got = check_fd(parallel, *args, rtol=1e-5, atol=1e-6)
+    for g, want in zip(got, serial.grad(*args)):
+        np.testing.assert_allclose(g, want, rtol=1e-12)

@@ -57,8 +57,8 @@ class Fused:
             for array, (loop, seed) in sorted(cx.plan.element_seeds.items()):
                 if loop is lp:
                     L("%s = %s" % (self.seed_name(array), cx.src.seed(seed)))
-        if lp in cx.plan.parallel:
-            cx.parallel.loop(L, lp)
+        if lp in cx.plan.parallel and self.reverses(lp):
+            cx.parallel.loop(L, lp)     # (a loop the sweep runs again: in the sweep)
             return
         L("while True:")
         with L.indent():

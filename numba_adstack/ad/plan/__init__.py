@@ -74,7 +74,7 @@ def make_plan(facts, activity, options, probe):
     fused = {**sums, **maps}      # both reversed an iteration at a time
     sites = Sites(facts, fused)
     recompute = Recompute(facts, fused, sites)
-    draft = Plan(fused, choose_parallel(facts, sums, options.parallel),
+    draft = Plan(fused, choose_parallel(facts, fused, options.parallel),
                  skippable_loops(facts, activity, fused), Shapes(facts), sites, recompute,
                  record_stacks=record_stacks(facts, options, sites, fused),
                  replayed=replayed, element_seeds=element_seeds)

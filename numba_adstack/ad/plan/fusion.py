@@ -33,10 +33,11 @@ def choose_fused(facts, activity):
 
 
 def choose_parallel(facts, fused, parallel_option):
-    """``{loop: helper name}`` for the fused ``prange`` loops that run in parallel: each
-    iteration, its forward replay and its reverse, is a call to a helper function (its
-    stacks in the helper's frame, so each thread has its own), and the sums and the
-    adjoints of values from before the loop are reductions."""
+    """``{loop: helper name}`` for the fused ``prange`` loops (map loops too) that run in
+    parallel: each iteration, its forward replay and its reverse, is a call to a helper
+    function (its stacks in the helper's frame, so each thread has its own), and the sums
+    and the adjoints of values from before the loop are reductions. (A map loop the sweep
+    runs again runs in parallel there, and serially in the replay.)"""
     if not facts.target.parallel_loops or not parallel_option:
         return {}
     out = {}

@@ -92,7 +92,7 @@ def _replayed_sums(facts, activity, lp):
     squared distance summed over a row's components, then square-rooted): the sweep runs
     it again, seeding each iteration with the adjoint of the sum that leaves it."""
     rl = lp.range
-    if rl is None or rl.first is None or rl.parallel or lp.depth != 1:
+    if rl is None or rl.first is None or lp.depth != 1:
         # Inside a loop reversed an iteration at a time, the history of one run of the
         # loop is all its stack holds; run again, a loop of a few iterations (a distance
         # over 3 components) is vectorised by LLVM and runs slower than its stack.
@@ -186,7 +186,7 @@ def _map_loop_outputs(facts, activity, lp):
     """The arrays (roots) that map loop ``lp`` fills, or None when it is not one. Loops
     inside it run within its iteration, reversed as usual."""
     rl = lp.range
-    if rl is None or rl.first is None or rl.parallel or len(lp.exits) != 1 \
+    if rl is None or rl.first is None or len(lp.exits) != 1 \
             or lp.exits[0][0] != lp.header:
         return None
     for phi, _ in facts.block_phis[lp.header]:
