@@ -1,11 +1,13 @@
-"""A prange Monte Carlo (the option workload with ``numba.prange`` over paths), compiled
-with and without ``parallel=True``: primal and gradient times, their ratios, and the
-speed-up of the parallel backward.
+"""A prange Monte Carlo (the option workload with ``numba.prange`` over paths) and a
+prange map loop (Black-Scholes pricing over options, ``call[i]``, ``put[i]`` per
+iteration), compiled with and without ``parallel=True``: primal and gradient times, their
+ratios, and the speed-up of the parallel backward.
 
-    python -m benchmarks.bench_parallel [paths] [steps] [repeat]
+    python -m benchmarks.bench_parallel [paths] [steps] [repeat] [options]
 
-``run(paths, steps, repeat)`` returns the timings and ratios as a dict. The gradients of
-the two versions are checked against each other before anything is timed.
+``run(paths, steps, repeat)`` and ``run_map(options, repeat)`` return the timings and
+ratios as a dict. The gradients of the two versions are checked against each other before
+anything is timed.
 """
 import inspect
 import math
@@ -19,6 +21,7 @@ import numpy as np
 import numba_adstack as nad
 
 from .workloads import mc_option
+from .workloads_real import CALL_WEIGHT, PUT_WEIGHT, _black_scholes_args, cnd
 
 
 def _prange_version(fn):
@@ -33,6 +36,24 @@ def _prange_version(fn):
 
 #: The Monte Carlo workload of ``python -m benchmarks`` with prange over its paths.
 mc_option_prange = _prange_version(mc_option)
+
+
+def black_scholes_prange(S, K, T, r, sigma):
+    """``workloads_real.black_scholes_loss`` with its loop over the options a prange."""
+    n = S.shape[0]
+    call = np.empty(n)
+    put = np.empty(n)
+    for i in numba.prange(n):
+        sqrt_t = math.sqrt(T[i])
+        d1 = (math.log(S[i] / K[i]) + (r[i] + 0.5 * sigma[i] * sigma[i]) * T[i]) / (
+            sigma[i] * sqrt_t)
+        d2 = d1 - sigma[i] * sqrt_t
+        cnd_d1 = cnd(d1)
+        cnd_d2 = cnd(d2)
+        exp_rt = math.exp(-r[i] * T[i])
+        call[i] = S[i] * cnd_d1 - K[i] * exp_rt * cnd_d2
+        put[i] = K[i] * exp_rt * (1.0 - cnd_d2) - S[i] * (1.0 - cnd_d1)
+    return CALL_WEIGHT * call.sum() + PUT_WEIGHT * put.sum()
 
 
 def _median(fn, repeat):
@@ -69,8 +90,47 @@ def run(paths=10_000, steps=50, repeat=30):
             "backward_speedup": t["grad_serial"] / t["grad_parallel"]}
 
 
+def _timed(serial, parallel, args, repeat):
+    gs, gp = serial.grad(*args), parallel.grad(*args)
+    for a, b in zip(gs, gp):
+        if not np.allclose(a, b, rtol=1e-10, atol=0.0):
+            raise AssertionError("parallel gradient differs from the serial one")
+    t = {
+        "primal_serial": _median(lambda: serial(*args), repeat),
+        "primal_parallel": _median(lambda: parallel(*args), repeat),
+        "grad_serial": _median(lambda: serial.grad(*args), repeat),
+        "grad_parallel": _median(lambda: parallel.grad(*args), repeat),
+    }
+    return {"threads": numba.get_num_threads(), "seconds": t,
+            "grad_over_primal_serial": t["grad_serial"] / t["primal_serial"],
+            "grad_over_primal_parallel": t["grad_parallel"] / t["primal_parallel"],
+            "backward_speedup": t["grad_serial"] / t["grad_parallel"]}
+
+
+def run_map(options=200_000, repeat=30):
+    """The prange map loop: Black-Scholes over ``options`` options, default options."""
+    serial = nad.grad_jit(black_scholes_prange)
+    parallel = nad.grad_jit(parallel=True)(black_scholes_prange)
+    res = _timed(serial, parallel, _black_scholes_args(options), repeat)
+    res["options"] = options
+    return res
+
+
+def _report(title, res):
+    t = res["seconds"]
+    print(title)
+    print("  primal   serial %8.3f ms   parallel %8.3f ms"
+          % (1e3 * t["primal_serial"], 1e3 * t["primal_parallel"]))
+    print("  gradient serial %8.3f ms   parallel %8.3f ms"
+          % (1e3 * t["grad_serial"], 1e3 * t["grad_parallel"]))
+    print("  gradient / primal: serial %.2f, parallel %.2f; parallel backward speed-up %.2f"
+          % (res["grad_over_primal_serial"], res["grad_over_primal_parallel"],
+             res["backward_speedup"]))
+
+
 def main(argv):
     nums = [int(a) for a in argv[:3]]
+    options = int(argv[3]) if len(argv) > 3 else 200_000
     res = run(*nums)
     t = res["seconds"]
     print("Monte Carlo with prange: %d paths x %d steps, %d threads"
@@ -82,6 +142,9 @@ def main(argv):
     print("  gradient / primal: serial %.2f, parallel %.2f; parallel backward speed-up %.2f"
           % (res["grad_over_primal_serial"], res["grad_over_primal_parallel"],
              res["backward_speedup"]))
+    res = run_map(options, nums[2] if len(nums) > 2 else 30)
+    _report("Black-Scholes map loop with prange: %d options, %d threads"
+            % (res["options"], res["threads"]), res)
 
 
 if __name__ == "__main__":

@@ -159,9 +159,26 @@ def norm_of_sum(s, k, vol):
     return math.sqrt(acc) * vol
 
 
+@nad.grad_jit
+def inside_time_loop(s, k, vol):
+    # A map loop inside a loop that carries a value: the sweep gets back what the map
+    # loop reads from the time step (c, t) and runs it again; it keeps no history.
+    n = s.shape[0]
+    out = np.empty(n)
+    total = 0.0
+    for t in range(3):
+        c = vol * (t + 1.0) + total * 1e-4
+        for i in range(n):
+            out[i] = math.sin(c * s[i] / 100.0) * k[i] * t
+        for i in range(n):
+            total += out[i] * out[i]
+        total += np.sum(out * out) * c
+    return total
+
+
 FUNCS = [priced, priced_tuple, nonlinear_use, written_after, reads_what_is_written_later,
          stored_twice, counter_carried, grid_nonlinear, row_sums, rows_then_squares,
-         norm_of_sum]
+         norm_of_sum, inside_time_loop]
 NO_HISTORY = [priced, priced_tuple, nonlinear_use, counter_carried, grid_nonlinear,
               row_sums, rows_then_squares, norm_of_sum]
 RNG = np.random.default_rng(7)
@@ -206,6 +223,8 @@ def test_nested_map_loops_run_once_or_again_as_their_outputs_need():
     # An element stored twice in one iteration: its seed would go to both values, so
     # the loop is run again by the sweep instead.
     assert stored_twice.inspect_adjoint(S, K, 0.3).count("math.sin(") == 2
+    # Inside a time loop: run again by the sweep at each step, not reversed from stacks.
+    assert inside_time_loop.inspect_adjoint(S, K, 0.3).count("math.sin(") == 2
 
 
 # With parallel=True, prange map loops run in parallel in the backward too: reversed in

@@ -4,7 +4,7 @@ Before the loop, the early seed of each sum (:mod:`..plan.seeds`) is computed. O
 back edge (and on the exit), the iteration just run is reversed with the seed as the
 adjoint of the sum it added to; its stacks are then empty again.
 """
-from numba.core import ir
+from numba.core import ir, types
 
 from .constants import ZERO
 from .forward import range_start
@@ -31,6 +31,7 @@ class Fused:
             L("%s = %s" % (self.seed_name(phi), names.bar(outflow) if live else "0.0"))
             if live:
                 L("%s = %s" % (names.bar(outflow), ZERO))
+        self._restore_inputs(L, lp)
         # The values entering the loop, as the replay set them before its first iteration.
         for pred in self.facts.s.preds[lp.header]:
             if pred not in lp.blocks:
@@ -44,6 +45,29 @@ class Fused:
         # A sum's final value depends on its initial value with slope one.
         for phi, members, outflow, seed in cx.plan.fused[lp]:
             L("%s = %s" % (names.bar(phi), self.seed_name(phi)))
+
+    def _restore_inputs(self, L, lp):
+        """Values the loop reads from before it, defined in loops that are not reversed an
+        iteration at a time (a map loop in a time loop): the sweep reads them as any value
+        it reads (kept on a stack, or recomputed), so that the loop runs again on them."""
+        cx, facts = self.cx, self.facts
+        names = set()
+        for b in lp.blocks:
+            for stmt in facts.fir.blocks[b].body:
+                names.update(v.name for v in stmt.list_vars())
+        for pred in facts.s.preds[lp.header]:
+            if pred not in lp.blocks:
+                names.update(v.name for _, v in facts.edge_copies((pred, lp.header))
+                             if isinstance(v, ir.Var))
+        for name in sorted(names):
+            label = facts.def_label(name)
+            if label is None or label in lp.blocks or cx.src.static(name) is not None \
+                    or cx.plan.sites.once(name) or not isinstance(
+                        cx.plan.ty(facts, name), (types.Number, types.Boolean, types.Array)):
+                continue        # (a range's iterator: the loop runs on its own counter)
+            got = cx.adjoints.ref(name)
+            if got != cx.names.n(name):
+                L("%s = %s" % (cx.names.n(name), got))
 
     def seed_name(self, phi):
         return "_seed_" + self.cx.names.n(phi)

@@ -31,14 +31,15 @@ def choose_replayed(facts, activity, fused):
         return {}, frozenset(), {}
     loops, again, seeds = {}, set(), {}
     for lp in sorted(facts.s.loops, key=lambda lp: lp.depth):
-        # A loop inside others is one only where each enclosing loop is reversed an
-        # iteration at a time: what its iteration reads from before it is then defined
-        # once in that unit, and still in its variable when the unit's sweep runs it
-        # (at the top level: once in the function).
-        if lp in fused or (lp.depth > 1 and lp.parent not in fused
-                           and lp.parent not in loops):
+        if lp in fused:
             continue
-        sums = _seeded_sums(facts, activity, lp, loops, again, seeds)
+        # Inside loops reversed an iteration at a time, what an iteration reads from
+        # before the loop is defined once in that unit (at the top level: once in the
+        # function), still in its variable when the unit's sweep reaches the loop. Inside
+        # other loops (a time loop), the sweep gets those values back as it gets back any
+        # value it reads (see Fused.sweep).
+        in_unit = lp.depth == 1 or lp.parent in fused or lp.parent in loops
+        sums = _seeded_sums(facts, activity, lp, loops, again, seeds) if in_unit else None
         if sums is not None:
             loops[lp] = sums            # reversed in the replay, like a fused loop
             continue
