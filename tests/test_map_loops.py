@@ -176,9 +176,23 @@ def inside_time_loop(s, k, vol):
     return total
 
 
+@nad.grad_jit
+def paths_squared(s, k, vol):
+    # A map loop run again by the sweep, holding a loop that carries a value: the replay
+    # keeps nothing of it; the sweep keeps one path's history at a time.
+    n = s.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        v = s[i] / 100.0
+        for _ in range(4):
+            v = math.sin(v) * (vol + k[i % 2] / 100.0)
+        out[i] = v
+    return np.sum(out * out)
+
+
 FUNCS = [priced, priced_tuple, nonlinear_use, written_after, reads_what_is_written_later,
          stored_twice, counter_carried, grid_nonlinear, row_sums, rows_then_squares,
-         norm_of_sum, inside_time_loop]
+         norm_of_sum, inside_time_loop, paths_squared]
 NO_HISTORY = [priced, priced_tuple, nonlinear_use, counter_carried, grid_nonlinear,
               row_sums, rows_then_squares, norm_of_sum]
 RNG = np.random.default_rng(7)
@@ -272,3 +286,9 @@ def test_parallel_map_loops(pair):
     got = check_fd(parallel, *args, rtol=1e-5, atol=1e-6)
     for g, want in zip(got, serial.grad(*args)):
         np.testing.assert_allclose(g, want, rtol=1e-12)
+
+
+def test_a_loop_run_again_keeps_nothing_in_the_replay():
+    src = paths_squared.inspect_adjoint(S, K, 0.3)
+    assert src.count("math.sin(") == 2
+    assert src.count("push(") == src.count("pop(") > 0      # every push is popped

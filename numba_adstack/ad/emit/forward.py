@@ -187,6 +187,8 @@ class Forward:
             self.push(L, self.cx.record_stack(name), name)
 
     def push(self, L, stack, value):
+        if self.cx.fused.replaying:
+            return          # in a loop the sweep runs again: nothing is popped from it
         L(self.cx.push_src(stack, value))
         for h in self.cx.open_loops:
             self.cx.loop_stacks.setdefault(h, set()).add(stack)
@@ -281,7 +283,7 @@ class Forward:
         else:
             facts.error("the statement %s" % stmt, stmt.loc)
         L("%s = %s" % (names.n(name), src))
-        if name in cx.plan.partials:
+        if name in cx.plan.partials and not cx.fused.replaying:
             pname, partial = cx.plan.partials[name]
             self.push_value(L, pname, label)
             L("%s = %s" % (names.n(pname), partial.format(self.src.operand(e.args[0]))))
@@ -342,7 +344,8 @@ class Forward:
         cx = self.cx
         h = lp.header
         for line in reserve_lines(cx.stack_specs(), lp):    # room for what the loop pushes
-            L(line)
+            if not cx.fused.replaying:
+                L(line)
         L("_n%d = 0" % h)
         L("while True:")
         cx.open_loops.append(h)

@@ -15,6 +15,7 @@ class Fused:
         self.cx = cx
         self.facts = cx.facts
         self._sweeping = set()      # map loops being run again in the sweep
+        self.replaying = 0          # inside loops the sweep runs again, in the replay
 
     def reverses(self, lp):
         """Is each iteration of ``lp`` reversed right after it runs, here? (A map loop
@@ -84,11 +85,18 @@ class Fused:
         if lp in cx.plan.parallel and self.reverses(lp):
             cx.parallel.loop(L, lp)     # (a loop the sweep runs again: in the sweep)
             return
-        L("while True:")
-        with L.indent():
-            m = L.mark()
-            cx.forward.region(L, self.facts.s.regions[lp])
-            L.close_block(m)
+        # Run by the replay only to be run again by the sweep: the replay keeps nothing
+        # of it (its inner loops push nothing, compute no kept derivative).
+        quiet = lp in cx.plan.replayed and lp not in self._sweeping
+        self.replaying += quiet
+        try:
+            L("while True:")
+            with L.indent():
+                m = L.mark()
+                cx.forward.region(L, self.facts.s.regions[lp])
+                L.close_block(m)
+        finally:
+            self.replaying -= quiet
 
     def iteration_reverse(self, L, lp, e):
         """Reverse, right away, the iteration of fused loop ``lp`` that ends on edge ``e``."""

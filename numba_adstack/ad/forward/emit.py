@@ -56,6 +56,8 @@ class _Activity:
 class _NoFusedLoops:
     """No loop is reversed iteration by iteration: nothing is reversed."""
 
+    replaying = 0
+
     def reverses(self, lp):
         return False
 

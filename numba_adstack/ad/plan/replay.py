@@ -6,11 +6,17 @@ iteration reads. The forward replay runs it as the primal does, keeping nothing.
 sweep reaches it, the adjoints of its outputs are known, so it runs the loop again, and
 reverses each iteration right after running it, as fused loops are in the replay
 (:mod:`.fusion`): its stacks hold one iteration, and the history never grows with the
-trip count.
+trip count. When the adjoints of its outputs are known before it runs (element seeds), it
+is reversed in the replay instead, and not run again.
 
 Running an iteration again gives the same values only when the memory it reads is the
 same: the loop must read arrays that nothing writes, and store into arrays that nothing
-outside the loop writes (running the stores again then writes what is already there).
+outside the loop writes (running the stores again then writes what is already there). The
+values it reads from before it must be the same too: defined once in the reversal unit
+around it, or got back by the sweep (:meth:`..emit.fused.Fused.sweep`).
+
+A loop of sums (:mod:`.fusion`) whose sums' adjoint is known only after it is run again
+the same way, seeded with the adjoint of the sum that leaves it.
 """
 import numpy as np
 from numba.core import ir, types
