@@ -55,3 +55,9 @@ def test_parallel_benchmark_runs_and_agrees():
     res = run(paths=64, steps=5, repeat=2)
     assert set(res["seconds"]) == {"primal_serial", "primal_parallel", "grad_serial",
                                    "grad_parallel"}
+
+
+def test_parallel_map_loop_benchmark_runs_and_agrees():
+    from benchmarks.bench_parallel import run_map
+    res = run_map(options=64, repeat=2)
+    assert res["options"] == 64 and res["seconds"]["grad_parallel"] > 0.0
