@@ -190,9 +190,24 @@ def paths_squared(s, k, vol):
     return np.sum(out * out)
 
 
+@nad.grad_jit
+def tuple_per_step(s, k, vol):
+    # The map loop reads a tuple the time step builds, which the sweep cannot get back:
+    # it is reversed from stacks instead.
+    n = s.shape[0]
+    out = np.empty(n)
+    total = 0.0
+    for t in range(3):
+        pair = (vol * (t + 1.0), t * 0.5 + total * 1e-4)
+        for i in range(n):
+            out[i] = math.sin(pair[0] * s[i] / 100.0) * k[i] + pair[1]
+        total += np.sum(out * out)
+    return total
+
+
 FUNCS = [priced, priced_tuple, nonlinear_use, written_after, reads_what_is_written_later,
          stored_twice, counter_carried, grid_nonlinear, row_sums, rows_then_squares,
-         norm_of_sum, inside_time_loop, paths_squared]
+         norm_of_sum, inside_time_loop, paths_squared, tuple_per_step]
 NO_HISTORY = [priced, priced_tuple, nonlinear_use, counter_carried, grid_nonlinear,
               row_sums, rows_then_squares, norm_of_sum]
 RNG = np.random.default_rng(7)
@@ -239,6 +254,7 @@ def test_nested_map_loops_run_once_or_again_as_their_outputs_need():
     assert stored_twice.inspect_adjoint(S, K, 0.3).count("math.sin(") == 2
     # Inside a time loop: run again by the sweep at each step, not reversed from stacks.
     assert inside_time_loop.inspect_adjoint(S, K, 0.3).count("math.sin(") == 2
+    assert tuple_per_step.inspect_adjoint(S, K, 0.3).count("math.sin(") == 1
 
 
 # With parallel=True, prange map loops run in parallel in the backward too: reversed in

@@ -50,6 +50,8 @@ def choose_replayed(facts, activity, fused):
             loops[lp] = sums            # reversed in the replay, like a fused loop
             continue
         stored = _map_loop_outputs(facts, activity, lp)
+        if stored is not None and not in_unit and not _inputs_restorable(facts, lp):
+            continue
         if stored is None:
             sums = _replayed_sums(facts, activity, lp)
             if sums is not None:
@@ -91,6 +93,25 @@ def _seeded_sums(facts, activity, lp, loops, again, seeds):
 
     families = sum_families(facts, activity, lp, seed_of)
     return families or None
+
+
+def _inputs_restorable(facts, lp):
+    """Can the sweep get back each value the loop reads from the loops around it? Numbers
+    and arrays it keeps or recomputes (``Fused.sweep``); the loop's own range it makes
+    again; anything else (a tuple built in the time step) it would read as the last step
+    left it."""
+    outer = set(lp.parent.blocks) - set(lp.blocks)
+    for b in lp.blocks:
+        for stmt in facts.fir.blocks[b].body:
+            for v in stmt.list_vars():
+                if facts.def_label(v.name) not in outer or \
+                        facts.static_form(v.name) is not None:
+                    continue
+                t = facts.ty(v.name)
+                if not isinstance(t, (types.Number, types.Boolean, types.Array,
+                                      types.RangeType, types.RangeIteratorType)):
+                    return False
+    return True
 
 
 def _replayed_sums(facts, activity, lp):
