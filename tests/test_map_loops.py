@@ -288,8 +288,20 @@ def _norm_prange(s, k, vol):
     return math.sqrt(acc) * vol
 
 
+def _row_sums_prange(s, k, vol):
+    n = s.shape[0]
+    e = np.empty(n)
+    for i in numba.prange(n):
+        acc = 0.0
+        for j in range(n):
+            d = (s[i] - s[j]) / 10.0
+            acc += math.exp(-vol * d * d) * k[j]
+        e[i] = acc
+    return 0.5 * e.sum()
+
+
 PRANGE = [(nad.grad_jit(parallel=True)(f), nad.grad_jit(f))
-          for f in (_priced_prange, _squared_prange, _norm_prange)]
+          for f in (_priced_prange, _squared_prange, _norm_prange, _row_sums_prange)]
 
 
 @pytest.mark.parametrize("pair", PRANGE, ids=lambda p: p[0].py_func.__name__)
