@@ -7,6 +7,7 @@ adjoint of the sum it added to; its stacks are then empty again.
 from numba.core import ir, types
 
 from .constants import ZERO
+from ..plan.replay import follows_parent
 from .forward import range_start
 
 
@@ -16,17 +17,31 @@ class Fused:
         self.facts = cx.facts
         self._sweeping = set()      # map loops being run again in the sweep
         self.replaying = 0          # inside loops the sweep runs again, in the replay
+        self._follow = {}
 
     def reverses(self, lp):
         """Is each iteration of ``lp`` reversed right after it runs, here? (A map loop
-        only runs in the replay; the sweep runs it again, reversing as it goes.)"""
-        return lp in self.cx.plan.fused and (
-            lp not in self.cx.plan.replayed or lp in self._sweeping)
+        only runs in the replay; the sweep runs it again, reversing as it goes; one inside
+        such a loop may be reversed as its parent's iteration runs again.)"""
+        plan = self.cx.plan
+        if lp not in plan.fused:
+            return False
+        if lp not in plan.replayed or lp in self._sweeping:
+            return True
+        return self._follows(lp) and self.reverses(lp.parent)
+
+    def _follows(self, lp):
+        got = self._follow.get(lp)
+        if got is None:
+            got = self._follow[lp] = follows_parent(self.facts, self.cx.plan.replayed, lp)
+        return got
 
     def sweep(self, L, lp):
         """Run loop ``lp`` again from its first iteration, reversing each one: a map loop,
         or a loop of sums seeded with the adjoint of the sum that leaves it."""
         cx, names = self.cx, self.cx.names
+        if self._follows(lp):
+            return          # reversed already, as its parent's iteration ran again
         for phi, members, outflow, seed in cx.plan.fused[lp]:
             live = outflow is not None and outflow in cx.activity.useful
             L("%s = %s" % (self.seed_name(phi), names.bar(outflow) if live else "0.0"))
@@ -87,7 +102,7 @@ class Fused:
             return
         # Run by the replay only to be run again by the sweep: the replay keeps nothing
         # of it (its inner loops push nothing, compute no kept derivative).
-        quiet = lp in cx.plan.replayed and lp not in self._sweeping
+        quiet = lp in cx.plan.replayed and not self.reverses(lp)
         self.replaying += quiet
         try:
             L("while True:")

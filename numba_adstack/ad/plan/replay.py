@@ -68,6 +68,15 @@ def choose_replayed(facts, activity, fused):
     return loops, frozenset(again), seeds
 
 
+def follows_parent(facts, replayed, lp):
+    """Is map loop ``lp``, inside a map loop the sweep runs again, reversed with its
+    parent's iteration as that runs again (rather than run once more when the iteration
+    is reversed)? Its elements' adjoints are final then: its iterations store into
+    disjoint elements, nothing else stores into its arrays, and the parent reads none of
+    them (the checks of both map loops)."""
+    return lp.parent is not None and lp in replayed and lp.parent in replayed
+
+
 def _seeded_sums(facts, activity, lp, loops, again, seeds):
     """The families of a loop of sums inside a map loop reversed in the replay, when each
     sum leaves it only to be stored into an element of an array of element seeds (``e[i]
