@@ -317,8 +317,20 @@ def _row_sums_prange(s, k, vol):
     return 0.5 * e.sum()
 
 
+def _grid_prange(s, k, vol):
+    # Run again by the sweep in parallel, reversing the inner map loop as it runs.
+    n, m = s.shape[0], 3
+    out = np.empty((n, m))
+    for i in numba.prange(n):
+        si = math.sin(s[i] * vol)
+        for j in range(m):
+            out[i, j] = si * math.exp(-k[j] * vol / 100.0)
+    return np.sum(out * out)
+
+
 PRANGE = [(nad.grad_jit(parallel=True)(f), nad.grad_jit(f))
-          for f in (_priced_prange, _squared_prange, _norm_prange, _row_sums_prange)]
+          for f in (_priced_prange, _squared_prange, _norm_prange, _row_sums_prange,
+                    _grid_prange)]
 
 
 @pytest.mark.parametrize("pair", PRANGE, ids=lambda p: p[0].py_func.__name__)
