@@ -18,7 +18,7 @@ from ..errors import AdStackOverflowError, AdStackBudgetError, backward_overflow
 from ..intrinsics import adstack, push, pop, top, size, overflowed, clear, reserve
 from . import cache as disk_cache
 from . import vjp as _vjp
-from .backward_compiler import GeneratedCodeCompiler
+from .numba_pipeline import GeneratedCodeCompiler
 from .capture import typed_ir
 from .rewrite import Options, build_backward
 from .specialize import by_fingerprint, layout_of

@@ -1,8 +1,8 @@
 """How Numba compiles generated code: a lighter pipeline, and two analyses made cheaper.
 
-The backward (and the JVP) are long, flat functions of many small statements. Numba
-compiles them as it compiles any function, but three of its costs grow faster than the
-code:
+The backward (and the JVP) are long, flat functions of many small statements, and the
+capture (:mod:`.capture`) types the whole primal with its callees inlined. Numba compiles
+them as it compiles any function, but three of its costs grow faster than the code:
 
 - the passes that generated code does not need (SSA reconstruction, closure inlining,
   literal unrolling...), each walking every block (:class:`GeneratedCodeCompiler` leaves
@@ -14,69 +14,89 @@ code:
   of the operator, NumPy's ufunc loops included, the same way for each of thousands of
   statements, once in type inference and again in lowering.
 
-While a function is compiled through :class:`GeneratedCodeCompiler` (and the functions its
-compilation compiles in turn), :func:`generated_code_analyses` answers both with the same
-result computed more cheaply: liveness with ``def_reach`` restricted to the variables read
-before being written in some block (the only ones a live set can hold, so the result is
-the same), and the signature of a function typed on plain scalars (floats, integers,
-booleans) found again for the same argument types within the compile. Outside it, Numba
-runs unchanged.
+While a function is compiled through :class:`GeneratedCodeCompiler` or captured (and
+while the functions these compile in turn are compiled), :func:`cheaper_analyses` gives
+the same results at less cost: liveness with ``def_reach`` restricted to the variables
+read before being written in some block (the only ones a live set can hold, so the
+result is the same), and the signature of a function typed on scalars, arrays and stacks
+found again for the same argument types within the compile. Outside it, Numba runs
+unchanged.
 """
 import contextlib
-from collections import defaultdict
 
 from numba.core import analysis, ir_utils, types
 from numba.core.compiler import Compiler, DefaultPassBuilder
 from numba.core.compiler_machinery import PassManager
 from numba.core.types import functions as _functions
 
+from ..typing.types import AdStackType
+
 _state = {"depth": 0, "signatures": None}
 _numba_live_map = analysis.compute_live_map
 _numba_get_call_type = _functions.BaseFunction.get_call_type
-#: Argument types whose typing depends on nothing else (literal types are other classes).
-_PLAIN_SCALARS = (types.Float, types.Integer, types.Boolean)
+#: Argument types whose typing depends on nothing but the type (the literal types among
+#: them carry their value).
+_PLAIN_TYPES = (types.Float, types.Integer, types.Boolean, types.IntegerLiteral,
+                types.BooleanLiteral, types.Array, AdStackType)
 
 
 def compute_live_map(cfg, blocks, var_use_map, var_def_map):
-    """Numba's ``analysis.compute_live_map``, with ``def_reach`` over the variables a live
-    set can hold: those read before written in some block (live sets start from these
-    reads and only shrink on the way up). Outside a generated-code compile: Numba's own."""
+    """Numba's ``analysis.compute_live_map`` (the variables live at the entry of each
+    block), with the same fix points over bit sets of the variables a live set can hold:
+    those read before written in some block (live sets start from these reads and only
+    shrink on the way up). Outside :func:`cheaper_analyses`: Numba's own."""
     if not _state["depth"]:
         return _numba_live_map(cfg, blocks, var_use_map, var_def_map)
-    exposed = set().union(*var_use_map.values()) if var_use_map else set()
-    touched = {k: (var_def_map[k] & exposed) | var_use_map[k] for k in blocks}
+    exposed = sorted(set().union(*var_use_map.values())) if var_use_map else []
+    bit = {name: 1 << k for k, name in enumerate(exposed)}
+
+    def bits(names):
+        out = 0
+        for name in names:
+            out |= bit.get(name, 0)
+        return out
+
+    uses = {k: bits(var_use_map[k]) for k in blocks}
+    defs = {k: bits(var_def_map[k]) for k in blocks}
     topo_order = cfg.topo_order()
+    succs = {k: [s for s, _ in cfg.successors(k)] for k in topo_order}
+    preds = {k: [p for p, _ in cfg.predecessors(k)] for k in topo_order}
+    # def_reach: what is defined or used in a block or above it.
+    reach = dict.fromkeys(blocks, 0)
+    old = None
+    while old != reach:
+        old = dict(reach)
+        for k in topo_order:
+            reach[k] |= defs[k] | uses[k]
+            for s in succs[k]:
+                reach[s] |= reach[k]
+    # liveness: what a block reads, and what is live below and reaches it, less its own
+    # definitions.
+    live = dict(uses)
+    old = None
+    while old != live:
+        old = dict(live)
+        for k in reversed(topo_order):
+            for p in preds[k]:
+                live[p] |= live[k] & reach[p] & ~defs[p]
+    return {k: _names(live[k], exposed) for k in blocks}
 
-    def fix_point(step, sets):
-        old, new = None, [len(v) for v in sets.values()]
-        while old != new:
-            step(sets)
-            old, new = new, [len(v) for v in sets.values()]
 
-    def def_reach(sets):
-        for offset in topo_order:
-            sets[offset] |= touched[offset]
-            for succ, _ in cfg.successors(offset):
-                sets[succ] |= sets[offset]
-
-    def liveness(sets):
-        for offset in reversed(topo_order):
-            live = sets[offset]
-            for pred, _ in cfg.predecessors(offset):
-                sets[pred] |= (live & reach[pred]) - var_def_map[pred]
-
-    reach = defaultdict(set)
-    fix_point(def_reach, reach)
-    live_map = {k: set(var_use_map[k]) for k in blocks}
-    fix_point(liveness, live_map)
-    return live_map
+def _names(mask, names):
+    out = set()
+    while mask:
+        low = mask & -mask
+        out.add(names[low.bit_length() - 1])
+        mask ^= low
+    return out
 
 
 def get_call_type(self, context, args, kws):
     """Numba's ``BaseFunction.get_call_type``, remembered within a generated-code compile
-    for calls on plain scalars (``operator.mul(float64, float64)``, ``math.sin``)."""
+    for calls on scalars, arrays and stacks (``operator.mul(float64, float64)``,
+    ``math.sin``, ``pop``)."""
     memo = _state["signatures"]
-    if memo is None or kws or not all(type(a) in _PLAIN_SCALARS for a in args):
+    if memo is None or kws or not all(type(a) in _PLAIN_TYPES for a in args):
         return _numba_get_call_type(self, context, args, kws)
     key = (self, args, type(context))
     sig = memo.get(key)
@@ -93,7 +113,7 @@ _functions.BaseFunction.get_call_type = get_call_type
 
 
 @contextlib.contextmanager
-def generated_code_analyses():
+def cheaper_analyses():
     """Within: the cheaper analyses above (nested compiles included). Numba compiles under
     its global compiler lock, so no other compile runs meanwhile."""
     outer = _state["depth"] == 0
@@ -110,7 +130,7 @@ def generated_code_analyses():
 
 class GeneratedCodeCompiler(Compiler):
     """Numba's nopython pipeline, less the passes generated code does not need, with the
-    analyses of :func:`generated_code_analyses`.
+    analyses of :func:`cheaper_analyses`.
 
     The generated backward holds no closures, ``with`` blocks, literal loops or
     inline-always calls, and their variables keep one type each by construction (adjoints
@@ -120,7 +140,7 @@ class GeneratedCodeCompiler(Compiler):
     blocks times the variables; on long functions they were most of the compile time."""
 
     def _compile_core(self):
-        with generated_code_analyses():
+        with cheaper_analyses():
             return super()._compile_core()
 
     def define_pipelines(self):
