@@ -24,7 +24,7 @@ unchanged.
 """
 import contextlib
 
-from numba.core import analysis, ir_utils, types
+from numba.core import analysis, ir, ir_utils, lowering, types
 from numba.core.compiler import Compiler, DefaultPassBuilder
 from numba.core.compiler_machinery import PassManager
 from numba.core.types import functions as _functions
@@ -34,6 +34,7 @@ from ..typing.types import AdStackType
 _state = {"depth": 0, "signatures": None}
 _numba_live_map = analysis.compute_live_map
 _numba_get_call_type = _functions.BaseFunction.get_call_type
+_numba_lit_or_omitted = lowering._lit_or_omitted
 #: Argument types whose typing depends on nothing but the type (the literal types among
 #: them carry their value).
 _PLAIN_TYPES = (types.Float, types.Integer, types.Boolean, types.IntegerLiteral,
@@ -107,9 +108,19 @@ def get_call_type(self, context, args, kws):
     return sig
 
 
+def literal_or_omitted(value):
+    """Numba's ``lowering._lit_or_omitted``, which lowering asks of both operands of every
+    binary operator: an operand that is not a constant (``ir.UNDEFINED``) gets its
+    ``Omitted`` type at once, not after building and catching a typing error."""
+    if _state["depth"] and value is ir.UNDEFINED:
+        return types.Omitted(value)
+    return _numba_lit_or_omitted(value)
+
+
 analysis.compute_live_map = compute_live_map
 ir_utils.compute_live_map = compute_live_map
 _functions.BaseFunction.get_call_type = get_call_type
+lowering._lit_or_omitted = literal_or_omitted
 
 
 @contextlib.contextmanager
