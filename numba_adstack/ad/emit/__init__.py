@@ -10,8 +10,6 @@ stacks a loop pushed, which adjoints a parallel iteration shares).
 :func:`probe` runs the same emission without keeping the text, to find what the sweep
 reads under a draft plan (see :mod:`..plan`).
 """
-from numba.core import types
-
 from ..plan import Reads
 from ..plan.stacks import declaration
 from ..structure import node_key
@@ -71,18 +69,10 @@ class Emission:
 
     def stack_declaration(self, st):
         spec = self.plan.stacks[st]
-        if spec.storage == "list":          # arrays: a list of them
-            return "%s = %s" % (st, self._empty_list(self.plan.stack_types[st]))
+        if spec.storage == "list":          # arrays: a typed list of them
+            return "%s = List.empty_list(%s)" % (
+                st, self.names.gname(self.plan.stack_types[st]))
         return declaration(st, spec)
-
-    def _empty_list(self, t):
-        """An empty list of arrays of type ``t``: a plain (reflected) list when a fresh
-        array has that type, a typed list otherwise. Numba lowers the methods of the
-        former inline, where it compiles each method of the latter as a function of its
-        own, per element type (about a second per type, on the first gradient)."""
-        if t == types.Array(t.dtype, t.ndim, "C") and isinstance(t.dtype, types.Float):
-            return "[np.empty(%r, np.%s)][:0]" % ((0,) * t.ndim, t.dtype)
-        return "List.empty_list(%s)" % self.names.gname(t)
 
     def _is_list(self, st):
         spec = self.plan.stacks.get(st)
