@@ -29,6 +29,8 @@ dropped by :mod:`.emit.declarations`, to about 10 s.
 import contextlib
 import types as pytypes
 
+import numpy as np
+
 from numba.core import analysis, ir, ir_utils, lowering, types
 from numba.core.compiler import Compiler, DefaultPassBuilder
 from numba.core.compiler_machinery import PassManager
@@ -88,16 +90,19 @@ def compute_live_map(cfg, blocks, var_use_map, var_def_map):
         for k in reversed(topo_order):
             for p in preds[k]:
                 live[p] |= live[k] & reach[p] & ~defs[p]
-    return {k: _names(live[k], exposed) for k in blocks}
+    names = np.array(exposed + [""], dtype=object)
+    nbytes = (len(exposed) + 8) // 8
+    return {k: _names(live[k], names, nbytes) for k in blocks}
 
 
-def _names(mask, names):
-    out = set()
-    while mask:
-        low = mask & -mask
-        out.add(names[low.bit_length() - 1])
-        mask ^= low
-    return out
+def _names(mask, names, nbytes):
+    """The names of the bits set in ``mask`` (a block's live set: hundreds of names in a
+    long backward, read off with NumPy rather than bit by bit)."""
+    if not mask:
+        return set()
+    bits = np.unpackbits(np.frombuffer(mask.to_bytes(nbytes, "little"), np.uint8),
+                         bitorder="little")
+    return set(names[np.flatnonzero(bits[:len(names)])].tolist())
 
 
 def get_call_type(self, context, args, kws):
