@@ -256,6 +256,8 @@ _OTHER_PAGES = (
      "python -m benchmarks.bench_jvp"),
     ("benchmarks_real.md", "benchmarks_real.md", "real programs with default options "
      "against hand-written gradients", "python -m benchmarks.bench_real"),
+    ("compile.md", "compile.md", "compile time of long branchy functions: the gradient's "
+     "first call against the primal's `njit` compile", "python -m benchmarks.bench_compile"),
 )
 
 

@@ -11,8 +11,6 @@ import linecache
 import threading
 
 from numba.core import types
-from numba.core.compiler import Compiler, DefaultPassBuilder
-from numba.core.compiler_machinery import PassManager
 from numba.core.registry import CPUDispatcher
 
 from .. import config
@@ -20,6 +18,7 @@ from ..errors import AdStackOverflowError, AdStackBudgetError, backward_overflow
 from ..intrinsics import adstack, push, pop, top, size, overflowed, clear, reserve
 from . import cache as disk_cache
 from . import vjp as _vjp
+from .numba_pipeline import GeneratedCodeCompiler
 from .capture import typed_ir
 from .rewrite import Options, build_backward
 from .specialize import by_fingerprint, layout_of
@@ -39,36 +38,6 @@ def exec_source(fname, source, namespace, tag):
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), namespace)
     return namespace[fname]
-
-
-class GeneratedCodeCompiler(Compiler):
-    """Numba's nopython pipeline, less the passes generated code does not need.
-
-    The generated backward holds no closures, ``with`` blocks, literal loops or
-    inline-always calls, and their variables keep one type each by construction (adjoints
-    are floats, records integers), which is all Numba's type inference needs without SSA
-    (``enable_ssa`` is Numba's own flag, off for lifted loops too). The passes left out
-    each walk every block, several of them running a liveness analysis quadratic in the
-    blocks times the variables; on long functions they were most of the compile time."""
-
-    def define_pipelines(self):
-        from numba.core import typed_passes as tp, untyped_passes as up
-        self.state.flags.enable_ssa = False
-        pm = PassManager("numba_adstack_generated")
-        if self.state.func_ir is None:
-            pm.add_pass(up.TranslateByteCode, "analyzing bytecode")
-            pm.add_pass(up.FixupArgs, "fix up args")
-        pm.add_pass(up.IRProcessing, "processing IR")
-        pm.add_pass(up.RewriteSemanticConstants, "rewrite semantic constants")
-        pm.add_pass(up.GenericRewrites, "nopython rewrites")
-        pm.add_pass(up.RewriteDynamicRaises, "rewrite dynamic raises")
-        pm.add_pass(tp.NopythonTypeInference, "nopython frontend")
-        pm.add_pass(tp.InlineOverloads, "inline overloaded functions")
-        pm.add_pass(tp.NopythonRewrites, "nopython rewrites")
-        lowering = DefaultPassBuilder.define_nopython_lowering_pipeline(self.state)
-        pm.passes.extend(lowering.passes)
-        pm.finalize()
-        return [pm]
 
 
 class Backward:

@@ -31,6 +31,7 @@ from . import implicit
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .loopforms import RewriteLoopForms
+from .numba_pipeline import cheaper_analyses
 from .specialize import SpecialiseArguments
 
 _MAX_INLINES = 200
@@ -349,6 +350,11 @@ class _CapturePipeline(CompilerBase):
         pm.add_pass(CaptureTypedIR, "capture typed IR")
         pm.finalize()
         return [pm]
+
+    def _compile_core(self):
+        # Numba's untyped passes run their liveness analysis on the whole function.
+        with cheaper_analyses():
+            return super()._compile_core()
 
 
 def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None):

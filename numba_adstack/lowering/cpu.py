@@ -109,7 +109,7 @@ class _View:
             self.count_ptr = builder.extract_value(value, 0)
             self.data = builder.extract_value(value, 1)
             self.elt_ty = frame_data_type(context, st).element
-        self.esize = context.get_abi_sizeof(self.elt_ty)
+        self.esize = _element_size(context, self.elt_ty)
 
     def count(self):
         return self.builder.load(self.count_ptr, align=8)
@@ -141,6 +141,18 @@ class _View:
     def grow(self, need):
         """Make room for ``need`` elements in all (a heap stack)."""
         heap.grow(self, need, function_name(self.builder), oom_message)
+
+
+_element_sizes = {}
+
+
+def _element_size(context, elt_ty):
+    # Asked of LLVM's data layout through a module parsed for it: once per element type.
+    key = (context.address_size, str(elt_ty))
+    size = _element_sizes.get(key)
+    if size is None:
+        size = _element_sizes[key] = context.get_abi_sizeof(elt_ty)
+    return size
 
 
 def _check_nonempty(context, builder, view, n, op):

@@ -31,7 +31,9 @@ _SLOTS = "_numba_adstack_heap_slots"        # slots of the llvm function, in low
 _EXIT = "_numba_adstack_error_exit"         # its shared error exit: (block, phi, switch)
 _DTOR = "numba_adstack.heap_dtor"
 _RELEASE = "numba_adstack.release_slot"
+_GROW = "numba_adstack.grow"
 _PREFIX_TY = ir.LiteralStructType([_PTR.as_pointer(), _PTR, _I64.as_pointer()])
+_GROWN = ir.LiteralStructType([_PTR, _I64])
 
 
 def header_type(context, fe_type):
@@ -91,31 +93,36 @@ def raise_error(context, builder, exc, msg):
     nopython ``try`` block the function goes on running: nothing is released.
 
     Every error site of the function branches to one shared block that releases the
-    stacks, then switches to the site's own raise: the code grows with the sites plus the
-    stacks, not with their product."""
+    stacks, then switches to the raise of the site's message, one block per message: the
+    code grows with the messages plus the stacks, not with the sites or their product."""
     if getattr(builder, "_in_try_block", False):
         context.call_conv.return_user_exc(builder, exc, (msg,))
         return
     fn = builder.function
-    raise_bb = fn.append_basic_block("adstack_raise")
     state = getattr(fn, _EXIT, None)
-    if state is None:
-        exit_bb = fn.append_basic_block("adstack_error_exit")
-        b = ir.IRBuilder(exit_bb)
-        site = b.phi(_I32)
-        release = _release(builder.module)
-        for slot in getattr(fn, _SLOTS, ()):
-            b.call(release, [slot])
-        state = (exit_bb, site, b.switch(site, raise_bb))
-        setattr(fn, _EXIT, state)
-    exit_bb, site, switch = state
-    k = len(site.incomings)
-    site.add_incoming(_I32(k), builder.block)
-    if k:
-        switch.add_case(_I32(k), raise_bb)
+    known = state[3].get((exc, msg)) if state is not None else None
+    if known is None:
+        raise_bb = fn.append_basic_block("adstack_raise")
+        if state is None:
+            exit_bb = fn.append_basic_block("adstack_error_exit")
+            b = ir.IRBuilder(exit_bb)
+            site = b.phi(_I32)
+            release = _release(builder.module)
+            for slot in getattr(fn, _SLOTS, ()):
+                b.call(release, [slot])
+            state = (exit_bb, site, b.switch(site, raise_bb), {})
+            setattr(fn, _EXIT, state)
+        k = len(state[3])
+        if k:
+            state[2].add_case(_I32(k), raise_bb)
+        state[3][(exc, msg)] = known = k
+        here = builder.block
+        builder.position_at_end(raise_bb)
+        context.call_conv.return_user_exc(builder, exc, (msg,))
+        builder.position_at_end(here)
+    exit_bb, site = state[0], state[1]
+    site.add_incoming(_I32(known), builder.block)
     builder.branch(exit_bb)
-    builder.position_at_end(raise_bb)
-    context.call_conv.return_user_exc(builder, exc, (msg,))
 
 
 def _register(builder, slot):
@@ -146,8 +153,8 @@ def _hint(module):
 
 def _bytes_for(builder, capacity, esize):
     """``PREFIX_BYTES + capacity * esize`` and whether it overflows (or is negative)."""
-    total, ovf = cgutils.muladd_with_overflow(builder, capacity, _I64(esize),
-                                              _I64(PREFIX_BYTES))
+    esize = esize if isinstance(esize, ir.Value) else _I64(esize)
+    total, ovf = cgutils.muladd_with_overflow(builder, capacity, esize, _I64(PREFIX_BYTES))
     bad = builder.or_(ovf, builder.icmp_signed("<", capacity, _I64(0)))
     return total, bad
 
@@ -190,31 +197,56 @@ def new_heap(context, builder, st, fname, oom_message):
 
 def grow(view, need, fname, oom_message):
     """Make the capacity at least ``need`` (an i64 above the current capacity): double
-    it, or take ``need`` when that is more. Emitted on the unlikely path."""
+    it, or take ``need`` when that is more. Emitted on the unlikely path, as a call of one
+    helper per module (:func:`_grow_fn`): each push of a function is a few instructions."""
     b, ctx = view.builder, view.context
     cap_ptr = cgutils.gep_inbounds(b, view.hdr, 0, 1)
-    doubled = b.shl(b.load(cap_ptr), _I64(1))
-    newcap = b.select(b.icmp_signed(">", need, doubled), need, doubled)
-    nbytes, bad = _bytes_for(b, newcap, view.esize)
-    with cgutils.if_unlikely(b, bad):
+    grown = b.call(_grow_fn(ctx, b.module),
+                   [view.meminfo, b.load(cap_ptr), need, _I64(view.esize)])
+    base = b.extract_value(grown, 0)
+    with cgutils.if_unlikely(b, cgutils.is_null(b, base)):
         raise_error(ctx, b, MemoryError, oom_message(fname, view.st, None))
+    b.store(b.extract_value(grown, 1), cap_ptr)
+    data = b.gep(base, [_I64(PREFIX_BYTES)], inbounds=True)
+    b.store(b.bitcast(data, view.elt_ty.as_pointer()), cgutils.gep_inbounds(b, view.hdr, 0, 2))
+
+
+def _grow_fn(context, module):
+    """``{i8*, i64} grow(i8* meminfo, i64 capacity, i64 need, i64 esize)``: reallocate the
+    buffer of a stack to twice its capacity, or to ``need`` when that is more; return the
+    new buffer and capacity, or a null buffer when the size overflows or memory runs out
+    (the old buffer then stays with its meminfo, so releasing the stack frees it). Not
+    inlined: it runs on the rare path, and each push stays small."""
+    fnty = ir.FunctionType(_GROWN, [_PTR, _I64, _I64, _I64])
+    fn = cgutils.get_or_insert_function(module, fnty, _GROW)
+    if not fn.is_declaration:
+        return fn
+    fn.linkage = "linkonce_odr"
+    fn.attributes.add("noinline")
+    fn.attributes.add("cold")
+    meminfo, cap, need, esize = fn.args
+    b = ir.IRBuilder(fn.append_basic_block())
+    doubled = b.shl(cap, _I64(1))
+    newcap = b.select(b.icmp_signed(">", need, doubled), need, doubled)
+    nbytes, bad = _bytes_for(b, newcap, esize)
+    with cgutils.if_unlikely(b, bad):
+        b.ret(_GROWN(None))
     # realloc failing keeps the old buffer, but Numba's wrapper forgets it: put it back
     # in the meminfo so that releasing the stack frees it.
-    mi_struct = b.bitcast(view.meminfo, _MEMINFO_TY.as_pointer())
+    mi_struct = b.bitcast(meminfo, _MEMINFO_TY.as_pointer())
     data_field = cgutils.gep_inbounds(b, mi_struct, 0, 3)
     old = b.load(data_field)
-    base = ctx.nrt.meminfo_varsize_realloc_unchecked(b, view.meminfo, nbytes)
+    base = context.nrt.meminfo_varsize_realloc_unchecked(b, meminfo, nbytes)
     with cgutils.if_unlikely(b, cgutils.is_null(b, base)):
         b.store(old, data_field)
-        raise_error(ctx, b, MemoryError, oom_message(fname, view.st, None))
-    b.store(newcap, cap_ptr)
+        b.ret(_GROWN(None))
     # The next call of the function starts at this capacity (a hint: races are harmless).
     hint = b.load(cgutils.gep_inbounds(b, b.bitcast(base, _PREFIX_TY.as_pointer()), 0, 2))
     old_hint = b.load_atomic(hint, "monotonic", 8)
     b.store_atomic(b.select(b.icmp_signed(">", newcap, old_hint), newcap, old_hint), hint,
                    "monotonic", 8)
-    data = b.gep(base, [_I64(PREFIX_BYTES)], inbounds=True)
-    b.store(b.bitcast(data, view.elt_ty.as_pointer()), cgutils.gep_inbounds(b, view.hdr, 0, 2))
+    b.ret(b.insert_value(b.insert_value(_GROWN(None), base, 0), newcap, 1))
+    return fn
 
 
 #: Numba's NRT_MemInfo: refct, dtor, dtor_info, data, size (numba/core/runtime/nrt.cpp).

@@ -5,6 +5,7 @@ IR has them. A variable assigned once and read once, by a later statement of the
 block, is folded into that read (``y = a * b + c``) when nothing in between can change
 what its expression reads. The backward then reads like code written by hand, and Numba
 has fewer named variables to track (its liveness analysis is quadratic in them).
+Declarations that no read can see go too (:mod:`.declarations`).
 """
 import ast
 import builtins
@@ -13,6 +14,7 @@ import math
 import numpy as np
 
 from ..runtime import PURE, RUNTIME
+from .declarations import drop_unseen_declarations
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
 STACK_CALLS = {"push", "pop", "top", "clear", "size", "overflowed", "adstack"}
@@ -38,7 +40,8 @@ class _Folder:
     def run(self):
         while True:
             self.stores, self.loads = _count_names(self.fn)
-            if not (self._fold_in(self.fn) | self._drop_dead(self.fn)):
+            if not (self._fold_in(self.fn) | self._drop_dead(self.fn)
+                    | drop_unseen_declarations(self.fn)):
                 return
 
     def _drop_dead(self, node):
