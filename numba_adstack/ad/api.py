@@ -103,9 +103,11 @@ class Backward:
         self.njit_options = dict(self.dispatcher.backward_options)
         self.njit_options.setdefault("pipeline_class", GeneratedCodeCompiler)
         # Helpers of parallel loops are called from the backward's prange loops: compiled
-        # first, by name, and the backward is compiled parallel.
+        # first, by name, and the backward is compiled parallel. They are inlined into the
+        # loop body: a call per iteration cost the parallel loop twice its serial time.
         for helper in helpers:
-            ns[helper] = disk_cache.jit(ns[helper], self.njit_options, cache)
+            ns[helper] = disk_cache.jit(ns[helper], dict(self.njit_options, inline="always"),
+                                        cache)
         if helpers:
             self.njit_options["parallel"] = True
             # Numba's parfor passes expect its whole pipeline, SSA included.
