@@ -36,6 +36,8 @@ class ArrayFacts:
             return self.array_root(e.value.name)
         if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem", "cast"):
             if isinstance(self.ty(e.value), types.Array):
+                if e.op != "cast" and self._advanced_index(e):
+                    return name     # x[idx] with an array idx: a copy
                 return self.array_root(e.value.name)
             item = self.tuple_item(e)
             if item is not None:
@@ -52,7 +54,7 @@ class ArrayFacts:
         if e.op == "getattr" and e.attr == "T":
             return isinstance(self.ty(e.value), types.Array)
         return e.op in ("getitem", "static_getitem") \
-            and isinstance(self.ty(e.value), types.Array)
+            and isinstance(self.ty(e.value), types.Array) and not self._advanced_index(e)
 
     def tuple_item(self, e):
         """The variable ``t[k]`` reads, for a tuple ``t`` built in the function and a
@@ -296,6 +298,8 @@ class ArrayFacts:
         if isinstance(e, ir.Var):
             return e.name
         if not isinstance(e, ir.Expr):
+            return None
+        if e.op in ("getitem", "static_getitem") and self._advanced_index(e):
             return None
         if e.op in ("getitem", "static_getitem", "cast") or (
                 e.op == "getattr" and e.attr == "T"):

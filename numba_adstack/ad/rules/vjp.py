@@ -26,3 +26,9 @@ RUNTIME = {f.__name__: f for f in (
     sum_to, unreduce, reduced_view, clip_vjp, clip_bounds_vjp, erf, erfc, prod_vjp, extreme_vjp,
     cumsum_vjp, norm_vjp, dot_vjp_a, dot_vjp_b, outer_vjp_a, outer_vjp_b, solve_vjp_a,
     trace_vjp, diag_vjp, transpose_vjp, concatenate_vjp, stack_vjp)}
+
+# np.diff, np.interp and x[idx]: vjp_sequence.
+from .vjp_sequence import diff_vjp, interp_vjp_fp, interp_vjp_x, interp_vjp_xp, take_vjp  # noqa: E402
+
+RUNTIME.update({f.__name__: f for f in (
+    diff_vjp, interp_vjp_x, interp_vjp_xp, interp_vjp_fp, take_vjp)})
