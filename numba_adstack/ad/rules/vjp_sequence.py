@@ -159,3 +159,46 @@ def take_vjp(g, a, index):
             rows[i + n if i < 0 else i] += src[k]
         return out
     return by_position
+
+
+@internal
+def _interp_tangent(x, xp, fp, dx, dxp, dfp):
+    """Flat ``x``, ``dx``: the tangent of ``np.interp(x, xp, fp)`` along ``dx``, ``dxp``,
+    ``dfp`` (the transpose of the three adjoints above)."""
+    out = np.empty(x.size)
+    for k in range(x.size):
+        j, t, inside = _interval(x[k], xp)
+        if inside:
+            s = _slope(j, xp, fp)
+            out[k] = (1.0 - t) * dfp[j] + t * dfp[j + 1] + s * (
+                dx[k] - (1.0 - t) * dxp[j] - t * dxp[j + 1])
+        else:
+            out[k] = dfp[j]
+    return out
+
+
+def _flat_tangent(name, of, ty, size):
+    """Source of the flat tangent ``name`` of the array or float ``of``; zeros of
+    ``size`` for a missing one (None)."""
+    if ty is None or isinstance(ty, (types.NoneType, types.Omitted)):
+        return "np.zeros(%s)" % size
+    if is_scalar(ty):
+        return "np.array([%s])" % name
+    return "np.ascontiguousarray(%s).ravel()" % name
+
+
+@by_type
+def interp_jvp(x, xp, fp, dx, dxp, dfp):
+    """Forward mode of ``y = np.interp(x, xp, fp)``: the tangent of ``y`` (shaped like
+    ``x``) from those of the points, the knots and the values (None: no tangent)."""
+    scalar = is_scalar(x)
+    src = "def impl(x, xp, fp, dx, dxp, dfp):\n    r = _interp_tangent(%s, xp.ravel(), " \
+          "fp.ravel(), %s, %s, %s)\n    return %s\n" % (
+              "np.array([x])" if scalar else "x.ravel()",
+              _flat_tangent("dx", x, dx, "1" if scalar else "x.size"),
+              _flat_tangent("dxp", xp, dxp, "xp.size"),
+              _flat_tangent("dfp", fp, dfp, "fp.size"),
+              "r[0]" if scalar else "r.reshape(x.shape)")
+    ns = {"np": np, "_interp_tangent": _interp_tangent}
+    exec(src, ns)
+    return ns["impl"]
