@@ -78,7 +78,7 @@ def test_rows_and_columns_in_loops(n):
 
 
 def test_rows_and_columns_of_views():
-    check_fd(rows_and_columns, rand(4, 6)[::-1, ::2][:3], rand(8)[1::2], rand(3), 2)
+    check_fd(rows_and_columns, rand(4, 8)[::-1, ::2][:3], rand(8)[1::2], rand(3), 2)
 
 
 @numba.njit
@@ -137,3 +137,19 @@ def gathered_update(u, idx):
 def test_updates_through_index_arrays():
     check_fd(gathered_update, rand(5), np.array([3, 1]))
     check_fd(gathered_update, rand(10)[::2], np.array([-1, 0]))
+    check_fd(gathered_update, rand(4), np.array([2, 2]))       # the last write stays
+
+
+@nad.grad_jit
+def stores_by_index_array(u, idx, s):
+    """a[idx] = v and a[idx] = s with repeated indices: the last write stays."""
+    q = np.zeros(u.shape[0])
+    q[idx] = u[:3] * 2.0
+    p = u * 1.0
+    p[idx] = s
+    return np.sum(q * q * q) + np.sum(p * p * p)
+
+
+def test_stores_through_index_arrays_keep_the_last_write():
+    check_fd(stores_by_index_array, rand(5), np.array([1, 3, 1]), 0.7)
+    check_fd(stores_by_index_array, rand(10)[::-2], np.array([-1, 0, 4]), -0.4)

@@ -240,8 +240,16 @@ class ArrayFacts:
         else:
             t = self.ty(stmt.index)
         parts = t.types if isinstance(t, types.BaseTuple) else (t,)
-        return any(isinstance(p, (types.SliceType, types.EllipsisType)) for p in parts) \
-            or len(parts) < ndim
+        return any(isinstance(p, (types.SliceType, types.EllipsisType, types.Array))
+                   for p in parts) or len(parts) < ndim
+
+    def store_by_index_array(self, stmt):
+        """Is ``stmt`` a store ``a[idx] = v`` with ``idx`` a 1-d array of integers?"""
+        if isinstance(stmt, ir.StaticSetItem):
+            return False
+        t = self.ty(stmt.index)
+        return isinstance(t, types.Array) and t.ndim == 1 \
+            and isinstance(t.dtype, types.Integer)
 
     def is_buffer_source(self, name):
         """Is ``name`` memory the function was given or made (an argument, a fresh array,

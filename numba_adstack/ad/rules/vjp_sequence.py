@@ -202,3 +202,25 @@ def interp_jvp(x, xp, fp, dx, dxp, dfp):
     ns = {"np": np, "_interp_tangent": _interp_tangent}
     exec(src, ns)
     return ns["impl"]
+
+
+@by_type
+def last_writes(cells, a, index):
+    """``a[index] = v`` with an index array: the adjoint of ``v`` is ``a``'s adjoint at the
+    cells it was stored into (``cells``), zero where a later entry of ``index`` overwrote
+    the same cell (NumPy keeps the last write)."""
+    if not (isinstance(index, types.Array) and index.ndim == 1
+            and isinstance(index.dtype, types.Integer)):
+        return lambda cells, a, index: cells
+    def impl(cells, a, index):
+        out = np.ascontiguousarray(cells).copy()
+        rows = out.reshape((index.size, out.size // index.size if index.size else 0))
+        n = a.shape[0]
+        seen = np.zeros(n, np.bool_)
+        for k in range(index.size - 1, -1, -1):
+            i = index[k] + n if index[k] < 0 else index[k]
+            if seen[i]:
+                rows[k] = 0.0
+            seen[i] = True
+        return out
+    return impl
