@@ -221,5 +221,3 @@ def check_program(src, seed, n):
 def test_random_array_program_gradient_matches_finite_differences(src, seed, n):
     note(src)
     check_program(src, seed, n)
-
-

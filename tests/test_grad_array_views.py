@@ -153,3 +153,36 @@ def stores_by_index_array(u, idx, s):
 def test_stores_through_index_arrays_keep_the_last_write():
     check_fd(stores_by_index_array, rand(5), np.array([1, 3, 1]), 0.7)
     check_fd(stores_by_index_array, rand(10)[::-2], np.array([-1, 0, 4]), -0.4)
+
+
+def _read_under_the_first_name(w0, x, n):
+    w = w0
+    for _ in range(n):
+        w -= 0.1 * np.sin(w) * x
+    return np.sum(w * w) + np.sum(w0)
+
+
+def test_an_array_read_after_a_loop_updated_it_under_another_name_is_refused():
+    with pytest.raises(NonDifferentiableError) as ei:
+        nad.grad_jit(_read_under_the_first_name).grad(rand(3), rand(3), 2)
+    msg = str(ei.value)
+    assert "_read_under_the_first_name" in msg and "updates it in place as 'w'" in msg
+    assert "return np.sum(w * w) + np.sum(w0)" in msg and "w = w0.copy()" in msg
+
+
+@nad.grad_jit
+def whole_and_slice_updates(x, n):
+    """B -= e; B[1:] += f in a loop, on a computed array and on a fresh one."""
+    b = x * 1.0
+    c = np.ones(x.shape[0])
+    for _ in range(n):
+        b -= 0.1 * x * b
+        b[1:] += 0.2 * b[:-1]
+        c *= 1.0 + 0.1 * x
+        c[:-1] -= 0.3 * np.sin(c[1:]) * x[1:]
+    return np.sum(b * b) + np.sum(c ** 3)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_whole_array_and_slice_updates_in_one_loop(n):
+    check_fd(whole_and_slice_updates, rand(4), n)
