@@ -480,7 +480,7 @@ CORPUS = ["rk4_pendulum", "softmax_cross_entropy", "ridge_solve", "interp_resamp
 @nad.grad_jit
 def interpolated(x, xp, fp, s):
     z = np.interp(x, xp, fp)
-    return np.sum(z * z) + np.interp(s, xp, fp) ** 2 + np.sum(z[1:] * np.diff(x[::-1]))
+    return np.sum(z * z) + np.interp(s, xp, fp) ** 2 + np.sum(z[1:] * np.diff(x))
 
 
 def test_interp_tangent_in_points_knots_and_values():
