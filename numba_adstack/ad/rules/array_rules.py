@@ -250,8 +250,6 @@ ARRAY_RULES = {
     np.concatenate: _rule("arrays axis=0", "concatenate_vjp({g}, {arrays}, {axis})"),
     np.stack: _rule("arrays axis=0", "stack_vjp({g}, {arrays}, {axis})"),
     np.copy: _rule("a", "{g}"),
-    # np.array of an array copies it; of a list or tuple of floats: array_of_items.
-    np.array: _rule("object dtype=None", "{g}"),
     np.asarray: _rule("a", "{g}"),
     np.ascontiguousarray: _rule("a", "{g}"),
     np.ndarray.astype: _rule("a dtype", "{g}"),
