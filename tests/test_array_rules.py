@@ -449,6 +449,40 @@ def test_diag(v, k):
     check(np.diag, v, k)
 
 
+# ----------------------------------------------------------------------------- sequences
+@pytest.mark.parametrize("a, n", more([(rand(6), 1), (rand(3, 5), 2)],
+                                      [(rand(7), 3), (rand(2, 3, 4), 1), (rand(4), 0)]),
+                         ids=ident)
+def test_diff(a, n):
+    check(np.diff, a, n)
+
+
+def _interp_case(points, knots, scalar=False):
+    xp = np.cumsum(RNG.uniform(0.2, 1.0, knots)) - 0.5
+    x = RNG.uniform(xp[0] - 0.3, xp[-1] + 0.3, points)
+    return (float(x[0]) if scalar else x), xp, rand(knots)
+
+
+@pytest.mark.parametrize("x, xp, fp", more(
+    [_interp_case(6, 4), _interp_case(1, 5, scalar=True)],
+    [_interp_case(9, 2), _interp_case(4, 7)]), ids=ident)
+def test_interp(x, xp, fp):
+    check(np.interp, x, xp, fp)
+
+
+def test_interp_of_views():
+    x, xp, fp = _interp_case(10, 6)
+    check(np.interp, x[::2], xp, np.repeat(fp, 2)[::2])
+
+
+@pytest.mark.parametrize("a, index", [
+    (rand(6), np.array([4, 1, -1, 4])), (rand(5, 3), np.array([0, 4, 0])),
+    (rand(8)[::2], np.array([True, False, True, True])),
+    (rand(4, 2), np.array([False, True, True, False]))], ids=ident)
+def test_gather(a, index):
+    check(operator.getitem, a, index)
+
+
 # ----------------------------------------------------------------------------- shapes
 def _method(name, *extra):
     return lambda a: getattr(a, name)(*extra)
@@ -507,7 +541,7 @@ DEDICATED = {
     np.linalg.inv, np.linalg.det, np.trace, np.diag, np.reshape, np.ravel,
     np.ndarray.flatten, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.expand_dims,
     np.transpose, np.concatenate, np.stack, np.copy, np.asarray, np.ascontiguousarray,
-    np.ndarray.astype, operator.neg, operator.pos}
+    np.ndarray.astype, operator.neg, operator.pos, np.diff, np.interp, operator.getitem}
 
 
 # In-place operators share their operator's rule; floor division has no gradient.

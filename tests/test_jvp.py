@@ -470,9 +470,29 @@ def test_jacobian_beside_a_tuple_argument_in_both_modes():
 
 # ---------------------------------------------------------------------- realistic programs
 # Programs of the corpus (tests/realistic_programs.py) that use what forward mode adds
-# (np.array of a list, np.max, np.linalg.solve, whole-array arithmetic); the whole corpus
-# was checked the same way once (29 agree, 6 refused for their loop forms or np.interp).
-CORPUS = ["rk4_pendulum", "softmax_cross_entropy", "ridge_solve"]
+# (np.array of a list, np.max, np.linalg.solve, whole-array arithmetic, np.interp, np.diff);
+# the whole corpus was checked the same way once (29 agree, 6 refused for their loop forms
+# or np.interp, which now has its tangent).
+CORPUS = ["rk4_pendulum", "softmax_cross_entropy", "ridge_solve", "interp_resample",
+          "arc_length_diff"]
+
+
+@nad.grad_jit
+def interpolated(x, xp, fp, s):
+    z = np.interp(x, xp, fp)
+    return np.sum(z * z) + np.interp(s, xp, fp) ** 2 + np.sum(z[1:] * np.diff(x))
+
+
+def test_interp_tangent_in_points_knots_and_values():
+    rng = np.random.default_rng(5)
+    xp = np.cumsum(rng.uniform(0.2, 1.0, 5))
+    args = (rng.uniform(xp[0] - 0.3, xp[-1] + 0.3, 7), xp, rng.standard_normal(5),
+            float(xp[2]) + 0.1)
+    for tangents in [(rng.standard_normal(7), rng.standard_normal(5),
+                      rng.standard_normal(5), 0.7), (None, None, np.ones(5), None),
+                     (np.ones(7), None, None, -1.0)]:
+        _, got = interpolated.jvp(args, tangents)
+        assert got == pytest.approx(fd_jvp(interpolated, args, tangents), rel=1e-6, abs=1e-8)
 
 
 @pytest.mark.parametrize("name", CORPUS)

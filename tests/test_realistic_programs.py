@@ -33,6 +33,7 @@ MUST_DIFFERENTIATE = {
     "gauss_legendre", "enumerate_discount", "ndindex_huber", "flat_logsumexp",
     "rows_gaussian_nll", "rnn_history", "ufuncs_on_scalars", "tuple_params",
     "tuple_argument", "helper_tuple_of_arrays", "array_in_loop",
+    "rk4_pendulum", "interp_resample", "arc_length_diff",
 }
 
 

@@ -195,20 +195,21 @@ def _useful(facts, varied):
                     and fill.name in varied:
                 work.append(fill.name)
         # A value stored into an array (or added in place) matters when that array is
-        # read usefully.
+        # read usefully; so does, for an in-place operator, the view it updates (its old
+        # contents scale: ``v *= c`` in a helper given the row).
         for blk in facts.fir.blocks.values():
             for stmt in blk.body:
                 if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
-                    target, value = stmt.target, stmt.value
+                    target, values = stmt.target, [stmt.value]
                 elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
                         and stmt.value.op == "inplace_binop" \
                         and is_float_array(facts.ty(stmt.value.lhs)):
-                    target, value = stmt.value.lhs, stmt.value.rhs
+                    target, values = stmt.value.lhs, [stmt.value.rhs, stmt.value.lhs]
                 else:
                     continue
-                if facts.array_root(target.name) in useful_roots \
-                        and value.name not in useful and value.name in varied:
-                    work.append(value.name)
+                if facts.array_root(target.name) in useful_roots:
+                    work.extend(v.name for v in values
+                                if v.name not in useful and v.name in varied)
     return useful, useful_roots
 
 

@@ -25,19 +25,36 @@ class ArrayFacts:
         if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
                 and isinstance(self.ty(e.lhs), types.Array):
             # ``x += e`` writes into x's memory: the same buffer, when x is one the
-            # function was given or made; else a new value (the old one is gone).
+            # function was given or made, or a view of any array (``q[1:] += e`` changes
+            # q); else a new value (the old one is gone).
             root = self.array_root(e.lhs.name)
-            return root if self.is_buffer_source(root) else name
+            if self.is_buffer_source(root) or self.is_view(e.lhs.name):
+                return root
+            return name
         if isinstance(e, ir.Expr) and e.op == "getattr" and e.attr == "T" \
                 and isinstance(self.ty(e.value), types.Array):
             return self.array_root(e.value.name)
         if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem", "cast"):
             if isinstance(self.ty(e.value), types.Array):
+                if e.op != "cast" and self._advanced_index(e):
+                    return name     # x[idx] with an array idx: a copy
                 return self.array_root(e.value.name)
             item = self.tuple_item(e)
             if item is not None:
                 return self.array_root(item.name)
         return name
+
+    def is_view(self, name):
+        """Is ``name`` (through aliases) a slice, row or transpose of another array?"""
+        e = self.def_expr(name)
+        while isinstance(e, ir.Var):
+            e = self.def_expr(e.name)
+        if not isinstance(e, ir.Expr):
+            return False
+        if e.op == "getattr" and e.attr == "T":
+            return isinstance(self.ty(e.value), types.Array)
+        return e.op in ("getitem", "static_getitem") \
+            and isinstance(self.ty(e.value), types.Array) and not self._advanced_index(e)
 
     def tuple_item(self, e):
         """The variable ``t[k]`` reads, for a tuple ``t`` built in the function and a
@@ -223,8 +240,16 @@ class ArrayFacts:
         else:
             t = self.ty(stmt.index)
         parts = t.types if isinstance(t, types.BaseTuple) else (t,)
-        return any(isinstance(p, (types.SliceType, types.EllipsisType)) for p in parts) \
-            or len(parts) < ndim
+        return any(isinstance(p, (types.SliceType, types.EllipsisType, types.Array))
+                   for p in parts) or len(parts) < ndim
+
+    def store_by_index_array(self, stmt):
+        """Is ``stmt`` a store ``a[idx] = v`` with ``idx`` a 1-d array of integers?"""
+        if isinstance(stmt, ir.StaticSetItem):
+            return False
+        t = self.ty(stmt.index)
+        return isinstance(t, types.Array) and t.ndim == 1 \
+            and isinstance(t.dtype, types.Integer)
 
     def is_buffer_source(self, name):
         """Is ``name`` memory the function was given or made (an argument, a fresh array,
@@ -282,6 +307,8 @@ class ArrayFacts:
             return e.name
         if not isinstance(e, ir.Expr):
             return None
+        if e.op in ("getitem", "static_getitem") and self._advanced_index(e):
+            return None
         if e.op in ("getitem", "static_getitem", "cast") or (
                 e.op == "getattr" and e.attr == "T"):
             v = e.value
@@ -314,23 +341,41 @@ class ArrayFacts:
         return self.array_root(name) in self.arg_vars
 
     def _inplace_updates(self):
-        """``a[i] = a[i] + e`` (and ``-``, ``+=``, ``-=``) on one element within a block.
+        """``a[i] = a[i] + e`` (and ``-``, ``+=``, ``-=``) on one element within a block, and
+        ``a[s] op= e`` on a region (a slice, a row: any in-place operator).
 
         The adjoint of the element passes through such an update unchanged, so the reverse
         sweep only reads it (into ``e``'s adjoint) instead of clearing it at the store and
-        adding it back at the load. Returns the ids of those stores and the names of their
-        loads."""
+        adding it back at the load. A region's update writes through the view ``a[s]``,
+        whose in-place operator does the whole adjoint; the store Python adds after it
+        writes the view back onto itself and has none. Returns the ids of those stores and
+        the names of their loads."""
         stores, loads = set(), set()
         for blk in self.fir.blocks.values():
             body = blk.body
             for k, st in enumerate(body):
-                if not isinstance(st, ir.SetItem):
+                if not isinstance(st, (ir.SetItem, ir.StaticSetItem)):
                     continue
                 load = self._inplace_load(body, k, st)
                 if load is not None:
                     stores.add(id(st))
                     loads.add(load)
         return stores, loads
+
+    @staticmethod
+    def _index_name(node):
+        """The name of the index variable of a getitem or setitem (static ones too)."""
+        static = isinstance(node, ir.StaticSetItem) or (
+            isinstance(node, ir.Expr) and node.op == "static_getitem")
+        idx = node.index_var if static else node.index
+        return None if idx is None else idx.name
+
+    def _advanced_index(self, e):
+        """Does getitem ``e`` index with an array (a copy, not a view)?"""
+        name = self._index_name(e)
+        t = self.typemap.get(name) if name is not None else None
+        parts = t.types if isinstance(t, types.BaseTuple) else (t,)
+        return any(isinstance(p, types.Array) for p in parts)
 
     def _inplace_load(self, body, k, st):
         t = self.defs.get(st.value.name)
@@ -339,20 +384,24 @@ class ArrayFacts:
         e = t[1].value
         if not (isinstance(e, ir.Expr) and e.op in ("binop", "inplace_binop")):
             return None
+        region = e.op == "inplace_binop" and isinstance(self.ty(e.lhs), types.Array)
         fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn)
-        if fn not in (operator.add, operator.sub):
+        if not region and fn not in (operator.add, operator.sub):
             return None
         ld = self.defs.get(e.lhs.name)
         if ld is None or ld[1] not in body or len(self.uses.get(e.lhs.name, ())) != 1:
             return None
         le = ld[1].value
-        if not (isinstance(le, ir.Expr) and le.op == "getitem"
-                and le.value.name == st.target.name and le.index.name == st.index.name):
+        if not (isinstance(le, ir.Expr) and le.op in ("getitem", "static_getitem")
+                and le.value.name == st.target.name
+                and self._index_name(le) is not None
+                and self._index_name(le) == self._index_name(st)):
             return None
+        if region and self._advanced_index(le):
+            return None     # the load is a copy, and the store writes it back
         j = body.index(ld[1])
         root = self.array_root(st.target.name)
         if any(isinstance(o, (ir.SetItem, ir.StaticSetItem))
                and self.array_root(o.target.name) == root for o in body[j + 1:k]):
             return None
         return e.lhs.name
-

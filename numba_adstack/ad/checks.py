@@ -192,7 +192,7 @@ def _check_aliased_writes(facts, activity):
         writes = [(label, stmt) for label, blk in facts.fir.blocks.items()
                   for stmt in blk.body
                   if facts.buffer_class.get(_written_by(facts, stmt)) == rep
-                  and not _is_inplace(stmt)]
+                  and not _is_inplace(stmt) and id(stmt) not in facts.inplace_stores]
         if writes and not _rotated_buffers(facts, members, writes):
             facts.error("writing into an array that a variable rebound in a loop "
                         "or a branch may name, where another variable may name it at "
@@ -200,11 +200,15 @@ def _check_aliased_writes(facts, activity):
                         "B, A`), or write the new values into a fresh array each "
                         "iteration", writes[0][1].loc)
         for m in members:
-            if facts.is_buffer_source(m) and any(
-                    not _feeds_chain(stmt, m) for _, stmt in facts.uses.get(m, ())):
-                facts.error("the array %r is read after a loop updates it in place under "
-                            "another name; copy it before the loop (`w = %s.copy()`)"
-                            % (m, m), facts.def_loc(m))
+            if not facts.is_buffer_source(m):
+                continue
+            for _, stmt in facts.uses.get(m, ()):
+                if not _feeds_chain(stmt, m):
+                    other = _user_name(sorted(p for p in members if p in phis)[0])
+                    facts.error("the array %r is read after a loop updates it in place as "
+                                "%r (both names are one array, so the read sees the "
+                                "updates); copy it before the loop (`%s = %s.copy()`) "
+                                "to keep both" % (m, other, other, m), stmt.loc)
 
 
 def _rotated_buffers(facts, members, writes):
@@ -300,6 +304,11 @@ def _written_by(facts, stmt):
         if written:
             return written[0].name
     return None
+
+
+def _user_name(name):
+    """The source name of an IR variable (``w`` for its SSA versions ``w.1``, ``w.2``)."""
+    return name.split(".")[0]
 
 
 def _is_inplace(stmt):

@@ -317,6 +317,8 @@ class IRFacts(ArrayFacts):
             if rl is not None and rl.array is not None and is_float_array(self.ty(rl.array)):
                 return [rl.array.name]
             return []
+        if e.op == "getitem" and bind_expr(self, e) is not None:     # x[idx]: a gather
+            return [e.value.name] if is_float_array(self.ty(e.value)) else []
         if e.op in ("static_getitem", "getitem") and isinstance(self.ty(e.value),
                                                                types.BaseTuple):
             item = self.tuple_item(e)

@@ -7,11 +7,13 @@ argument of each parameter (an operand position, or a default's source text); it
 templates are written over operand positions (``{0}``, ``{1}``), as the scalar rules are,
 so emission fills both kinds the same way.
 """
+import operator
 from dataclasses import dataclass
 
+import numpy as np
 from numba.core import ir, types
 
-from .rules.array_rules import METHODS, bind, by_operand, rule_of
+from .rules.array_rules import METHODS, array_of_items, bind, by_operand, rule_of
 from .rules.scalar import INPLACE_TO_BINOP
 
 # Methods whose arguments after the receiver may be given one by one rather than as a
@@ -54,11 +56,18 @@ def bind_expr(facts, e):
         fn, args = e.fn, [e.value]
     elif e.op == "getattr" and isinstance(facts.ty(e.value), types.Array):
         fn, args = e.attr, [e.value]
+    elif e.op == "getitem" and isinstance(facts.ty(e.value), types.Array) \
+            and _is_index_array(facts.ty(e.index)):
+        fn, args = operator.getitem, [e.value, e.index]
     elif e.op == "call" and e.vararg is None:
         if facts.array_copy_source(e) is not None:
             return None     # a copy is memory of its own, with its own adjoint array
         fn, args = _callee(facts, e)
         kws = dict(e.kws)
+        if fn is np.array and args:
+            bound = _array_of_items(facts, args[0])
+            if bound is not None:
+                return bound
     else:
         return None
     rule = rule_of(fn)
@@ -99,3 +108,39 @@ def _operand(operands, a):
         return tuple(_operand(operands, v) for v in a)
     operands.append(a)
     return len(operands) - 1
+
+
+def _is_index_array(t):
+    """A 1-d array of integers or booleans: ``x[idx]`` gathers (a copy, not a view)."""
+    return isinstance(t, types.Array) and t.ndim == 1 \
+        and isinstance(t.dtype, (types.Integer, types.Boolean))
+
+
+def _array_of_items(facts, seq):
+    """The :class:`BoundRule` of ``np.array(seq)`` for ``seq`` a list or tuple (nested
+    ones for more dimensions) of numbers built in the function, or None."""
+    items, shape = _items(facts, seq)
+    if items is None or not shape:
+        return None
+    rule = array_of_items(tuple(shape))
+    return BoundRule(rule, np.array, items, {p: k for k, p in enumerate(rule.params)})
+
+
+def _items(facts, var):
+    """``(leaves in C order, shape)`` of a (nested) list or tuple built in the function
+    from numbers; ``(None, None)`` for anything else, or a ragged nesting."""
+    e = facts.def_expr(var.name)
+    while isinstance(e, ir.Var):
+        e = facts.def_expr(e.name)
+    if not (isinstance(e, ir.Expr) and e.op in ("build_list", "build_tuple")):
+        if isinstance(facts.ty(var), types.Number):
+            return [var], []
+        return None, None
+    leaves, inner = [], None
+    for item in e.items:
+        sub, sub_shape = _items(facts, item)
+        if sub is None or (inner is not None and sub_shape != inner):
+            return None, None
+        leaves.extend(sub)
+        inner = sub_shape
+    return leaves, [len(e.items)] + (inner or [])

@@ -266,8 +266,9 @@ class Adjoints:
         # operand (``x_bar += g``); a computed array's own adjoint takes its exact shape.
         own = [a.name in act.array_values for a in bound.operands]
         rules = {True: bound.templates(), False: bound.templates(accumulate=True)}
-        active = [r is not None and is_float_array(facts.ty(a)) and a.name in act.varied
-                  for r, a in zip(rules[True], bound.operands)]
+        active = [r is not None and (is_float_array(facts.ty(a)) or is_float(facts.ty(a)))
+                  and a.name in act.varied for r, a in zip(rules[True], bound.operands)]
+        own = [o or is_float(facts.ty(a)) for o, a in zip(own, bound.operands)]
         used = R.needed_operands([rules[o][k] for k, (o, a) in enumerate(zip(own, active))
                                   if a])
         copies = self.cx.plan.snapshots.get(name, {})
@@ -280,7 +281,9 @@ class Adjoints:
         self._ctx = None
         out = []
         for k, (a, o) in enumerate(zip(bound.operands, own)):
-            if active[k]:
+            if active[k] and is_float(facts.ty(a)):     # np.interp(s, xp, fp): s
+                out.extend(self._plain(a, rules[o][k].format(*pos, **fmt)))
+            elif active[k]:
                 out.extend(self.array_target(a, rules[o][k].format(*pos, **fmt),
                                              shaped=True))
         return out

@@ -458,17 +458,20 @@ class Reverse:
             return
         idx = cx.src.store_index(stmt, cx.adjoints.ref)
         cell = "%s[%s]" % (cx.adjoints.ref_bar(stmt.target), idx)
+        # a[idx] = v with an index array: a cell written twice keeps the last value.
+        stored = "last_writes(%s, %s, %s)" % (cell, cx.adjoints.ref(stmt.target), idx) \
+            if facts.store_by_index_array(stmt) else "%s.copy()" % cell
         if v.name in cx.activity.useful and not (
                 is_float_array(facts.ty(v)) and id(stmt) in facts.inplace_stores):
             # (a[i] += e on a row: the in-place update into a's memory did it all.)
             if is_float_array(facts.ty(v)):
                 # a[i:j] = b: b's adjoint is the region's, taken before it is cleared.
-                for op, src in cx.adjoints.array_target(v, "%s.copy()" % cell):
+                for op, src in cx.adjoints.array_target(v, stored):
                     self.make_adjoints(L)
                     self.accumulate(L, op, src)
             elif facts.store_is_region(stmt):
                 self.make_adjoints(L)
-                L("%s += np.sum(%s)" % (self.names.bar(v), cell))   # one value, many cells
+                L("%s += np.sum(%s)" % (self.names.bar(v), stored))   # one value, many cells
             else:
                 self.make_adjoints(L)
                 L("%s += %s" % (self.names.bar(v), cell))

@@ -38,7 +38,7 @@ LINEAR_CALLS = {
 #: arguments give only shapes and axes.
 _SHAPED_HELPERS = [runtime.RUNTIME[n] for n in (
     "sum_to", "unreduce", "reduced_view", "transpose_vjp", "cumsum_vjp", "trace_vjp",
-    "diag_vjp", "concatenate_vjp", "stack_vjp")]
+    "diag_vjp", "concatenate_vjp", "stack_vjp", "diff_vjp", "take_vjp")]
 LINEAR_CALLS.update({f: (0,) for f in _SHAPED_HELPERS})
 #: Helpers linear in each of two arguments apart (the adjoint and the other factor of a
 #: product); their third argument gives only a shape.
@@ -268,6 +268,9 @@ class Tangents:
         if fn is np.where and len(args) == 3 and not kws and not self.has(args[0]):
             c = self.src.operand(args[0])
             return "np.where(%s, %s, %s)" % (c, self.of(args[1]), self.of(args[2]))
+        if fn is np.interp and len(args) == 3 and not kws:
+            return "%s(%s)" % (self.names.gname(runtime.RUNTIME["interp_jvp"]), ", ".join(
+                [self.src.operand(a) for a in args] + [self.of(a) for a in args]))
         if fn in R.NON_DIFFERENTIABLE_CALLS or not has_floats(facts.ty(name)):
             return None
         rule = R.CALL_RULES.get(fn)

@@ -7,7 +7,7 @@ before the loop (:mod:`.seeds`): its stacks then hold one iteration's history. W
 """
 import operator
 
-from numba.core import ir
+from numba.core import ir, types
 
 from .. import rules as R
 from ..typeinfo import is_float
@@ -68,7 +68,8 @@ def _fusion_plan(facts, activity, lp, parent=None, seed_of=None):
         return None
     for b in lp.blocks:
         for stmt in facts.fir.blocks[b].body:
-            if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+            if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) \
+                    or _writes_outer_array(facts, lp, stmt):
                 return None
     families, in_family = [], set()
     for phi, inc in facts.block_phis[lp.header]:
@@ -102,6 +103,18 @@ def _fusion_plan(facts, activity, lp, parent=None, seed_of=None):
                     if label not in lp.blocks:
                         return None
     return families
+
+
+def _writes_outer_array(facts, lp, stmt):
+    """Does ``stmt`` write, in place, into an array made before the loop (``v += e`` on a
+    view ``v = b[i]``, as a helper given the row does)?"""
+    if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)):
+        return False
+    e = stmt.value
+    written = list(facts.mutated_arrays(e))
+    if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array):
+        written.append(e.lhs)
+    return any(facts.def_label(facts.array_root(a.name)) not in lp.blocks for a in written)
 
 
 def _parent_seed(parent, phi):

@@ -213,6 +213,14 @@ ARRAY_RULES = {
     np.var: _rule("a", "np.ascontiguousarray({g} * (2.0 / {a}.size) * ({a} - np.mean({a})))"),
     np.std: _rule("a", "np.ascontiguousarray({g} / ({a}.size * {y}) * ({a} - np.mean({a})))"),
     np.cumsum: _rule("a axis=None", "cumsum_vjp({g}, {a}, {axis})"),
+    np.diff: _rule("a n=1", "diff_vjp({g}, {a}, {n})"),
+    # Piecewise linear: at a knot, the slope of the interval it starts (NumPy's formula
+    # there); outside the knots, the end value and no slope.
+    np.interp: _rule("x xp fp", "interp_vjp_x({g}, {x}, {xp}, {fp})",
+                     "interp_vjp_xp({g}, {x}, {xp}, {fp})",
+                     "interp_vjp_fp({g}, {x}, {xp}, {fp})"),
+    # x[idx] with a 1-d array of integers or booleans (a gather; rule_binding binds it).
+    operator.getitem: _rule("a index", "take_vjp({g}, {a}, {index})"),
     np.linalg.norm: _rule("x ord=None", "norm_vjp({g}, {y}, {x}, {ord})"),
 
     # Linear algebra (np.dot and @ on 1-d and 2-d operands).
@@ -246,6 +254,19 @@ ARRAY_RULES = {
     np.ascontiguousarray: _rule("a", "{g}"),
     np.ndarray.astype: _rule("a dtype", "{g}"),
 }
+_ITEM_RULES = {}
+
+
+def array_of_items(shape):
+    """The rule of ``np.array`` of a (nested) list or tuple of floats of ``shape``, one
+    parameter per float in C order: each gets its element of ``{g}``."""
+    if shape not in _ITEM_RULES:
+        cells = [", ".join(map(str, idx)) for idx in np.ndindex(*shape)]
+        _ITEM_RULES[shape] = _rule(" ".join("e%d" % k for k in range(len(cells))),
+                                   *("{g}[%s]" % c for c in cells))
+    return _ITEM_RULES[shape]
+
+
 for _inplace, _op in INPLACE_TO_BINOP.items():
     ARRAY_RULES[_inplace] = ARRAY_RULES[_op]
 ARRAY_RULES[operator.imatmul] = ARRAY_RULES[operator.matmul]

@@ -13,7 +13,10 @@ reshapes): add contributions into adjoints, never write into them.
 * ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``, ``norm_vjp``;
 * ``vjp_linalg``: ``dot_vjp_a``/``dot_vjp_b`` (also ``@``), ``outer_vjp_a``/``_b``,
   ``solve_vjp_a``, ``trace_vjp``, ``diag_vjp``;
-* ``vjp_shape``: ``transpose_vjp``, ``concatenate_vjp``, ``stack_vjp``.
+* ``vjp_shape``: ``transpose_vjp``, ``concatenate_vjp``, ``stack_vjp``;
+* ``vjp_sequence``: ``diff_vjp``, ``interp_vjp_x``/``_xp``/``_fp`` (and ``interp_jvp``, the
+  forward mode's), ``take_vjp`` (``x[idx]``), ``last_writes``
+  (``x[idx] = v``).
 """
 from .vjp_core import reduced_view, sum_to, unreduce
 from .vjp_elementwise import clip_bounds_vjp, clip_vjp, erf, erfc
@@ -26,3 +29,11 @@ RUNTIME = {f.__name__: f for f in (
     sum_to, unreduce, reduced_view, clip_vjp, clip_bounds_vjp, erf, erfc, prod_vjp, extreme_vjp,
     cumsum_vjp, norm_vjp, dot_vjp_a, dot_vjp_b, outer_vjp_a, outer_vjp_b, solve_vjp_a,
     trace_vjp, diag_vjp, transpose_vjp, concatenate_vjp, stack_vjp)}
+
+# np.diff, np.interp and x[idx]: vjp_sequence.
+from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_x,  # noqa: E402
+                           interp_vjp_xp, last_writes, take_vjp)
+
+RUNTIME.update({f.__name__: f for f in (
+    diff_vjp, interp_vjp_x, interp_vjp_xp, interp_vjp_fp, take_vjp, interp_jvp,
+    last_writes)})
