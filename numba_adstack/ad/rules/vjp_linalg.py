@@ -8,8 +8,10 @@ that operand's shape (a float for a scalar operand). ``g`` is the result's adjoi
 exists already (``out``, of the operand's shape, any strides: a view of another adjoint,
 ``X_bar.T``), with no temporary where the contribution is an outer product: the cost of
 the matrix-vector product's adjoint is one read-modify-write pass over ``out``, as in
-hand-written code, rather than a fresh array and a second pass to add it. They read only
-primal values and ``g``, never another adjoint, so ``out`` may be any adjoint array.
+hand-written code, rather than a fresh array and a second pass to add it. Besides ``out``
+they read only primal values and the result's adjoint ``g`` (the adjoint of a fresh array,
+never an operand's), so ``out`` may be any operand's adjoint, or the same one twice
+(``np.dot(A, A.T)`` adds into ``A_bar`` and ``A_bar.T``).
 """
 import numpy as np
 from numba import types
