@@ -28,10 +28,11 @@ class BoundRule:
     operands: list        # IR variables
     args: dict            # parameter -> operand position, tuple of positions, or source
 
-    def templates(self, accumulate=False):
+    def templates(self, accumulate=False, into=False):
         """One template per operand (None: no gradient), over operand positions;
-        ``accumulate``: the rule's cheaper forms that only broadcast to the operand."""
-        by_param = by_operand(self.rule, self.args, accumulate)
+        ``accumulate``: the rule's cheaper forms that only broadcast to the operand;
+        ``into``: its forms adding in place into ``{out}`` (None where it has none)."""
+        by_param = by_operand(self.rule, self.args, accumulate, into)
         out = [None] * len(self.operands)
         for p, a in self.args.items():
             if isinstance(a, int):

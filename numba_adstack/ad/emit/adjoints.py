@@ -11,6 +11,11 @@ from .. import rules as R
 from ..checks import array_expr_message
 from ..typeinfo import is_float, is_float_array
 from ..operators import OPS
+from ..rule_binding import bind_expr
+
+#: Where an in-place form of a rule (``into`` in rules/array_rules.py) names the adjoint
+#: array it adds into.
+OUT = "{out}"
 
 
 class Adjoints:
@@ -101,8 +106,9 @@ class Adjoints:
     # ------------------------------------------------------------------ contributions
     def contributions(self, name, e):
         """``(adjoint target, contribution source)`` pairs for ``name = e``. The target is
-        an adjoint variable or element, or ``_ATOMIC`` / ``_GUARD`` / ``_ARRAY`` for an
-        atomic add, a guarded add or an in-place array add (see ``Reverse.accumulate``)."""
+        an adjoint variable or element, or ``_ATOMIC`` / ``_GUARD`` / ``_ARRAY`` /
+        ``_INTO`` for an atomic add, a guarded add, an in-place array add or a helper's
+        call adding in place (see ``Reverse.accumulate``)."""
         facts = self.facts
         g = self.names.bar(name)
         if is_float_array(facts.ty(name)):
@@ -152,8 +158,10 @@ class Adjoints:
         arrays = [op for op in operands if isinstance(facts.ty(op), types.Array)]
         # One array operand (the others scalars): its contribution has its shape already.
         shaped = shaped or len(arrays) == 1
+        contributions = self.apply(name, rule, operands)
+        intos = self._in_place(name, e, rule, operands, len(contributions))
         out = []
-        for op, src in self.apply(name, rule, operands):
+        for (op, src), into in zip(contributions, intos):
             items = facts.tuple_arrays(op)
             if items is not None:       # a tuple of arrays gets a tuple of contributions
                 for k, item in enumerate(items):
@@ -162,23 +170,37 @@ class Adjoints:
             elif is_float(facts.ty(op)):
                 out.append((self.names.bar(op), "np.sum(%s)" % src))
             else:
-                out.extend(self.array_target(op, src, shaped))
+                out.extend(self.array_target(op, src, shaped, into))
         return out
 
-    def array_target(self, op, src, shaped=False):
+    def _in_place(self, name, e, rule, operands, count):
+        """The rule's forms adding each of the ``count`` contributions in place into an
+        existing adjoint (``{out}``), in the order ``apply`` gives them; Nones when the
+        rule has none for every operand that takes one."""
+        bound = bind_expr(self.facts, e)
+        into = bound.templates(into=True) if bound is not None else None
+        if into is None or any((t is None) != (r is None) for t, r in zip(into, rule)):
+            return [None] * count
+        return [src for _, src in self.apply(name, into, operands)]
+
+    def array_target(self, op, src, shaped=False, into=None):
         """A contribution ``src`` to the adjoint of the array ``op``: into its own adjoint
         (``_VALUE``) or, for arguments, fresh arrays and their views, in place into the
         adjoint array they share (``_ARRAY``); summed back to ``op``'s shape unless the
-        rule gives that shape already (``shaped``)."""
+        rule gives that shape already (``shaped``). ``into``: the rule's form adding it
+        in place into an existing adjoint (``{out}``), used wherever there is one
+        (``_INTO``, or ``_VALUE`` with it: see ``Reverse.accumulate``)."""
         if not isinstance(op, ir.Var) or op.name not in self.cx.activity.useful:
             return []
         while isinstance(self.facts.def_expr(op.name), ir.Var):     # an alias: its value
             op = self.facts.def_expr(op.name)
         if not shaped:
-            src = "sum_to(%s, %s)" % (src, self.ref(op))
+            src, into = "sum_to(%s, %s)" % (src, self.ref(op)), None
         if op.name in self.cx.activity.array_values:
-            return [("_VALUE", (op.name, src))]
+            return [("_VALUE", (op.name, src) if into is None else (op.name, src, into))]
         self.cx.parallel.note_adjoint_write(op, None)
+        if into is not None:
+            return [("_INTO", into.replace(OUT, self.ref_bar(op)))]
         return [("_ARRAY", (self.ref_bar(op), src))]
 
     def inplace_store(self, name, e):
@@ -224,7 +246,8 @@ class Adjoints:
         used = R.needed_operands([r for r, a in zip(rule, active) if a])
         copies = self.cx.plan.snapshots.get(name, {})
         self._ctx = (name, "y")
-        fmt = {"g": g, "y": self.ref(copies.get(name, name)) if "y" in used else ""}
+        fmt = {"g": g, "y": self.ref(copies.get(name, name)) if "y" in used else "",
+               "out": OUT}
         pos = []
         for k, op in enumerate(operands):
             self._ctx = (name, k)

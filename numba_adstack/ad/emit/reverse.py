@@ -13,6 +13,7 @@ from numba.core import ir
 from ..plan.shapes import ancestors
 from ..structure import LoopNode, node_key
 from ..typeinfo import array_zero_src, is_float, is_float_array
+from .adjoints import OUT
 from .constants import ZERO
 from .forward import range_index
 from .names import Lines
@@ -406,11 +407,14 @@ class Reverse:
         the only one, see plan/direct.py)."""
         names = self.names
         if op == "_VALUE":          # a computed array's own adjoint
-            v, c = src
+            v, c = src[:2]
             bar = names.bar(v)
             if direct and v in direct:
                 direct.pop(v)
                 L("%s = %s" % (bar, c))
+            elif len(src) == 3:     # the rule adds it in place (adjoints.array_target)
+                L("%s = ensure(%s, %s)" % (bar, bar, self.cx.adjoints.ref(v)))
+                L(src[2].replace(OUT, bar))
             else:
                 L("%s = acc(%s, %s, %s)" % (bar, bar, c, self.cx.adjoints.ref(v)))
             return
@@ -424,7 +428,9 @@ class Reverse:
             L("%s = %s" % (tmp, src[0]))
             L("%s[...] = %s" % (tmp, src[1].replace(src[0], tmp)))
             return
-        if op == "_ATOMIC":
+        if op == "_INTO":           # a helper's call adding it in place, no temporary
+            L(src)
+        elif op == "_ATOMIC":
             L(self.facts.target.atomic_add_src(*src))
         elif op == "_GUARD":
             L("if %s:" % src[0])

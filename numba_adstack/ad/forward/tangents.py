@@ -45,6 +45,11 @@ LINEAR_CALLS.update({f: (0,) for f in _SHAPED_HELPERS})
 BILINEAR_HELPERS = {runtime.RUNTIME[n]: pos for n, pos in (
     ("dot_vjp_a", (0, 2)), ("dot_vjp_b", (0, 1)), ("outer_vjp_a", (0, 2)),
     ("outer_vjp_b", (0, 1)))}
+#: Helpers adding a bilinear contribution in place into the adjoint array given first
+#: (``add_dot_vjp_a(out, g, a, b)``: ``out += dot_vjp_a(g, a, b)``), with the positions
+#: of their two factors: the tangent of ``out`` gets the helper of each factor's tangent.
+ADDS_INTO = {runtime.RUNTIME[n]: pos for n, pos in (
+    ("add_dot_vjp_a", (1, 3)), ("add_dot_vjp_b", (1, 2)))}
 #: Linear functions whose other arguments give only a shape.
 SHAPE_ARGUMENTS = {runtime.acc, runtime.ensure, runtime.fill_as, *_SHAPED_HELPERS}
 #: Stack reads: the tangent is read from the tangent's stack, pushed in step.
@@ -302,6 +307,9 @@ class Tangents:
             a, i, v = e.args
             return "%s(%s, %s, %s)" % (self.src.operand(e.func), self.dot(a),
                                        self.src.operand(i), self.of(v))
+        if fn in ADDS_INTO and self.has(e.args[0]):
+            terms = self.helper_terms(fn, e.args, ADDS_INTO[fn], out=self.dot(e.args[0]))
+            return "; ".join(terms) if terms else None
         if fn in STACK_EFFECTS and self.has(e.args[0]):
             rest = [self.of(a) if k == 0 and fn is I.push else self.src.operand(a)
                     for k, a in enumerate(e.args[1:])]
@@ -321,13 +329,21 @@ class Tangents:
 
     def bilinear_helper(self, fn, args, positions):
         """The sum over the varied factors of the helper with that factor's tangent."""
+        terms = self.helper_terms(fn, args, positions)
+        return " + ".join(terms) if terms else None
+
+    def helper_terms(self, fn, args, positions, out=None):
+        """The calls of the helper with one varied factor's tangent each (``out``: the
+        tangent array an in-place helper adds into, its first argument)."""
         terms = []
         for k in positions:
             if self.has(args[k]):
                 ops = [self.of(a) if j == k else self.src.operand(a)
                        for j, a in enumerate(args)]
+                if out is not None:
+                    ops[0] = out
                 terms.append("%s(%s)" % (self.names.gname(fn), ", ".join(ops)))
-        return " + ".join(terms) if terms else None
+        return terms
 
     def linear(self, name, fn, e, positions, callee):
         for k, a in enumerate(e.args):

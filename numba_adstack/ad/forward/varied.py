@@ -11,6 +11,7 @@ carries a tangent, so that a tangent array's views and writes mirror the primal'
 from numba.core import ir, types
 
 from ... import intrinsics as I
+from ..rules.vjp import IN_PLACE
 from ..typeinfo import is_float_array
 
 
@@ -50,11 +51,14 @@ def _writes(facts):
 
 
 def _container_writes(facts, e):
-    """A push onto a stack, an append to a list (in generated backwards, which hvp
-    differentiates), a kernel's atomic add: the container holds the value."""
+    """A push onto a stack, an append to a list, a helper adding into an adjoint array
+    (in generated backwards, which hvp differentiates), a kernel's atomic add: the
+    container holds the value."""
     fn = facts.resolve_global(e.func)
     if fn is I.push and len(e.args) == 2:
         return [(e.args[0].name, [e.args[1].name])]
+    if fn in IN_PLACE.values():       # add_dot_vjp_a(out, g, a, b): out += ...
+        return [(e.args[0].name, [a.name for a in e.args[1:]])]
     if fn is not None and fn is getattr(facts.target, "atomic_add", None):
         return [(e.args[0].name, [e.args[2].name])]
     f = facts.def_expr(e.func.name)

@@ -77,7 +77,9 @@ def make_plan(facts, activity, options, probe):
     draft = Plan(fused, choose_parallel(facts, fused, options.parallel),
                  skippable_loops(facts, activity, fused), Shapes(facts), sites, recompute,
                  record_stacks=record_stacks(facts, options, sites, fused),
-                 replayed=replayed, element_seeds=element_seeds)
+                 replayed=replayed, element_seeds=element_seeds,
+                 # Assigned adjoints read no value for a shape: the probe must see them.
+                 direct=direct_adjoints(facts, activity))
     reads = probe(draft)
     if reads.private_failed:
         draft = replace(draft, parallel={lp: h for lp, h in draft.parallel.items()
@@ -102,5 +104,5 @@ def make_plan(facts, activity, options, probe):
         facts, values, records, set(draft.skippable) | set(draft.parallel),
         types_of, lambda n: sites.aliases.get(n, n))
     return replace(draft, value_stacks=values, record_stacks=records,
-                   needed=frozenset(reads.needed), direct=direct_adjoints(facts, activity),
+                   needed=frozenset(reads.needed),
                    stacks=stacks, stack_of=stack_of, stack_types=stack_types)

@@ -21,6 +21,10 @@ function; methods and ``.T`` through ``METHODS``) to an ``ArrayRule``:
 * ``accumulate``: parameter -> cheaper template whose value only broadcasts to the
   operand's shape (``np.sum``: ``{g}`` rather than an array full of it): valid as the
   right side of ``x_bar += ...``, not as an assignment.
+* ``into``: parameter -> template that adds the contribution in place into ``{out}``, an
+  adjoint array of the operand's shape that exists already (any strides), with no
+  temporary (``np.dot``: ``add_dot_vjp_a({out}, ...)``, whose outer product goes straight
+  into the adjoint); it reads the same values as the ``vjps`` template.
 * ``literal``: None, or a function of {parameter: value} for the arguments that are
   compile-time constants, giving templates that replace ``vjps`` entries
   (``x ** 2`` -> ``{g} * (2.0 * {a})``, no ``pow``).
@@ -49,6 +53,7 @@ class ArrayRule:
     shared: tuple = ()
     accumulate: dict = field(default_factory=dict)
     literal: Optional[Callable] = None
+    into: dict = field(default_factory=dict)
 
 
 def _rule(params, *templates, **kw):
@@ -182,6 +187,8 @@ def _binary(fn, templates, a="x1", b="x2"):
 
 
 _DOT = ("dot_vjp_a({g}, {a}, {b})", "dot_vjp_b({g}, {a}, {b})")
+_DOT_INTO = {"a": "add_dot_vjp_a({out}, {g}, {a}, {b})",
+             "b": "add_dot_vjp_b({out}, {g}, {a}, {b})"}
 _RESHAPE = "np.ascontiguousarray({g}).reshape({a}.shape)"
 _EXTREME = "extreme_vjp({g}, {y}, {a})"
 
@@ -224,8 +231,8 @@ ARRAY_RULES = {
     np.linalg.norm: _rule("x ord=None", "norm_vjp({g}, {y}, {x}, {ord})"),
 
     # Linear algebra (np.dot and @ on 1-d and 2-d operands).
-    np.dot: _rule("a b", *_DOT),
-    operator.matmul: _rule("a b", *_DOT),
+    np.dot: _rule("a b", *_DOT, into=_DOT_INTO),
+    operator.matmul: _rule("a b", *_DOT, into=_DOT_INTO),
     np.outer: _rule("a b", "outer_vjp_a({g}, {a}, {b})", "outer_vjp_b({g}, {a}, {b})"),
     np.linalg.solve: _rule(
         "a b", "solve_vjp_a({_gb}, {y})", "{_gb}",
@@ -331,10 +338,13 @@ def placeholders(template):
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-def templates(rule, literals=None, accumulate=False):
+def templates(rule, literals=None, accumulate=False, into=False):
     """Parameter -> template (None: no gradient), with the rule's specialisations for
     the compile-time constant arguments ``literals`` (parameter -> value) and, with
-    ``accumulate``, its cheaper broadcasting forms."""
+    ``accumulate``, its cheaper broadcasting forms; with ``into``, only its in-place
+    forms (``{out}``), None where it has none."""
+    if into:
+        return {p: rule.into.get(p) for p in rule.params}
     out = dict(rule.vjps)
     if accumulate:
         out.update(rule.accumulate)
@@ -405,7 +415,7 @@ def instantiate(rule, args, g, y=None, wanted=None, wrap=None, literals=None,
     return prelude, contributions
 
 
-def by_operand(rule, args, accumulate=False):
+def by_operand(rule, args, accumulate=False, into=False):
     """The rule's templates written over operand positions, as the rewrite's scalar rules
     are (``{0}``, ``{1}``... for the operands, ``{g}``, ``{y}``): parameter -> template.
 
@@ -413,7 +423,7 @@ def by_operand(rule, args, accumulate=False):
     positions (arguments packed into one tuple: ``x.reshape(3, 4)``), or source text (a
     default). Shared values are written out where they are read.
     """
-    values = {"g": "{g}", "y": "{y}"}
+    values = {"g": "{g}", "y": "{y}", "out": "{out}"}
     for p, a in args.items():
         if isinstance(a, int):
             values[p] = "{%d}" % a
@@ -424,4 +434,4 @@ def by_operand(rule, args, accumulate=False):
     for name, tpl in rule.shared:
         values[name] = "(%s)" % tpl.format(**values)
     return {p: None if t is None else t.format(**values)
-            for p, t in templates(rule, accumulate=accumulate).items()}
+            for p, t in templates(rule, accumulate=accumulate, into=into).items()}

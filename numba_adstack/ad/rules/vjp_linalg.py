@@ -3,12 +3,21 @@
 
 Each helper returns the contribution to one operand's adjoint, a new C-contiguous array of
 that operand's shape (a float for a scalar operand). ``g`` is the result's adjoint.
+
+``add_dot_vjp_a`` / ``add_dot_vjp_b`` add the same contribution into an adjoint array that
+exists already (``out``, of the operand's shape, any strides: a view of another adjoint,
+``X_bar.T``), with no temporary where the contribution is an outer product: the cost of
+the matrix-vector product's adjoint is one read-modify-write pass over ``out``, as in
+hand-written code, rather than a fresh array and a second pass to add it. Besides ``out``
+they read only primal values and the result's adjoint ``g`` (the adjoint of a fresh array,
+never an operand's), so ``out`` may be any operand's adjoint, or the same one twice
+(``np.dot(A, A.T)`` adds into ``A_bar`` and ``A_bar.T``).
 """
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 
-from .vjp_core import by_type, is_scalar
+from .vjp_core import by_type, internal, is_scalar
 
 
 def _ndims(a, b):
@@ -44,6 +53,53 @@ def dot_vjp_b(g, a, b):
     if nd == (1, 2):
         return lambda g, a, b: np.outer(a, g)
     return lambda g, a, b: np.dot(a.T, g)
+
+
+@internal
+def add_outer(out, u, v):
+    """``out += np.outer(u, v)`` in place (``out`` 2-d, any strides), walking ``out`` in
+    the order of its memory."""
+    rows, cols = out.shape
+    if abs(out.strides[0]) >= abs(out.strides[1]):
+        for i in range(rows):
+            ui = u[i]
+            for j in range(cols):
+                out[i, j] += ui * v[j]
+    else:
+        for j in range(cols):
+            vj = v[j]
+            for i in range(rows):
+                out[i, j] += u[i] * vj
+
+
+@by_type
+def add_dot_vjp_a(out, g, a, b):
+    """``out += dot_vjp_a(g, a, b)`` in place: matrix.vector adds ``outer(g, b)`` with no
+    temporary; the other forms add the product BLAS computes."""
+    nd = _ndims(a, b)
+    if nd == (2, 1):
+        def into_matrix(out, g, a, b):
+            add_outer(out, g, b)
+        return into_matrix
+
+    def added(out, g, a, b):
+        out += dot_vjp_a(g, a, b)
+    return added
+
+
+@by_type
+def add_dot_vjp_b(out, g, a, b):
+    """``out += dot_vjp_b(g, a, b)`` in place: vector.matrix adds ``outer(a, g)`` with no
+    temporary; the other forms add the product BLAS computes."""
+    nd = _ndims(a, b)
+    if nd == (1, 2):
+        def into_matrix(out, g, a, b):
+            add_outer(out, a, g)
+        return into_matrix
+
+    def added(out, g, a, b):
+        out += dot_vjp_b(g, a, b)
+    return added
 
 
 @by_type

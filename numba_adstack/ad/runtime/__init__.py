@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from ..rules.vjp import IN_PLACE
 from ..rules.vjp import RUNTIME as RULE_HELPERS
 from ..rules.vjp_core import sum_to
 
@@ -64,7 +65,8 @@ def _ov_fill_as(c, like):
     return lambda c, like: sum_to(c, like)
 
 
-#: The helpers of the array rules (``sum_to``, ``unreduce``...) and the ones above.
-RUNTIME = dict(RULE_HELPERS, acc=acc, ensure=ensure, fill_as=fill_as)
+#: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
+#: in place, ``IN_PLACE``) and the ones above.
+RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, ensure=ensure, fill_as=fill_as)
 #: Helpers with no effect on their arguments (the generated code may move their calls).
 PURE = set(RULE_HELPERS) | {"fill_as"}
