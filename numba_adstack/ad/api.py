@@ -6,6 +6,7 @@ functions, ``inspect_llvm`` and friends behave exactly as with ``numba.njit``. I
 type signature is generated once (from the typed Numba IR), compiled with ``numba.njit`` and
 cached.
 """
+import ast
 import inspect
 import linecache
 import threading
@@ -39,6 +40,13 @@ def exec_source(fname, source, namespace, tag):
     exec(compile(source, filename, "exec"), namespace)
     return namespace[fname]
 
+
+def _functions_without_inner_loops(source):
+    """Names of the functions defined in ``source`` that hold at most one loop: a parallel
+    loop's iteration helper is one ``while True`` shell around the iteration's body."""
+    return {node.name for node in ast.parse(source).body
+            if isinstance(node, ast.FunctionDef)
+            and sum(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node)) <= 1}
 
 class Backward:
     """The compiled backward function of one argument type signature."""
@@ -103,11 +111,14 @@ class Backward:
         self.njit_options = dict(self.dispatcher.backward_options)
         self.njit_options.setdefault("pipeline_class", GeneratedCodeCompiler)
         # Helpers of parallel loops are called from the backward's prange loops: compiled
-        # first, by name, and the backward is compiled parallel. They are inlined into the
-        # loop body: a call per iteration cost the parallel loop twice its serial time.
+        # first, by name, and the backward is compiled parallel. A helper without inner loops
+        # is inlined into the loop body (a call per iteration cost a map loop twice its
+        # serial time); one with inner loops is called, as Numba's reduction analysis of a
+        # prange body fails on some loops inlined into it.
+        straight = _functions_without_inner_loops(self.source)
         for helper in helpers:
-            ns[helper] = disk_cache.jit(ns[helper], dict(self.njit_options, inline="always"),
-                                        cache)
+            options = dict(self.njit_options, inline="always" if helper in straight else "never")
+            ns[helper] = disk_cache.jit(ns[helper], options, cache)
         if helpers:
             self.njit_options["parallel"] = True
             # Numba's parfor passes expect its whole pipeline, SSA included.
