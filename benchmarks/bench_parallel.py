@@ -21,39 +21,36 @@ import numpy as np
 import numba_adstack as nad
 
 from .workloads import mc_option
-from .workloads_real import CALL_WEIGHT, PUT_WEIGHT, _black_scholes_args, cnd
+from .workloads_real import (CALL_WEIGHT, PUT_WEIGHT, _black_scholes_args, black_scholes,
+                             cnd)
 
 
-def _prange_version(fn):
-    """``fn`` with its top-level ``for p in range(n_paths)`` written as ``numba.prange``."""
-    src = textwrap.dedent(inspect.getsource(fn)).replace(
-        "range(n_paths)", "numba.prange(n_paths)")
+def _prange_version(fn, loop="range(n_paths)", replace=(), name=None):
+    """``fn`` (a Python or njit function) with its top-level ``for ... in <loop>`` written
+    as ``numba.prange``; ``replace`` holds further ``(old, new)`` source edits."""
+    fn = getattr(fn, "py_func", fn)
+    src = textwrap.dedent(inspect.getsource(fn))
+    src = src[src.index("def "):].replace(loop, "numba." + loop.replace("range", "prange", 1))
+    for old, new in replace:
+        src = src.replace(old, new)
+    if name:
+        src = src.replace("def %s(" % fn.__name__, "def %s(" % name, 1)
     ns = {}
     exec(compile(src, "<%s with prange>" % fn.__name__, "exec"),
-         {"math": math, "np": np, "numba": numba}, ns)
-    return ns[fn.__name__]
+         {"math": math, "np": np, "numba": numba, "cnd": cnd,
+          "CALL_WEIGHT": CALL_WEIGHT, "PUT_WEIGHT": PUT_WEIGHT}, ns)
+    return ns[name or fn.__name__]
 
 
 #: The Monte Carlo workload of ``python -m benchmarks`` with prange over its paths.
 mc_option_prange = _prange_version(mc_option)
 
-
-def black_scholes_prange(S, K, T, r, sigma):
-    """``workloads_real.black_scholes_loss`` with its loop over the options a prange."""
-    n = S.shape[0]
-    call = np.empty(n)
-    put = np.empty(n)
-    for i in numba.prange(n):
-        sqrt_t = math.sqrt(T[i])
-        d1 = (math.log(S[i] / K[i]) + (r[i] + 0.5 * sigma[i] * sigma[i]) * T[i]) / (
-            sigma[i] * sqrt_t)
-        d2 = d1 - sigma[i] * sqrt_t
-        cnd_d1 = cnd(d1)
-        cnd_d2 = cnd(d2)
-        exp_rt = math.exp(-r[i] * T[i])
-        call[i] = S[i] * cnd_d1 - K[i] * exp_rt * cnd_d2
-        put[i] = K[i] * exp_rt * (1.0 - cnd_d2) - S[i] * (1.0 - cnd_d1)
-    return CALL_WEIGHT * call.sum() + PUT_WEIGHT * put.sum()
+#: ``workloads_real.black_scholes_loss`` as one function (the pricing loop and the
+#: weighted sums), its loop over the options a prange.
+black_scholes_prange = _prange_version(
+    black_scholes, loop="range(n)", name="black_scholes_prange",
+    replace=[("return call, put",
+              "return CALL_WEIGHT * call.sum() + PUT_WEIGHT * put.sum()")])
 
 
 def _median(fn, repeat):
