@@ -194,6 +194,8 @@ class Adjoints:
             return []
         while isinstance(self.facts.def_expr(op.name), ir.Var):     # an alias: its value
             op = self.facts.def_expr(op.name)
+        if self.facts.array_root(op.name) in self.cx.plan.element_seeds:
+            return []       # its elements' adjoints were seeded before the loop filled it
         if not shaped:
             src, into = "sum_to(%s, %s)" % (src, self.ref(op)), None
         if op.name in self.cx.activity.array_values:
