@@ -336,6 +336,9 @@ class Adjoints:
         if isinstance(vt, types.Array):
             if isinstance(facts.ty(name), types.Array) or name in facts.inplace_loads:
                 return []
+            if self.cx.plan.element_seeds.get(facts.array_root(e.value.name),
+                                              (None, ("",)))[1][0] == "indexed":
+                return []   # its stores take this read's adjoint (plan/read_seeds.py)
             self.cx.parallel.note_adjoint_write(e.value, facts.index_var(e))
             cell = (self.ref_bar(e.value), self.src.index(e, self.ref))
             if facts.target.needs_atomic(facts, e):

@@ -22,6 +22,7 @@ from .fusion import choose_fused, choose_parallel, skippable_loops
 from .recompute import Recompute
 from .shapes import Shapes
 from .sites import Sites
+from .read_seeds import read_seeds
 from .replay import choose_replayed
 from .snapshots import choose_snapshots
 from .stacks import (StackSpec, choose_partials, fit_frame_budget, record_stacks,
@@ -52,6 +53,7 @@ class Plan:
     snapshots: dict = field(default_factory=dict)      # stmt target -> {array: copy}
     replayed: frozenset = frozenset()                  # map loops, run again in the sweep
     element_seeds: dict = field(default_factory=dict)  # array a map loop fills -> (loop, seed)
+    #                             (or a later loop reads: (that loop, ("indexed", tree)))
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -71,6 +73,7 @@ def make_plan(facts, activity, options, probe):
     """Settle the :class:`Plan`; ``probe(plan) -> Reads`` runs the emitter on a draft."""
     sums = choose_fused(facts, activity)
     maps, replayed, element_seeds = choose_replayed(facts, activity, sums)
+    element_seeds.update(read_seeds(facts, activity, sums, element_seeds))
     fused = {**sums, **maps}      # both reversed an iteration at a time
     sites = Sites(facts, fused)
     recompute = Recompute(facts, fused, sites)
