@@ -194,7 +194,7 @@ class Adjoints:
             return []
         while isinstance(self.facts.def_expr(op.name), ir.Var):     # an alias: its value
             op = self.facts.def_expr(op.name)
-        if self.facts.array_root(op.name) in self.cx.plan.element_seeds:
+        if self._element_seeded(op):
             return []       # its elements' adjoints were seeded before the loop filled it
         if not shaped:
             src, into = "sum_to(%s, %s)" % (src, self.ref(op)), None
@@ -265,13 +265,20 @@ class Adjoints:
     def _useful_operand(self, op):
         """Does ``op`` (a float, a float array, a tuple of arrays built in the function)
         take an adjoint?"""
-        if not isinstance(op, ir.Var):
+        if not isinstance(op, ir.Var) or self._element_seeded(op):
             return False
         act, t = self.cx.activity, self.facts.ty(op)
         if is_float(t) or is_float_array(t):
             return op.name in act.useful
         items = self.facts.tuple_arrays(op) or []
         return any(v is not None and v.name in act.useful for v in items)
+
+    def _element_seeded(self, op):
+        """Is ``op`` an array whose elements' adjoints the plan gives its stores directly
+        (:mod:`..plan.replay`, :mod:`..plan.read_seeds`), so that nothing adds to its
+        adjoint?"""
+        return isinstance(self.facts.ty(op.name), types.Array) and \
+            self.facts.array_root(op.name) in self.cx.plan.element_seeds
 
     def _literal(self, var):
         """The number a literal operand (a constant or a global number) holds, or None."""
@@ -292,7 +299,8 @@ class Adjoints:
         own = [a.name in act.array_values for a in bound.operands]
         rules = {True: bound.templates(), False: bound.templates(accumulate=True)}
         active = [r is not None and (is_float_array(facts.ty(a)) or is_float(facts.ty(a)))
-                  and a.name in act.varied for r, a in zip(rules[True], bound.operands)]
+                  and a.name in act.varied and not self._element_seeded(a)
+                  for r, a in zip(rules[True], bound.operands)]
         own = [o or is_float(facts.ty(a)) for o, a in zip(own, bound.operands)]
         used = R.needed_operands([rules[o][k] for k, (o, a) in enumerate(zip(own, active))
                                   if a])
