@@ -254,6 +254,12 @@ def test_outputs_summed_after_the_loop_are_not_run_again():
     # One forward pass over the options: the loop appears once in the backward.
     src = priced.inspect_adjoint(S, K, 0.3)
     assert src.count("math.erf(") == 1
+    # The elements got their adjoints before the loop: no adjoint array for the outputs
+    # (nor a copy of them) after it.
+    for f in (priced, priced_tuple):
+        src = f.inspect_adjoint(S, K, 0.3)
+        assert "zeros_like" not in src.replace("np.zeros_like(s)", "").replace(
+            "np.zeros_like(k)", "") and ".copy()" not in src, src
     src = nonlinear_use.inspect_adjoint(S, K, 0.3)
     assert src.count("math.exp(") >= 2        # run again by the sweep
 
