@@ -476,3 +476,42 @@ def test_stores_take_the_reading_loops_seed_only_where_it_holds(f):
     src = f.inspect_adjoint(*args)
     array = "a_bar" if f is scaled_quotients else "avg_bar"
     assert (array not in src) == (f in READ_SEEDED), src
+
+
+# An argument array read once per iteration at the index of a loop of sums, and nowhere
+# else, gets its adjoint assigned element by element (plan/assigned.py): np.empty_like,
+# the elements past the loop's range zeroed, no pass that zeroes it all first.
+@nad.grad_jit
+def weights_read_twice(x, w, window):
+    avg = _running_mean(x, window)
+    total = 0.0
+    for i in range(avg.shape[0]):
+        total += w[i] * avg[i] + w[i] * w[i]
+    return total
+
+
+@nad.grad_jit
+def weights_in_two_loops(x, w, window):
+    avg = _running_mean(x, window)
+    total = 0.0
+    for i in range(avg.shape[0]):
+        total += w[i] * avg[i]
+    for i in range(3):
+        total += w[i]
+    return total
+
+
+ASSIGNED = [weighted_running_mean, part_read, read_twice, read_squared, written_twice]
+NOT_ASSIGNED = [weights_read_twice, weights_in_two_loops, read_under_a_branch,
+                factor_at_another_index, scaled_quotients]
+
+
+@pytest.mark.parametrize("f", ASSIGNED + NOT_ASSIGNED, ids=lambda f: f.py_func.__name__)
+def test_argument_adjoints_assigned_only_where_one_read_reaches_each_element(f):
+    args = (XS, WS, 3) if f is not scaled_quotients else (XS, WS, 0.7)
+    if f in NOT_ASSIGNED[:2]:
+        check_fd(f, *args, rtol=1e-5, atol=1e-6)
+    src = f.inspect_adjoint(*args)
+    assert ("w_bar = np.empty_like(w)" in src) == (f in ASSIGNED), src
+    # x is read by the running sums (two loops) or three times: zeroed and added into.
+    assert "x_bar = np.zeros_like(x)" in src

@@ -351,6 +351,8 @@ class Adjoints:
             cell = (self.ref_bar(e.value), self.src.index(e, self.ref))
             if facts.target.needs_atomic(facts, e):
                 return [("_ATOMIC", cell + (g,))]
+            if facts.array_root(e.value.name) in self.cx.plan.assigned_adjoints:
+                return [("_SET", ("%s[%s]" % cell, g))]     # (plan/assigned.py)
             return [("%s[%s]" % cell, g)]
         if isinstance(vt, types.BaseTuple):
             ops = self.cx.activity.diff_operands(facts, name)

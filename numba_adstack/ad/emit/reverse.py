@@ -430,6 +430,8 @@ class Reverse:
             return
         if op == "_INTO":           # a helper's call adding it in place, no temporary
             L(src)
+        elif op == "_SET":          # the element's one contribution (plan/assigned.py)
+            L("%s = %s" % src)
         elif op == "_ATOMIC":
             L(self.facts.target.atomic_add_src(*src))
         elif op == "_GUARD":

@@ -16,6 +16,7 @@ reads, and settles the plan from that.
 """
 from dataclasses import dataclass, field, replace
 
+from .assigned import assigned_adjoints
 from .direct import direct_adjoints
 from .groups import group_stacks
 from .fusion import choose_fused, choose_parallel, skippable_loops
@@ -54,6 +55,7 @@ class Plan:
     replayed: frozenset = frozenset()                  # map loops, run again in the sweep
     element_seeds: dict = field(default_factory=dict)  # array a map loop fills -> (loop, seed)
     #                             (or a later loop reads: (that loop, ("indexed", tree)))
+    assigned_adjoints: dict = field(default_factory=dict)  # argument -> loop assigning its adjoint
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -81,6 +83,7 @@ def make_plan(facts, activity, options, probe):
                  skippable_loops(facts, activity, fused), Shapes(facts), sites, recompute,
                  record_stacks=record_stacks(facts, options, sites, fused),
                  replayed=replayed, element_seeds=element_seeds,
+                 assigned_adjoints=assigned_adjoints(facts, activity, sums),
                  # Assigned adjoints read no value for a shape: the probe must see them.
                  direct=direct_adjoints(facts, activity))
     reads = probe(draft)

@@ -42,7 +42,7 @@ def read_seeds(facts, activity, sums, taken):
         return {}
     out = {}
     for lp, families in sums.items():
-        if not _plain_reading_loop(facts, lp):
+        if not plain_reading_loop(facts, lp):
             continue
         for b in lp.blocks:
             for stmt in facts.fir.blocks[b].body:
@@ -61,7 +61,7 @@ def read_seeds(facts, activity, sums, taken):
     return out
 
 
-def _plain_reading_loop(facts, lp):
+def plain_reading_loop(facts, lp):
     """A top-level serial loop over ``range(n)`` (from 0, step 1) with no branch in its
     body: every statement of it runs on each iteration."""
     rl = lp.range
@@ -79,7 +79,7 @@ def _element_seed(facts, lp, families, root, read):
             or facts.fill_value(facts.def_expr(root)) is not None \
             or facts.ty(root).ndim != 1:
         return None
-    aliases, stores, reads = _uses(facts, root)
+    aliases, stores, reads = uses_of_array(facts, root)
     if aliases is None or reads != [read] or not stores:
         return None
     if not (_is_index(facts, lp.range, read.value.index.name)
@@ -92,7 +92,7 @@ def _element_seed(facts, lp, families, root, read):
     return tree
 
 
-def _uses(facts, root):
+def uses_of_array(facts, root):
     """The aliases of ``root``, its stores ``[(label, stmt)]`` and its reads ``[stmt]``;
     Nones when it is used otherwise (a view, a call, an in-place operator...)."""
     aliases, stores, reads, work = {root}, [], [], [root]
