@@ -351,7 +351,8 @@ class Adjoints:
             cell = (self.ref_bar(e.value), self.src.index(e, self.ref))
             if facts.target.needs_atomic(facts, e):
                 return [("_ATOMIC", cell + (g,))]
-            if facts.array_root(e.value.name) in self.cx.plan.assigned_adjoints:
+            assigned = self.cx.plan.assigned_adjoints.get(facts.array_root(e.value.name))
+            if assigned is not None and assigned[1] == name:
                 return [("_SET", ("%s[%s]" % cell, g))]     # (plan/assigned.py)
             return [("%s[%s]" % cell, g)]
         if isinstance(vt, types.BaseTuple):

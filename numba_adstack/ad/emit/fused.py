@@ -124,7 +124,7 @@ class Fused:
             for array, (loop, seed) in sorted(cx.plan.element_seeds.items()):
                 if loop is lp and seed[0] != "indexed":
                     L("%s = %s" % (self.seed_name(array), cx.src.seed(seed)))
-        for array, loop in sorted(cx.plan.assigned_adjoints.items()):
+        for array, (loop, _) in sorted(cx.plan.assigned_adjoints.items()):
             if loop is lp:      # (its iterations assign the elements before this one)
                 L("%s[%s:] = 0.0" % (cx.names.bar(array), lp.range.len))
         if lp in cx.plan.parallel and self.reverses(lp):

@@ -55,7 +55,8 @@ class Plan:
     replayed: frozenset = frozenset()                  # map loops, run again in the sweep
     element_seeds: dict = field(default_factory=dict)  # array a map loop fills -> (loop, seed)
     #                             (or a later loop reads: (that loop, ("indexed", tree)))
-    assigned_adjoints: dict = field(default_factory=dict)  # argument -> loop assigning its adjoint
+    assigned_adjoints: dict = field(default_factory=dict)  # argument -> (loop, read)
+    #                             (the loop assigns its adjoint, at that read: plan/assigned.py)
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -83,7 +84,7 @@ def make_plan(facts, activity, options, probe):
                  skippable_loops(facts, activity, fused), Shapes(facts), sites, recompute,
                  record_stacks=record_stacks(facts, options, sites, fused),
                  replayed=replayed, element_seeds=element_seeds,
-                 assigned_adjoints=assigned_adjoints(facts, activity, sums),
+                 assigned_adjoints=assigned_adjoints(facts, activity, fused),
                  # Assigned adjoints read no value for a shape: the probe must see them.
                  direct=direct_adjoints(facts, activity))
     reads = probe(draft)
