@@ -12,7 +12,7 @@ from numba.core import ir, types
 
 from ..typeinfo import is_float_array
 from .read_seeds import plain_reading_loop, uses_of_array
-from .replay import _is_index
+from .replay import is_loop_index
 
 
 def assigned_adjoints(facts, activity, fused):
@@ -32,7 +32,7 @@ def assigned_adjoints(facts, activity, fused):
                 continue
             aliases, stores, reads = uses_of_array(facts, root)
             if aliases is None or stores or not reads or any(
-                    r not in order or not _is_index(facts, lp.range, r.value.index.name)
+                    r not in order or not is_loop_index(facts, lp.range, r.value.index.name)
                     for r in reads):
                 continue
             useful = [r for r in order if r in reads and r.target.name in activity.useful]

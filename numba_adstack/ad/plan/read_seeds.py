@@ -28,7 +28,7 @@ from numba.core import ir, types
 
 from .. import rules as R
 from ..typeinfo import is_float
-from .replay import _is_index
+from .replay import is_loop_index
 
 _MAX_CHAIN = 20
 _SHAPE_ATTRS = ("shape", "size", "ndim")
@@ -82,7 +82,7 @@ def _element_seed(facts, lp, families, root, read):
     aliases, stores, reads = uses_of_array(facts, root)
     if aliases is None or reads != [read] or not stores:
         return None
-    if not (_is_index(facts, lp.range, read.value.index.name)
+    if not (is_loop_index(facts, lp.range, read.value.index.name)
             and _is_length_of(facts, lp.range.args[0].name, aliases)):
         return None
     tree = _chain(facts, lp, families, read.target.name)
@@ -224,7 +224,7 @@ def _factor(facts, lp, name, depth):
         root = facts.array_root(e.value.name)
         if root in facts.arg_vars and facts.is_readonly_array(e.value.name) \
                 and facts.ty(e.value.name).ndim == 1 \
-                and _is_index(facts, lp.range, e.index.name):
+                and is_loop_index(facts, lp.range, e.index.name):
             return ("at", e.value.name)
         return None
     if e.op not in ("binop", "unary", "call", "cast"):
@@ -311,7 +311,7 @@ def _linear(facts, name, depth):
     if depth > 20:
         return None
     for rl in facts.ranges.values():
-        if _is_index(facts, rl, name) and rl.array is None:
+        if is_loop_index(facts, rl, name) and rl.array is None:
             return ({("i", rl.loop.header): 1}, 0)
     form = facts.static_form(name)
     if form is not None:
