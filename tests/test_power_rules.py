@@ -131,3 +131,47 @@ def test_quotient_rules_read_as_written():
     assert powers.quotient_rule([2, None]) == (None, "{g} * (-({y} * {y}) * 0.5)")
     assert powers.quotient_rule([0.0, None]) is None
     assert powers.quotient_rule([None, 2.0]) is None
+
+
+# A rule dividing by v multiplies by q instead where the primal computed q = 1. / v, on
+# every path, once per reversal unit (plan/reciprocals.py).
+@nad.grad_jit
+def root_then_reciprocal(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        r = (x[i] * x[i] + 1.0) ** 0.5
+        ir = 1.0 / r
+        total += 3.0 * ir + r
+    return total
+
+
+@nad.grad_jit
+def reciprocal_under_a_branch(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        r = (x[i] * x[i] + 1.0) ** 0.5
+        if x[i] > 0.0:
+            ir = 1.0 / r
+        else:
+            ir = 0.5 * r
+        total += 3.0 * ir + r
+    return total
+
+
+@nad.grad_jit
+def reciprocal_in_a_recurrence(x):
+    v = x[0] * x[0] + 4.0
+    for _ in range(5):
+        r = v ** 0.5
+        ir = 1.0 / r
+        v = v + 0.3 * ir + 0.1 * x[1] * x[1] * r
+    return v
+
+
+@pytest.mark.parametrize("f", [root_then_reciprocal, reciprocal_under_a_branch,
+                               reciprocal_in_a_recurrence], ids=lambda f: f.py_func.__name__)
+def test_root_derivative_reuses_the_reciprocal_only_where_it_holds(f):
+    x = np.array([0.7, -1.3, 2.1])
+    check_fd(f, x, rtol=1e-6, atol=1e-9)
+    src = f.inspect_adjoint(x)
+    assert ("(0.5 * " in src and "0.5 / " not in src) == (f is root_then_reciprocal), src

@@ -5,12 +5,15 @@ terms of ``y``'s adjoint and primal values; :meth:`Adjoints.ref` renders those p
 as the sweep finds them (in place, recomputed, or restored from a stack), and, while the
 plan is being settled, records which ones it reads.
 """
+import re
+
 from numba.core import ir, types
 
 from .. import rules as R
 from ..checks import array_expr_message
 from ..typeinfo import is_float, is_float_array
 from ..operators import OPS
+from ..plan.reciprocals import copy_root
 from ..rule_binding import bind_expr
 
 #: Where an in-place form of a rule (``into`` in rules/array_rules.py) names the adjoint
@@ -245,11 +248,13 @@ class Adjoints:
         partials = self.cx.plan.partials
         if name in partials:
             return [(names.bar(operands[0]), "%s * %s" % (g, self.ref(partials[name][0])))]
-        used = R.needed_operands([r for r, a in zip(rule, active) if a])
         copies = self.cx.plan.snapshots.get(name, {})
+        fmt = {"g": g, "out": OUT}
+        if not copies:
+            rule = self._by_reciprocals(name, rule, operands, fmt)
+        used = R.needed_operands([r for r, a in zip(rule, active) if a])
         self._ctx = (name, "y")
-        fmt = {"g": g, "y": self.ref(copies.get(name, name)) if "y" in used else "",
-               "out": OUT}
+        fmt["y"] = self.ref(copies.get(name, name)) if "y" in used else ""
         pos = []
         for k, op in enumerate(operands):
             self._ctx = (name, k)
@@ -261,6 +266,26 @@ class Adjoints:
                     if a]
         return [(names.bar(op), r.format(*pos, **fmt))
                 for r, op, a in zip(rule, operands, active) if a]
+
+    def _by_reciprocals(self, name, rule, operands, fmt):
+        """``rule`` with each ``(c / {y})`` or ``(c / {k})`` made ``(c * q)`` where the
+        primal computed ``q = 1. / v`` of that value (:mod:`..plan.reciprocals`)."""
+        recip = self.cx.plan.reciprocals
+        if not recip:
+            return rule
+        slots = [("y", name)] + [(str(k), op.name) for k, op in enumerate(operands)
+                                 if isinstance(op, ir.Var)]
+        for slot, var in slots:
+            q = recip.get(copy_root(self.facts, var))
+            pattern = re.compile(r"\(([0-9.]+|\{\d\}) / \{%s\}\)" % slot)
+            if q is None or not any(r is not None and pattern.search(r) for r in rule):
+                continue
+            self._ctx = (name, slot if slot == "y" else int(slot))
+            fmt["recip_" + slot] = self.ref(q)
+            self._ctx = None
+            rule = [None if r is None else pattern.sub(r"(\1 * {recip_%s})" % slot, r)
+                    for r in rule]
+        return rule
 
     def _useful_operand(self, op):
         """Does ``op`` (a float, a float array, a tuple of arrays built in the function)

@@ -24,6 +24,7 @@ from .recompute import Recompute
 from .shapes import Shapes
 from .sites import Sites
 from .read_seeds import read_seeds
+from .reciprocals import reciprocals
 from .replay import choose_replayed
 from .snapshots import choose_snapshots
 from .stacks import (StackSpec, choose_partials, fit_frame_budget, record_stacks,
@@ -57,6 +58,7 @@ class Plan:
     #                             (or a later loop reads: (that loop, ("indexed", tree)))
     assigned_adjoints: dict = field(default_factory=dict)  # argument -> (loop, read)
     #                             (the loop assigns its adjoint, at that read: plan/assigned.py)
+    reciprocals: dict = field(default_factory=dict)    # v -> q = 1. / v, still in place
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -85,6 +87,7 @@ def make_plan(facts, activity, options, probe):
                  record_stacks=record_stacks(facts, options, sites, fused),
                  replayed=replayed, element_seeds=element_seeds,
                  assigned_adjoints=assigned_adjoints(facts, activity, fused),
+                 reciprocals=reciprocals(facts, sites),
                  # Assigned adjoints read no value for a shape: the probe must see them.
                  direct=direct_adjoints(facts, activity))
     reads = probe(draft)
