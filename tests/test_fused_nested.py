@@ -67,3 +67,50 @@ def test_eps_gradient():
 def test_nested_fused_loops_keep_no_history():
     assert "adstack(" not in pair_energy.inspect_adjoint(X, 1.5)
     assert "adstack(" not in triple_sum.inspect_adjoint(X)
+
+
+# The reverse of a loop inside a fused loop is skipped when the adjoint flowing into it is
+# zero, only where that can happen: a payoff max(s - k, 0) or a branch on the value.
+@nad.grad_jit
+def payoff_paths(z, k):
+    total = 0.0
+    for p in range(z.shape[0]):
+        s = 1.0
+        for t in range(z.shape[1]):
+            s = s * math.exp(0.1 * z[p, t])
+        total += max(s - k, 0.0)
+    return total
+
+
+@nad.grad_jit
+def branch_paths(z, k):
+    total = 0.0
+    for p in range(z.shape[0]):
+        s = 1.0
+        for t in range(z.shape[1]):
+            s = s * math.exp(0.1 * z[p, t])
+        if s > k:
+            total += s - k
+    return total
+
+
+@nad.grad_jit
+def smooth_paths(z, k):
+    total = 0.0
+    for p in range(z.shape[0]):
+        s = 1.0
+        for t in range(z.shape[1]):
+            s = s * math.exp(0.1 * z[p, t])
+        total += k * math.log(s)
+    return total
+
+
+Z = np.random.default_rng(4).standard_normal((6, 4))
+
+
+@pytest.mark.parametrize("f", [payoff_paths, branch_paths, smooth_paths],
+                         ids=lambda f: f.py_func.__name__)
+def test_reverse_skipped_only_where_the_adjoint_can_be_zero(f):
+    check_fd(f, Z, 1.02, rtol=1e-6, atol=1e-8)
+    tested = "!= 0.0" in f.inspect_adjoint(Z, 1.02)
+    assert tested == (f is not smooth_paths)

@@ -254,6 +254,12 @@ def test_outputs_summed_after_the_loop_are_not_run_again():
     # One forward pass over the options: the loop appears once in the backward.
     src = priced.inspect_adjoint(S, K, 0.3)
     assert src.count("math.erf(") == 1
+    # The elements got their adjoints before the loop: no adjoint array for the outputs
+    # (nor a copy of them) after it.
+    for f in (priced, priced_tuple):
+        src = f.inspect_adjoint(S, K, 0.3)
+        assert "zeros_like" not in src.replace("np.zeros_like(s)", "").replace(
+            "np.zeros_like(k)", "") and ".copy()" not in src, src
     src = nonlinear_use.inspect_adjoint(S, K, 0.3)
     assert src.count("math.exp(") >= 2        # run again by the sweep
 
@@ -349,3 +355,164 @@ def test_a_loop_run_again_keeps_nothing_in_the_replay():
     src = paths_squared.inspect_adjoint(S, K, 0.3)
     assert src.count("math.sin(") == 2
     assert src.count("push(") == src.count("pop(") > 0      # every push is popped
+
+
+# Element seeds across two loops (plan/read_seeds.py): an array filled before a fused loop
+# of sums that reads each element once, linearly, gets each store's adjoint from that
+# loop's seed evaluated at the store's index; no adjoint array is made for it.
+@numba.njit
+def _running_mean(x, window):
+    n = x.shape[0]
+    avg = np.empty(n - window + 1)
+    s = 0.0
+    for i in range(window):
+        s += x[i]
+    avg[0] = s / window
+    for i in range(window, n):
+        s += x[i] - x[i - window]
+        avg[i - window + 1] = s / window
+    return avg
+
+
+@nad.grad_jit
+def weighted_running_mean(x, w, window):
+    avg = _running_mean(x, window)
+    total = 0.0
+    for i in range(avg.shape[0]):
+        total += w[i] * avg[i]
+    return total
+
+
+@nad.grad_jit
+def scaled_quotients(x, w, c):
+    # Filled by a map loop whose outputs are read, not summed: its stores are seeded by
+    # the later loop (negated, divided by an argument array's element, times 2c).
+    n = x.shape[0]
+    a = np.empty(n)
+    for i in range(n):
+        a[i] = math.sin(c * x[i]) + x[i] * x[i]
+    total = 1.0
+    for i in range(len(a)):
+        total -= (2.0 * c) * (a[i] / (1.0 + w[i] * w[i]))
+    return total * 3.0
+
+
+@nad.grad_jit
+def read_squared(x, w, window):
+    avg = _running_mean(x, window)
+    total = 0.0
+    for i in range(avg.shape[0]):
+        total += w[i] * avg[i] * avg[i]
+    return total
+
+
+@nad.grad_jit
+def read_twice(x, w, window):
+    avg = _running_mean(x, window)
+    total = 0.0
+    for i in range(avg.shape[0]):
+        total += w[i] * avg[i] + avg[i]
+    return total
+
+
+@nad.grad_jit
+def written_twice(x, w, window):
+    n = x.shape[0]
+    avg = np.empty(n - window + 1)
+    avg[1] = x[0] * x[1]
+    for i in range(window - 1, n):
+        avg[i - window + 1] = x[i] * x[i - 1]     # overwrites avg[1]
+    total = 0.0
+    for i in range(avg.shape[0]):
+        total += w[i] * avg[i]
+    return total
+
+
+@nad.grad_jit
+def read_under_a_branch(x, w, window):
+    avg = _running_mean(x, window)
+    total = 0.0
+    for i in range(avg.shape[0]):
+        if w[i] > 0.5:
+            total += avg[i]
+    return total
+
+
+@nad.grad_jit
+def factor_at_another_index(x, w, window):
+    avg = _running_mean(x, window)
+    total = 0.0
+    for i in range(avg.shape[0]):
+        total += w[avg.shape[0] - 1 - i] * avg[i]
+    return total
+
+
+@nad.grad_jit
+def part_read(x, w, window):
+    avg = _running_mean(x, window)
+    total = 0.0
+    for i in range(avg.shape[0] - 1):
+        total += w[i] * avg[i]
+    return total
+
+
+READ_SEEDED = [weighted_running_mean, scaled_quotients]
+NOT_READ_SEEDED = [read_squared, read_twice, written_twice, read_under_a_branch,
+                   factor_at_another_index, part_read]
+XS = RNG.standard_normal(12)
+WS = RNG.uniform(0.0, 1.0, 12)
+
+
+@pytest.mark.parametrize("f", READ_SEEDED + NOT_READ_SEEDED, ids=lambda f: f.py_func.__name__)
+def test_arrays_read_by_a_later_loop_match_finite_differences(f):
+    args = (XS, WS, 3) if f is not scaled_quotients else (XS, WS, 0.7)
+    assert f.value_and_grad(*args)[0] == pytest.approx(f.py_func(*args), rel=1e-12)
+    check_fd(f, *args, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", READ_SEEDED + NOT_READ_SEEDED, ids=lambda f: f.py_func.__name__)
+def test_stores_take_the_reading_loops_seed_only_where_it_holds(f):
+    args = (XS, WS, 3) if f is not scaled_quotients else (XS, WS, 0.7)
+    src = f.inspect_adjoint(*args)
+    array = "a_bar" if f is scaled_quotients else "avg_bar"
+    assert (array not in src) == (f in READ_SEEDED), src
+
+
+# An argument array read only at the index of one loop without branches, and nowhere
+# else, gets its adjoint assigned element by element (plan/assigned.py): np.empty_like,
+# the elements past the loop's range zeroed, no pass that zeroes it all first.
+@nad.grad_jit
+def weights_read_twice(x, w, window):
+    avg = _running_mean(x, window)
+    total = 0.0
+    for i in range(avg.shape[0]):
+        total += w[i] * avg[i] + w[i] * w[i]
+    return total
+
+
+@nad.grad_jit
+def weights_in_two_loops(x, w, window):
+    avg = _running_mean(x, window)
+    total = 0.0
+    for i in range(avg.shape[0]):
+        total += w[i] * avg[i]
+    for i in range(3):
+        total += w[i]
+    return total
+
+
+ASSIGNED = [weighted_running_mean, part_read, read_twice, read_squared, written_twice,
+            weights_read_twice, scaled_quotients]
+NOT_ASSIGNED = [weights_in_two_loops, read_under_a_branch, factor_at_another_index]
+
+
+@pytest.mark.parametrize("f", ASSIGNED + NOT_ASSIGNED, ids=lambda f: f.py_func.__name__)
+def test_argument_adjoints_assigned_only_where_one_loop_reaches_each_element(f):
+    args = (XS, WS, 3) if f is not scaled_quotients else (XS, WS, 0.7)
+    if f in (weights_read_twice, weights_in_two_loops):
+        check_fd(f, *args, rtol=1e-5, atol=1e-6)
+    src = f.inspect_adjoint(*args)
+    assert ("w_bar = np.empty_like(w)" in src) == (f in ASSIGNED), src
+    # x is read by the two loops of the running sum: zeroed and added into; the map
+    # loop of scaled_quotients reads it three times, at its index, and nothing else does.
+    assert ("x_bar = np.empty_like(x)" in src) == (f is scaled_quotients), src

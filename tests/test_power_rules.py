@@ -77,6 +77,10 @@ def test_lennard_jones_helpers_call_no_pow():
     pos = wr._lj_args(quick=True)[0]
     assert _pow_calls(_backward_asm(f, pos)) == 0
     check_fd(f, pos, rtol=1e-5, atol=1e-8)
+    src = f.inspect_adjoint(pos)
+    # d(1/r) reuses 1/r; the distance loop's reverse is not guarded by a zero test (the
+    # pair's adjoint is never zero: the test would cost a branch per pair).
+    assert "1.0 / (lj_pair" not in src and "!= 0.0" not in src
 
 
 def test_literal_base():
@@ -94,3 +98,80 @@ def test_rules_read_as_written():
     assert powers.power_rule([None, 0]) == (None, None)
     assert powers.power_rule([None, None]) is None
     assert powers.specialise(math.sin, [None]) is None
+
+
+def _quotient_fn(expr):
+    body = ["def f(x, w, n):", "    s = 0.0", "    for i in range(n):",
+            "        v = x[i % x.shape[0]]", "        q = " + expr,
+            "        s += q * w[i % w.shape[0]]", "    return s"]
+    ns = {"math": math, "np": np}
+    exec("\n".join(body) + "\n", ns)
+    return nad.grad_jit(ns["f"])
+
+
+LITERAL_NUMERATORS = ["1.0 / v", "3.0 / v", "-2.5 / v", "np.divide(1.0, v)",
+                      "np.true_divide(0.5, v)"]
+OTHER_QUOTIENTS = ["w[0] / v", "v / 3.0", "0.0 / v"]
+
+
+@pytest.mark.parametrize("expr", LITERAL_NUMERATORS + OTHER_QUOTIENTS)
+def test_quotients_reuse_the_quotient_only_with_a_literal_numerator(expr):
+    f = _quotient_fn(expr)
+    args = (np.array([0.7, -1.3, 2.1]), np.array([0.4, 1.1]), 5)
+    check_fd(f, *args, rtol=1e-6, atol=1e-9)
+    # d(c / v)/dv = -q * q / c: no division in the sweep (the replay's one is the
+    # primal's); a numerator that is not a literal keeps the quotient rule's division.
+    adjoint_lines = [ln for ln in f.inspect_adjoint(*args).splitlines() if "_bar" in ln]
+    divides = any("/" in ln for ln in adjoint_lines)
+    assert divides == (expr in OTHER_QUOTIENTS), adjoint_lines
+
+
+def test_quotient_rules_read_as_written():
+    assert powers.quotient_rule([1.0, None]) == (None, "{g} * (-({y} * {y}))")
+    assert powers.quotient_rule([2, None]) == (None, "{g} * (-({y} * {y}) * 0.5)")
+    assert powers.quotient_rule([0.0, None]) is None
+    assert powers.quotient_rule([None, 2.0]) is None
+
+
+# A rule dividing by v multiplies by q instead where the primal computed q = 1. / v, on
+# every path, once per reversal unit (plan/reciprocals.py).
+@nad.grad_jit
+def root_then_reciprocal(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        r = (x[i] * x[i] + 1.0) ** 0.5
+        ir = 1.0 / r
+        total += 3.0 * ir + r
+    return total
+
+
+@nad.grad_jit
+def reciprocal_under_a_branch(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        r = (x[i] * x[i] + 1.0) ** 0.5
+        if x[i] > 0.0:
+            ir = 1.0 / r
+        else:
+            ir = 0.5 * r
+        total += 3.0 * ir + r
+    return total
+
+
+@nad.grad_jit
+def reciprocal_in_a_recurrence(x):
+    v = x[0] * x[0] + 4.0
+    for _ in range(5):
+        r = v ** 0.5
+        ir = 1.0 / r
+        v = v + 0.3 * ir + 0.1 * x[1] * x[1] * r
+    return v
+
+
+@pytest.mark.parametrize("f", [root_then_reciprocal, reciprocal_under_a_branch,
+                               reciprocal_in_a_recurrence], ids=lambda f: f.py_func.__name__)
+def test_root_derivative_reuses_the_reciprocal_only_where_it_holds(f):
+    x = np.array([0.7, -1.3, 2.1])
+    check_fd(f, x, rtol=1e-6, atol=1e-9)
+    src = f.inspect_adjoint(x)
+    assert ("(0.5 * " in src and "0.5 / " not in src) == (f is root_then_reciprocal), src

@@ -74,9 +74,10 @@ class Target:
         """Parameters of the backward after the function's own arguments."""
         return ["_ret_b"]
 
-    def backward_prologue(self, facts, names):
+    def backward_prologue(self, facts, names, assigned=()):
         """First lines of the backward: the arguments the function writes into are
-        copied (the caller's stay as they are), the adjoints of array arguments made."""
+        copied (the caller's stay as they are), the adjoints of array arguments made
+        (left unset for those in ``assigned``: a loop assigns every element)."""
         from .typeinfo import is_float_array
         out = []
         for a in facts.arg_vars:
@@ -84,7 +85,8 @@ class Target:
                 out.append("%s = %s.copy()" % (names.n(a), names.n(a)))
         for a in facts.arg_vars:
             if is_float_array(facts.ty(a)):
-                out.append("%s = np.zeros_like(%s)" % (names.bar(a), names.n(a)))
+                out.append("%s = np.%s_like(%s)" % (
+                    names.bar(a), "empty" if a in assigned else "zeros", names.n(a)))
         out.append("_retval = 0.0")
         return out
 

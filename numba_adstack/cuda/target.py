@@ -80,7 +80,7 @@ class CudaTarget(Target):
         return [names.bar(a) for a in facts.arg_vars
                 if isinstance(facts.ty(a), types.Array)] + ["_flag"] + extra
 
-    def backward_prologue(self, facts, names):
+    def backward_prologue(self, facts, names, assigned=()):
         return []
 
     def backward_epilogue(self, facts, activity, names, stacks, wrt):

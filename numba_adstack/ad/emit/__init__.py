@@ -163,7 +163,7 @@ def _assemble(cx, fwd, rev, wrt):
             out(cx.stack_declaration(st))
     for name, init in sorted(cx.declarations().items()):
         out("%s = %s" % (name, init))
-    for line in facts.target.backward_prologue(facts, names):
+    for line in facts.target.backward_prologue(facts, names, cx.plan.assigned_adjoints):
         out(line)
     out.lines.extend(fwd.lines + rev.lines)
     stacks = sorted(cx.stack_specs())

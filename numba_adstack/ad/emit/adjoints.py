@@ -5,12 +5,15 @@ terms of ``y``'s adjoint and primal values; :meth:`Adjoints.ref` renders those p
 as the sweep finds them (in place, recomputed, or restored from a stack), and, while the
 plan is being settled, records which ones it reads.
 """
+import re
+
 from numba.core import ir, types
 
 from .. import rules as R
 from ..checks import array_expr_message
 from ..typeinfo import is_float, is_float_array
 from ..operators import OPS
+from ..plan.reciprocals import copy_root
 from ..rule_binding import bind_expr
 
 #: Where an in-place form of a rule (``into`` in rules/array_rules.py) names the adjoint
@@ -194,6 +197,8 @@ class Adjoints:
             return []
         while isinstance(self.facts.def_expr(op.name), ir.Var):     # an alias: its value
             op = self.facts.def_expr(op.name)
+        if self._element_seeded(op):
+            return []       # its elements' adjoints were seeded before the loop filled it
         if not shaped:
             src, into = "sum_to(%s, %s)" % (src, self.ref(op)), None
         if op.name in self.cx.activity.array_values:
@@ -243,11 +248,13 @@ class Adjoints:
         partials = self.cx.plan.partials
         if name in partials:
             return [(names.bar(operands[0]), "%s * %s" % (g, self.ref(partials[name][0])))]
-        used = R.needed_operands([r for r, a in zip(rule, active) if a])
         copies = self.cx.plan.snapshots.get(name, {})
+        fmt = {"g": g, "out": OUT}
+        if not copies:
+            rule = self._by_reciprocals(name, rule, operands, fmt)
+        used = R.needed_operands([r for r, a in zip(rule, active) if a])
         self._ctx = (name, "y")
-        fmt = {"g": g, "y": self.ref(copies.get(name, name)) if "y" in used else "",
-               "out": OUT}
+        fmt["y"] = self.ref(copies.get(name, name)) if "y" in used else ""
         pos = []
         for k, op in enumerate(operands):
             self._ctx = (name, k)
@@ -260,16 +267,43 @@ class Adjoints:
         return [(names.bar(op), r.format(*pos, **fmt))
                 for r, op, a in zip(rule, operands, active) if a]
 
+    def _by_reciprocals(self, name, rule, operands, fmt):
+        """``rule`` with each ``(c / {y})`` or ``(c / {k})`` made ``(c * q)`` where the
+        primal computed ``q = 1. / v`` of that value (:mod:`..plan.reciprocals`)."""
+        recip = self.cx.plan.reciprocals
+        if not recip:
+            return rule
+        slots = [("y", name)] + [(str(k), op.name) for k, op in enumerate(operands)
+                                 if isinstance(op, ir.Var)]
+        for slot, var in slots:
+            q = recip.get(copy_root(self.facts, var))
+            pattern = re.compile(r"\(([0-9.]+|\{\d\}) / \{%s\}\)" % slot)
+            if q is None or not any(r is not None and pattern.search(r) for r in rule):
+                continue
+            self._ctx = (name, slot if slot == "y" else int(slot))
+            fmt["recip_" + slot] = self.ref(q)
+            self._ctx = None
+            rule = [None if r is None else pattern.sub(r"(\1 * {recip_%s})" % slot, r)
+                    for r in rule]
+        return rule
+
     def _useful_operand(self, op):
         """Does ``op`` (a float, a float array, a tuple of arrays built in the function)
         take an adjoint?"""
-        if not isinstance(op, ir.Var):
+        if not isinstance(op, ir.Var) or self._element_seeded(op):
             return False
         act, t = self.cx.activity, self.facts.ty(op)
         if is_float(t) or is_float_array(t):
             return op.name in act.useful
         items = self.facts.tuple_arrays(op) or []
         return any(v is not None and v.name in act.useful for v in items)
+
+    def _element_seeded(self, op):
+        """Is ``op`` an array whose elements' adjoints the plan gives its stores directly
+        (:mod:`..plan.replay`, :mod:`..plan.read_seeds`), so that nothing adds to its
+        adjoint?"""
+        return isinstance(self.facts.ty(op.name), types.Array) and \
+            self.facts.array_root(op.name) in self.cx.plan.element_seeds
 
     def _literal(self, var):
         """The number a literal operand (a constant or a global number) holds, or None."""
@@ -290,7 +324,8 @@ class Adjoints:
         own = [a.name in act.array_values for a in bound.operands]
         rules = {True: bound.templates(), False: bound.templates(accumulate=True)}
         active = [r is not None and (is_float_array(facts.ty(a)) or is_float(facts.ty(a)))
-                  and a.name in act.varied for r, a in zip(rules[True], bound.operands)]
+                  and a.name in act.varied and not self._element_seeded(a)
+                  for r, a in zip(rules[True], bound.operands)]
         own = [o or is_float(facts.ty(a)) for o, a in zip(own, bound.operands)]
         used = R.needed_operands([rules[o][k] for k, (o, a) in enumerate(zip(own, active))
                                   if a])
@@ -334,10 +369,16 @@ class Adjoints:
         if isinstance(vt, types.Array):
             if isinstance(facts.ty(name), types.Array) or name in facts.inplace_loads:
                 return []
+            if self.cx.plan.element_seeds.get(facts.array_root(e.value.name),
+                                              (None, ("",)))[1][0] == "indexed":
+                return []   # its stores take this read's adjoint (plan/read_seeds.py)
             self.cx.parallel.note_adjoint_write(e.value, facts.index_var(e))
             cell = (self.ref_bar(e.value), self.src.index(e, self.ref))
             if facts.target.needs_atomic(facts, e):
                 return [("_ATOMIC", cell + (g,))]
+            assigned = self.cx.plan.assigned_adjoints.get(facts.array_root(e.value.name))
+            if assigned is not None and assigned[1] == name:
+                return [("_SET", ("%s[%s]" % cell, g))]     # (plan/assigned.py)
             return [("%s[%s]" % cell, g)]
         if isinstance(vt, types.BaseTuple):
             ops = self.cx.activity.diff_operands(facts, name)

@@ -85,6 +85,33 @@ class Fused:
             if got != cx.names.n(name):
                 L("%s = %s" % (cx.names.n(name), got))
 
+    def element_seed_src(self, stmt):
+        """The adjoint of the element that ``stmt`` stores into an array of element seeds:
+        the seed of the map loop that fills it, or the seed tree of the later loop that
+        reads it, evaluated at the store's index (:mod:`..plan.read_seeds`)."""
+        cx = self.cx
+        root = self.facts.array_root(stmt.target.name)
+        _, seed = cx.plan.element_seeds[root]
+        if seed[0] != "indexed":
+            return self.seed_name(root)
+        return self._indexed(seed[1], cx.src.store_index(stmt, cx.adjoints.ref))
+
+    def _indexed(self, t, k):
+        kind = t[0]
+        if kind == "fused":
+            return self.seed_name(t[1])
+        if kind == "neg":
+            return "(-(%s))" % self._indexed(t[1], k)
+        op = " * " if kind == "mul" else " / "
+        return "(%s)%s%s" % (self._indexed(t[1], k), op, self._factor(t[2], k))
+
+    def _factor(self, h, k):
+        if h[0] == "at":
+            return "%s[%s]" % (self.cx.adjoints.ref(h[1]), k)
+        if h[0] == "expr":
+            return "(%s)" % self.cx.src.expr(h[1], lambda x: self._factor(h[2][x.name], k))
+        return self.cx.src.hoisted(h)
+
     def seed_name(self, phi):
         return "_seed_" + self.cx.names.n(phi)
 
@@ -95,8 +122,11 @@ class Fused:
                 L("%s = %s" % (self.seed_name(phi), cx.src.seed(seed)))
         if lp not in self._sweeping:
             for array, (loop, seed) in sorted(cx.plan.element_seeds.items()):
-                if loop is lp:
+                if loop is lp and seed[0] != "indexed":
                     L("%s = %s" % (self.seed_name(array), cx.src.seed(seed)))
+        for array, (loop, _) in sorted(cx.plan.assigned_adjoints.items()):
+            if loop is lp:      # (its iterations assign the elements before this one)
+                L("%s[%s:] = 0.0" % (cx.names.bar(array), lp.range.len))
         if lp in cx.plan.parallel and self.reverses(lp):
             cx.parallel.loop(L, lp)     # (a loop the sweep runs again: in the sweep)
             return

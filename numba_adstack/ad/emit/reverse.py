@@ -430,6 +430,8 @@ class Reverse:
             return
         if op == "_INTO":           # a helper's call adding it in place, no temporary
             L(src)
+        elif op == "_SET":          # the element's one contribution (plan/assigned.py)
+            L("%s = %s" % src)
         elif op == "_ATOMIC":
             L(self.facts.target.atomic_add_src(*src))
         elif op == "_GUARD":
@@ -459,8 +461,7 @@ class Reverse:
         if facts.array_root(stmt.target.name) in cx.plan.element_seeds:
             # Filled by a map loop whose outputs' adjoint is known before it runs.
             if v.name in cx.activity.useful:
-                L("%s += %s" % (self.names.bar(v), cx.fused.seed_name(
-                    facts.array_root(stmt.target.name))))
+                L("%s += %s" % (self.names.bar(v), cx.fused.element_seed_src(stmt)))
             return
         idx = cx.src.store_index(stmt, cx.adjoints.ref)
         cell = "%s[%s]" % (cx.adjoints.ref_bar(stmt.target), idx)

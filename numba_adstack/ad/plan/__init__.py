@@ -16,12 +16,15 @@ reads, and settles the plan from that.
 """
 from dataclasses import dataclass, field, replace
 
+from .assigned import assigned_adjoints
 from .direct import direct_adjoints
 from .groups import group_stacks
 from .fusion import choose_fused, choose_parallel, skippable_loops
 from .recompute import Recompute
 from .shapes import Shapes
 from .sites import Sites
+from .read_seeds import read_seeds
+from .reciprocals import reciprocals
 from .replay import choose_replayed
 from .snapshots import choose_snapshots
 from .stacks import (StackSpec, choose_partials, fit_frame_budget, record_stacks,
@@ -52,6 +55,10 @@ class Plan:
     snapshots: dict = field(default_factory=dict)      # stmt target -> {array: copy}
     replayed: frozenset = frozenset()                  # map loops, run again in the sweep
     element_seeds: dict = field(default_factory=dict)  # array a map loop fills -> (loop, seed)
+    #                             (or a later loop reads: (that loop, ("indexed", tree)))
+    assigned_adjoints: dict = field(default_factory=dict)  # argument -> (loop, read)
+    #                             (the loop assigns its adjoint, at that read: plan/assigned.py)
+    reciprocals: dict = field(default_factory=dict)    # v -> q = 1. / v, still in place
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -71,6 +78,7 @@ def make_plan(facts, activity, options, probe):
     """Settle the :class:`Plan`; ``probe(plan) -> Reads`` runs the emitter on a draft."""
     sums = choose_fused(facts, activity)
     maps, replayed, element_seeds = choose_replayed(facts, activity, sums)
+    element_seeds.update(read_seeds(facts, activity, sums, element_seeds))
     fused = {**sums, **maps}      # both reversed an iteration at a time
     sites = Sites(facts, fused)
     recompute = Recompute(facts, fused, sites)
@@ -78,6 +86,8 @@ def make_plan(facts, activity, options, probe):
                  skippable_loops(facts, activity, fused), Shapes(facts), sites, recompute,
                  record_stacks=record_stacks(facts, options, sites, fused),
                  replayed=replayed, element_seeds=element_seeds,
+                 assigned_adjoints=assigned_adjoints(facts, activity, fused),
+                 reciprocals=reciprocals(facts, sites),
                  # Assigned adjoints read no value for a shape: the probe must see them.
                  direct=direct_adjoints(facts, activity))
     reads = probe(draft)

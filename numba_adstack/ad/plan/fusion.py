@@ -7,6 +7,7 @@ before the loop (:mod:`.seeds`): its stacks then hold one iteration's history. W
 """
 import operator
 
+import numpy as np
 from numba.core import ir, types
 
 from .. import rules as R
@@ -209,6 +210,44 @@ def skippable_loops(facts, activity, fused):
                 continue
             if any(lbl not in lp.blocks for lbl, _ in facts.uses.get(name, ())):
                 outs.add(name)
-        if outs:
+        if outs and _may_select_zero(facts, lp, outs):
             out[lp] = sorted(outs)
     return out
+
+
+# Calls whose adjoint goes to one operand and is zero for the other.
+_SELECTING_CALLS = {min, max, np.minimum, np.maximum, np.fmin, np.fmax}
+_COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq,
+                operator.ne}
+
+
+def _may_select_zero(facts, lp, outs):
+    """Can the adjoint of ``outs`` be zero on some iterations of the parent loop? Only
+    then does testing it before the reverse of ``lp`` pay (a payoff ``max(s - K, 0)``, a
+    branch on the value); otherwise the test costs a compare and a branch per iteration
+    and never skips. Follows the values ``outs`` make in the parent's iteration: a
+    selecting call, a comparison or a merge of branches (a phi other than the loop's own)
+    may select a zero adjoint."""
+    parent = lp.parent
+    inside = set(parent.blocks) - set(lp.blocks)
+    seen, work = set(), list(outs)
+    while work:
+        v = work.pop()
+        if v in seen or len(seen) > 200:
+            continue
+        seen.add(v)
+        for label, stmt in facts.uses.get(v, ()):
+            if label not in inside:
+                continue
+            if not isinstance(stmt, ir.Assign):
+                return True             # a branch on the value
+            e = stmt.value
+            if isinstance(e, ir.Expr):
+                if e.op == "phi" and label != parent.header:
+                    return True
+                if e.op == "call" and facts.resolve_global(e.func) in _SELECTING_CALLS:
+                    return True
+                if e.op == "binop" and e.fn in _COMPARISONS:
+                    return True
+            work.append(stmt.target.name)
+    return False

@@ -264,16 +264,16 @@ def _own_element(facts, rl, stmt):
     if items is None or not is_float(facts.ty(stmt.value)):
         return None
     for k, item in enumerate(items):
-        if _is_index(facts, rl, item.name):
+        if is_loop_index(facts, rl, item.name):
             return k
     return None
 
 
-def _is_index(facts, rl, name, depth=0):
+def is_loop_index(facts, rl, name, depth=0):
     if name == rl.first:
         return True
     d = facts.def_expr(name) if name not in facts.phis else None
-    return depth < 8 and isinstance(d, ir.Var) and _is_index(facts, rl, d.name, depth + 1)
+    return depth < 8 and isinstance(d, ir.Var) and is_loop_index(facts, rl, d.name, depth + 1)
 
 
 def _writes_each_element_once(facts, lp):
@@ -290,7 +290,7 @@ def _writes_each_element_once(facts, lp):
             key = [facts.array_root(stmt.target.name)]
             for item in _store_index_items(facts, stmt):
                 const = facts.static_form(item.name)
-                key.append("i" if _is_index(facts, lp.range, item.name) else
+                key.append("i" if is_loop_index(facts, lp.range, item.name) else
                            const[1] if const is not None and const[0] == "const"
                            and isinstance(const[1], int) else None)
             if None in key or tuple(key) in seen:

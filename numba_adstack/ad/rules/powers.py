@@ -1,11 +1,12 @@
-"""Adjoints of powers with a literal operand, as fast as the primal.
+"""Adjoints of powers and quotients with a literal operand, as fast as the primal.
 
 Numba lowers ``x ** 6`` (an integer literal) to multiplications, and LLVM turns
 ``x ** 0.5`` into a square root; the generic rule ``{g} * ({1} * {0} ** ({1} - 1))`` would
 make each of them a libm ``pow`` call per step in the sweep. With a literal exponent ``k``
 the derivative ``k x^(k-1)`` is written instead with integer powers (multiplications),
 square roots and the result ``y`` itself; with a literal base ``c`` the exponent's
-derivative ``y ln c`` gets ``ln c`` as a constant.
+derivative ``y ln c`` gets ``ln c`` as a constant. A quotient with a literal numerator
+(``1. / r``) differentiates to ``-y * y / c``, reusing the quotient: no division.
 
 ``LITERAL_RULES`` maps each power primitive to the function giving the rule for its
 literal operands (one entry per primitive: ``math.pow`` and ``np.power`` share it).
@@ -78,7 +79,21 @@ def power_rule(literals):
     return None
 
 
-LITERAL_RULES = {operator.pow: power_rule, math.pow: power_rule, np.power: power_rule}
+def quotient_rule(literals):
+    """The rule of ``y = c / x`` for a literal numerator ``c`` (``1. / r``): ``d y / d x =
+    -c / x**2 = -y * y / c`` reuses the quotient the primal computed, with no division
+    (the generic rule divides by ``x * x``); None for the generic rule."""
+    c, x = literals[0], literals[1]
+    if c is None or x is not None or c == 0:
+        return None
+    if c == 1:
+        return (None, "{g} * (-({y} * {y}))")
+    return (None, "{g} * (-({y} * {y}) * %s)" % _num(1.0 / c))
+
+
+LITERAL_RULES = {operator.pow: power_rule, math.pow: power_rule, np.power: power_rule,
+                 operator.truediv: quotient_rule, np.divide: quotient_rule,
+                 np.true_divide: quotient_rule}
 
 
 def specialise(fn, literals):

@@ -1,0 +1,66 @@
+"""Argument adjoints assigned element by element rather than zeroed and added into.
+
+``total += w[i] * avg[i]``: when a loop of sums without branches reads an argument array
+only at its index, and nothing else reads the array, reversing iteration ``i`` makes all
+the contributions to ``w_bar[i]``, and the first one it makes (that of the last read) can
+be assigned. The adjoint is then made with ``np.empty_like``, the elements the loop does
+not reach (from its trip count on) are set to zero before it, and each iteration assigns
+its element, adding the other reads' contributions to it: no pass over memory to zero the
+array first, and one read of it fewer.
+"""
+from numba.core import ir, types
+
+from ..typeinfo import is_float_array
+from .read_seeds import plain_reading_loop, uses_of_array
+from .replay import is_loop_index
+
+
+def assigned_adjoints(facts, activity, fused):
+    """``{argument array: (the fused loop that assigns each element of its adjoint, the
+    read whose contribution is assigned)}``."""
+    if not facts.target.fuses_loops:
+        return {}
+    out = {}
+    for lp in fused:
+        order = _body_order(facts, lp) if plain_reading_loop(facts, lp) else None
+        if order is None:
+            continue
+        for root in sorted({facts.array_root(stmt.value.value.name) for stmt in order
+                            if _is_array_read(facts, stmt)}):
+            if root in out or root not in facts.arg_vars \
+                    or not is_float_array(facts.ty(root)) or facts.ty(root).ndim != 1:
+                continue
+            aliases, stores, reads = uses_of_array(facts, root)
+            if aliases is None or stores or not reads or any(
+                    r not in order or not is_loop_index(facts, lp.range, r.value.index.name)
+                    for r in reads):
+                continue
+            useful = [r for r in order if r in reads and r.target.name in activity.useful]
+            if useful:
+                out[root] = (lp, useful[-1].target.name)
+    return out
+
+
+def _is_array_read(facts, stmt):
+    e = stmt.value if isinstance(stmt, ir.Assign) else None
+    return isinstance(e, ir.Expr) and e.op == "getitem" \
+        and isinstance(facts.ty(e.value), types.Array)
+
+
+def _body_order(facts, lp):
+    """The statements of the loop's body in the order they run (a chain of blocks from
+    the header back to it), or None."""
+    header = facts.fir.blocks[lp.header]
+    inside = [t for t in header.terminator.get_targets() if t in lp.blocks]
+    if len(inside) != 1:
+        return None
+    stmts, b = [], inside[0]
+    while b != lp.header:
+        if b not in lp.blocks or len(stmts) > 100000:
+            return None
+        block = facts.fir.blocks[b]
+        stmts.extend(block.body)
+        if not isinstance(block.terminator, ir.Jump):
+            return None
+        b = block.terminator.target
+    return stmts
