@@ -495,6 +495,24 @@ def test_interp_tangent_in_points_knots_and_values():
         assert got == pytest.approx(fd_jvp(interpolated, args, tangents), rel=1e-6, abs=1e-8)
 
 
+def test_hvp_through_interp_against_finite_differences_of_the_gradient():
+    """Forward over reverse through the three adjoints of np.interp: the points, the knots
+    and the values all move (no point on a knot, where the Hessian jumps)."""
+    rng = np.random.default_rng(8)
+    xp = np.cumsum(rng.uniform(0.2, 1.0, 5))
+    args = (rng.uniform(xp[0] - 0.3, xp[-1] + 0.3, 7), xp, rng.standard_normal(5),
+            float(xp[2]) + 0.1)
+    h = 1e-6
+    for v in [(rng.standard_normal(7), rng.standard_normal(5), rng.standard_normal(5), 0.7),
+              (None, rng.standard_normal(5), None, None)]:
+        got = interpolated.hvp(args, v)
+        plus = interpolated.grad(*_along(args, v, h))
+        minus = interpolated.grad(*_along(args, v, -h))
+        for k, g in enumerate(got):
+            np.testing.assert_allclose(g, (plus[k] - minus[k]) / (2 * h), rtol=1e-5,
+                                       atol=1e-7, err_msg="argument %d" % k)
+
+
 @pytest.mark.parametrize("name", CORPUS)
 def test_realistic_programs_against_finite_differences(name):
     from realistic_programs import copy_args, get_case, pure_python

@@ -50,6 +50,10 @@ BILINEAR_HELPERS = {runtime.RUNTIME[n]: pos for n, pos in (
 #: of their two factors: the tangent of ``out`` gets the helper of each factor's tangent.
 ADDS_INTO = {runtime.RUNTIME[n]: pos for n, pos in (
     ("add_dot_vjp_a", (1, 3)), ("add_dot_vjp_b", (1, 2)))}
+#: The adjoints of np.interp (in a backward that hvp differentiates) -> their tangents,
+#: which take the helper's four arguments and then the four tangents.
+INTERP_ADJOINTS = {runtime.RUNTIME[n]: runtime.RUNTIME[n + "_jvp"] for n in (
+    "interp_vjp_x", "interp_vjp_xp", "interp_vjp_fp")}
 #: Linear functions whose other arguments give only a shape.
 SHAPE_ARGUMENTS = {runtime.acc, runtime.ensure, runtime.fill_as, *_SHAPED_HELPERS}
 #: Stack reads: the tangent is read from the tangent's stack, pushed in step.
@@ -275,6 +279,9 @@ class Tangents:
             return "np.where(%s, %s, %s)" % (c, self.of(args[1]), self.of(args[2]))
         if fn is np.interp and len(args) == 3 and not kws:
             return "%s(%s)" % (self.names.gname(runtime.RUNTIME["interp_jvp"]), ", ".join(
+                [self.src.operand(a) for a in args] + [self.of(a) for a in args]))
+        if fn in INTERP_ADJOINTS and len(args) == 4 and not kws:
+            return "%s(%s)" % (self.names.gname(INTERP_ADJOINTS[fn]), ", ".join(
                 [self.src.operand(a) for a in args] + [self.of(a) for a in args]))
         if fn in R.NON_DIFFERENTIABLE_CALLS or not has_floats(facts.ty(name)):
             return None

@@ -238,8 +238,8 @@ ARRAY_RULES = {
         "a b", "solve_vjp_a({_gb}, {y})", "{_gb}",
         # a.T made C-contiguous: the primal's specialisation of solve serves again.
         shared=(("_gb", "np.ascontiguousarray(np.linalg.solve("
-                        "np.ascontiguousarray({a}.T), {g}))"),)),
-    np.linalg.inv: _rule("a", "-np.dot(np.dot({y}.T, {g}), {y}.T)"),
+                        "np.ascontiguousarray({a}.T), like_dtype({g}, {a})))"),)),
+    np.linalg.inv: _rule("a", "-np.dot(np.dot({y}.T, like_dtype({g}, {y})), {y}.T)"),
     np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)"),
     np.trace: _rule("a offset=0", "trace_vjp({g}, {a}, {offset})"),
     np.diag: _rule("v k=0", "diag_vjp({g}, {v}, {k})"),
