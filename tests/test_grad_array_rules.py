@@ -290,6 +290,25 @@ def test_gather(shape):
     check_fd(gathers, rand(*((12,) + shape[1:]))[::2], idx, mask)
 
 
+@nad.grad_jit
+def mixed_gathers(x, idx, mask):
+    """An index array beside integers and slices: x[idx, 1], x[idx, :], x[:, idx],
+    x[1:3, idx], x[2, idx], x[mask, 1]; a 3-d x also gives x[1, :, idx] (the integer
+    and the array apart: NumPy puts the gathered dimension first)."""
+    s = np.sum(x[idx, 1] ** 3) + np.sum(np.sin(x[idx, :])) + np.sum(x[:, idx] ** 2)
+    s += np.sum(x[1:3, idx] * x[2, idx]) + np.sum(np.cos(x[mask, 1]))
+    if x.ndim == 3:
+        s += np.sum(x[1, :, idx % 2] * np.arange(x.shape[1]))
+    return s
+
+
+def test_gather_with_integers_and_slices():
+    idx = np.array([4, 1, -1, 4, 0])         # repeated and negative entries
+    mask = np.array([True, False, True, True, False, True])
+    check_fd(mixed_gathers, rand(6, 6), idx, mask)
+    check_fd(mixed_gathers, rand(12, 6, 2)[::2], idx, mask)      # a 3-d view
+
+
 # ----------------------------------------------------------------------------- refused
 def _sort(x):
     y = np.sort(x)

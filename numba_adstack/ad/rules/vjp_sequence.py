@@ -138,60 +138,74 @@ def _contribution_dtype(g, a):
 
 
 def take_index_parts(index):
-    """For the type of a tuple index mixing one 1-d array of integers or booleans with
-    integers and slices (``x[idx, 1]``, ``x[:, idx]``), ``(position of the array,
-    position of its dimension in the result)``; None for any other index. NumPy (and
-    Numba) count the integers as advanced indices too: when they and the array are
-    adjacent the gathered dimension stays where they are, else it comes first."""
+    """For the type of a tuple index mixing 1-d arrays of integers (or one of booleans)
+    with integers and slices (``x[idx, 1]``, ``x[:, idx]``, ``x[rows, cols]``),
+    ``(positions of the arrays, position of the gathered dimension in the result)``;
+    None for any other index. NumPy (and Numba) count the integers as advanced indices
+    too: when they and the arrays are adjacent the gathered dimension stays where they
+    are, else it comes first."""
     if not isinstance(index, types.BaseTuple):
         return None
     parts = index.types
-    arrays = [k for k, t in enumerate(parts) if isinstance(t, types.Array)]
-    if len(arrays) != 1 or not all(
-            isinstance(t, (types.Integer, types.SliceType)) for k, t in enumerate(parts)
-            if k != arrays[0]):
+    arrays = tuple(k for k, t in enumerate(parts) if isinstance(t, types.Array))
+    if not arrays or not all(isinstance(t, (types.Integer, types.SliceType))
+                             for k, t in enumerate(parts) if k not in arrays):
         return None
-    p = arrays[0]
-    if parts[p].ndim != 1 or not isinstance(parts[p].dtype, (types.Integer, types.Boolean)):
-        return None
-    advanced = [k for k, t in enumerate(parts) if k == p or isinstance(t, types.Integer)]
+    for k in arrays:
+        t = parts[k]
+        if t.ndim != 1 or not isinstance(t.dtype, (types.Integer, types.Boolean)) or (
+                isinstance(t.dtype, types.Boolean) and len(arrays) > 1):
+            return None
+    advanced = [k for k, t in enumerate(parts) if k in arrays or isinstance(t, types.Integer)]
     adjacent = advanced[-1] - advanced[0] == len(advanced) - 1
-    slices_before = sum(isinstance(parts[k], types.SliceType) for k in range(p))
-    return p, slices_before if adjacent else 0
+    slices_before = sum(isinstance(parts[k], types.SliceType) for k in range(arrays[0]))
+    return arrays, slices_before if adjacent else 0
 
 
 _TAKE_TUPLE = """
 def impl(g, a, index):
     out = np.zeros(a.shape, dtype)
-    sel = index[{p}]
-    n = a.shape[{p}]
+{select}
     k = 0
-    for j in range(sel.size):
+    for j in range(size):
 {pick}
         out[{cells}] += g[{rows}]
         k += 1
     return out
 """
+_SELECT_BY_MASK = """    sel = index[{p}]
+    size = sel.size"""
 _PICK_BY_MASK = """        if not sel[j]:
             continue
-        i = j"""
-_PICK_BY_POSITION = """        i = sel[j]
-        if i < 0:
-            i += n"""
+        i{p} = j"""
+# Index arrays broadcast together: each of the longest one's size, or of size 1.
+_SELECT_BY_POSITION = """    sel{p} = index[{p}]
+    n{p} = a.shape[{p}]
+    size = max(size, sel{p}.size)"""
+_PICK_BY_POSITION = """        i{p} = sel{p}[min(j, sel{p}.size - 1)]
+        if i{p} < 0:
+            i{p} += n{p}"""
 
 
 def _take_tuple_impl(g, a, index):
-    """``y = a[index]`` with a tuple index of one index array, integers and slices: for
-    each entry of the index array, its slice of ``g`` added back into the cells it came
-    from (a loop, so that repeated entries add up)."""
+    """``y = a[index]`` with a tuple index of index arrays, integers and slices: for each
+    position along the index arrays, its slice of ``g`` added back into the cells it
+    came from (a loop, so that repeated entries add up)."""
     parts = take_index_parts(index)
     if parts is None:
         return None
-    p, at = parts
-    mask = isinstance(index.types[p].dtype, types.Boolean)
+    arrays, at = parts
+    if isinstance(index.types[arrays[0]].dtype, types.Boolean):
+        select = _SELECT_BY_MASK.format(p=arrays[0])
+        pick = _PICK_BY_MASK.format(p=arrays[0])
+    else:
+        select = "\n".join(["    size = 0"] + [_SELECT_BY_POSITION.format(p=p)
+                                                for p in arrays])
+        pick = "\n".join(_PICK_BY_POSITION.format(p=p) for p in arrays)
     src = _TAKE_TUPLE.format(
-        p=p, pick=_PICK_BY_MASK if mask else _PICK_BY_POSITION,
-        cells=", ".join("i" if k == p else "index[%d]" % k for k in range(len(index))),
+        select=select, pick=pick,
+        cells=", ".join("i%d" % k if k in arrays else "index[%d]" % k
+                        for k in range(len(index))),
         rows=", ".join([":"] * at + ["k"]))
     ns = {"np": np, "dtype": _contribution_dtype(g, a)}
     exec(src, ns)
@@ -201,9 +215,9 @@ def _take_tuple_impl(g, a, index):
 @by_type
 def take_vjp(g, a, index):
     """``y = a[index]`` with ``index`` a 1-d array of integers or booleans (along the
-    first axis), or a tuple of one such array with integers and slices (``a[idx, 1]``,
-    ``a[:, idx]``): ``g``'s slices added back into the cells they came from (repeated
-    indices add up)."""
+    first axis), or a tuple of such arrays with integers and slices (``a[idx, 1]``,
+    ``a[:, idx]``, ``a[rows, cols]``): ``g``'s slices added back into the cells they
+    came from (repeated indices add up)."""
     if isinstance(index, types.BaseTuple):
         return _take_tuple_impl(g, a, index)
     if not isinstance(index, types.Array) or index.ndim != 1:
@@ -341,11 +355,48 @@ interp_vjp_xp_jvp = _interp_adjoint_jvp("xp")
 interp_vjp_fp_jvp = _interp_adjoint_jvp("fp")
 
 
+_LAST_WRITES_TUPLE = """
+def impl(cells, a, index):
+    out = np.ascontiguousarray(cells).copy()
+    size = 0
+{select}
+    seen = np.zeros({cells_count}, np.bool_)
+    for j in range(size - 1, -1, -1):
+        cell = 0
+{pick}
+        if seen[cell]:
+            out[{rows}] = 0.0
+        seen[cell] = True
+    return out
+"""
+_PICK_CELL = """        i = sel{p}[min(j, sel{p}.size - 1)]
+        cell = cell * n{p} + (i + n{p} if i < 0 else i)"""
+
+
+def _last_writes_tuple(index):
+    """``last_writes`` for a tuple index of integer index arrays, integers and slices:
+    two positions along the index arrays write the same cells when their entries agree
+    in every array (the integers and slices are the same for all)."""
+    arrays, at = take_index_parts(index)
+    select = "\n".join(_SELECT_BY_POSITION.format(p=p) for p in arrays)
+    src = _LAST_WRITES_TUPLE.format(
+        select=select, cells_count=" * ".join("n%d" % p for p in arrays),
+        pick="\n".join(_PICK_CELL.format(p=p) for p in arrays),
+        rows=", ".join([":"] * at + ["j"]))
+    ns = {"np": np}
+    exec(src, ns)
+    return ns["impl"]
+
+
 @by_type
 def last_writes(cells, a, index):
-    """``a[index] = v`` with an index array: the adjoint of ``v`` is ``a``'s adjoint at the
-    cells it was stored into (``cells``), zero where a later entry of ``index`` overwrote
-    the same cell (NumPy keeps the last write)."""
+    """``a[index] = v`` with an index array (or a tuple of them with integers and slices):
+    the adjoint of ``v`` is ``a``'s adjoint at the cells it was stored into (``cells``),
+    zero where a later entry of the index arrays overwrote the same cells (NumPy keeps
+    the last write)."""
+    if isinstance(index, types.BaseTuple) and take_index_parts(index) is not None and \
+            isinstance(index.types[take_index_parts(index)[0][0]].dtype, types.Integer):
+        return _last_writes_tuple(index)
     if not (isinstance(index, types.Array) and index.ndim == 1
             and isinstance(index.dtype, types.Integer)):
         return lambda cells, a, index: cells
