@@ -61,32 +61,38 @@ def _slice(g, i, ax, shape):
 
 
 def _per_array(arrays, name, part, step=None, axis="norm_axis(axis, g.ndim)"):
-    """An implementation unrolled over the tuple ``arrays`` at compile time: ``part % i``
-    is the contribution to array ``i``, read at ``start`` along the axis ``ax``
-    (``axis``: its source), which moves on by ``step % i`` after each array (None: stays);
-    the tuple of the parts is returned."""
+    """An implementation unrolled over the tuple ``arrays`` at compile time:
+    ``part(i, t)`` is the source of the contribution to array ``i`` (of type ``t``), read
+    at ``start`` along the axis ``ax`` (``axis``: its source), which moves on by
+    ``step(i, t)`` after each array (None: stays); the tuple of the parts is returned."""
     if not isinstance(arrays, types.BaseTuple) or not all(
             isinstance(t, types.Array) for t in arrays.types):
         raise TypingError("%s: a tuple of arrays is needed, not %s" % (name, arrays))
-    n = len(arrays.types)
     src = ["def impl(g, arrays, axis=0):",
            "    ax = %s" % axis,
            "    start = 0"]
-    for i in range(n):
-        src.append("    p%d = %s" % (i, part % {"i": i}))
+    for i, t in enumerate(arrays.types):
+        src.append("    p%d = %s" % (i, part(i, t)))
         if step is not None:
-            src.append("    start += %s" % (step(arrays.types[i]) % {"i": i}))
-    src.append("    return (%s)" % "".join("p%d, " % i for i in range(n)))
+            src.append("    start += %s" % step(i, t))
+    src.append("    return (%s)" % "".join("p%d, " % i for i in range(len(arrays.types))))
     ns = {"np": np, "norm_axis": norm_axis, "_slab": _slab, "_slice": _slice}
     exec("\n".join(src), ns)
     return ns["impl"]
 
 
-def _along(ax):
-    return lambda t: "arrays[%(i)d].shape[ax]" if t.ndim > ax else "1"
+def _width(dim):
+    """The extent of an array along ``dim`` once stacked: 1 when it has no such
+    dimension (a 1-d array becomes one row of ``vstack``, one column of
+    ``column_stack``)."""
+    return lambda i, t: "arrays[%d].shape[%d]" % (i, dim) if t.ndim > dim else "1"
 
 
-_SLAB = "_slab(g, start, start + %s, ax, arrays[%%(i)d].shape)"
+def _slabs(name, arrays, width, axis):
+    """Consecutive slabs of ``g`` along ``axis`` (source), of ``width(i, t)`` each, one
+    per array, in the arrays' shapes."""
+    return _per_array(arrays, name, lambda i, t: "_slab(g, start, start + %s, ax, "
+                      "arrays[%d].shape)" % (width(i, t), i), width, axis)
 
 
 @by_type
@@ -96,40 +102,38 @@ def hstack_vjp(g, arrays, axis=0):
     if not isinstance(g, types.Array):
         raise TypingError("hstack_vjp: adjoint of type %s" % g)
     ax = 0 if g.ndim == 1 else 1
-    return _per_array(arrays, "hstack_vjp", _SLAB % "arrays[%(i)d].shape[ax]",
-                      lambda t: "arrays[%(i)d].shape[ax]", str(ax))
+    return _slabs("hstack_vjp", arrays, _width(ax), str(ax))
 
 
 @by_type
 def vstack_vjp(g, arrays, axis=0):
     """``y = np.vstack(arrays)``: the slabs of ``g`` along its first axis, one per array
     (one row for a 1-d array)."""
-    return _per_array(arrays, "vstack_vjp", _SLAB % "(arrays[%(i)d].shape[0] if "
-                      "arrays[%(i)d].ndim > 1 else 1)", _along(1), "0")
+    return _slabs("vstack_vjp", arrays, lambda i, t: "arrays[%d].shape[0]" % i
+                  if t.ndim > 1 else "1", "0")
 
 
 @by_type
 def column_stack_vjp(g, arrays, axis=0):
     """``y = np.column_stack(arrays)``: the slabs of ``g`` along its second axis, one per
     array (one column for a 1-d array)."""
-    return _per_array(arrays, "column_stack_vjp", _SLAB % "(arrays[%(i)d].shape[1] if "
-                      "arrays[%(i)d].ndim > 1 else 1)", lambda t: "arrays[%(i)d].shape[1]"
-                      if t.ndim > 1 else "1", "1")
+    return _slabs("column_stack_vjp", arrays, _width(1), "1")
 
 
 @by_type
 def concatenate_vjp(g, arrays, axis=0):
     """``y = np.concatenate(arrays, axis)``: the tuple of the slabs of ``g`` along ``axis``
     that each array of ``arrays`` went to."""
-    return _per_array(arrays, "concatenate_vjp", _SLAB % "arrays[%(i)d].shape[ax]",
-                      lambda t: "arrays[%(i)d].shape[ax]")
+    return _slabs("concatenate_vjp", arrays, lambda i, t: "arrays[%d].shape[ax]" % i,
+                  "norm_axis(axis, g.ndim)")
 
 
 @by_type
 def stack_vjp(g, arrays, axis=0):
     """``y = np.stack(arrays, axis)``: the tuple of ``g``'s slices at 0, 1, ... along
     ``axis``."""
-    return _per_array(arrays, "stack_vjp", "_slice(g, %(i)d, ax, arrays[%(i)d].shape)")
+    return _per_array(arrays, "stack_vjp",
+                      lambda i, t: "_slice(g, %d, ax, arrays[%d].shape)" % (i, i))
 
 
 @by_type
