@@ -19,6 +19,7 @@ from numba import njit
 from numba_adstack.ad.rules import array_rules as A
 from numba_adstack.ad.rules.scalar import CALL_RULES
 from numba_adstack.ad.rules.vjp import RUNTIME, erf, erfc, sum_to, unreduce
+from numba_adstack.ad.rules.vjp_core import suspend_helper_cache
 
 RNG = np.random.default_rng(20240611)
 FULL = os.environ.get("NUMBA_ADSTACK_ARRAY_RULES_FULL") == "1"
@@ -40,9 +41,11 @@ def more(core, extra):
 
 @pytest.fixture(scope="module", autouse=True)
 def _compile_at_O0():
+    # (the helpers' disk cache is for code at the default level: not written meanwhile)
     old = numba.config.OPT
     numba.config.OPT = type(old)(0)
-    yield
+    with suspend_helper_cache():
+        yield
     numba.config.OPT = old
 
 
@@ -533,6 +536,40 @@ def test_stack(arrays, axis):
     check(np.stack, arrays, axis)
 
 
+@pytest.mark.parametrize("key, arrays", [
+    (np.hstack, (rand(2, 3), rand(4, 2).T)), (np.hstack, (rand(3), rand(6)[::2])),
+    (np.vstack, (rand(3), rand(2, 3), rand(3))), (np.column_stack, (rand(3), rand(2, 3).T)),
+], ids=lambda v: getattr(v, "__name__", None) or ident(v))
+def test_stacks_of_mixed_ranks(key, arrays):
+    check(key, arrays)
+
+
+@pytest.mark.parametrize("key, args", [
+    (np.flip, (rand(3, 4),)), (np.fliplr, (rand(3, 4)[:, ::2],)), (np.flipud, (rand(3, 2),)),
+    (np.roll, (rand(3, 4), 5)), (np.roll, (rand(6), -2)), (np.swapaxes, (rand(2, 3, 4), 0, 2)),
+    (np.triu, (rand(4, 4), 1)), (np.tril, (rand(3, 5), -1)), (np.triu, (rand(4), 0)),
+    (np.append, (rand(3, 2), rand(4))), (np.append, (rand(3), 0.5)),
+    (np.sort, (rand(3, 5),)), (np.sort, (rand(7)[::2],)), (np.median, (rand(7),)),
+    (np.median, (rand(2, 3),)), (np.vdot, (rand(2, 3), rand(3, 2))), (np.average, (rand(5),)),
+], ids=lambda v: getattr(v, "__name__", None) or "")
+def test_orders_flips_and_pieces(key, args):
+    check(key, *args)
+
+
+def test_average_with_weights():
+    check(np.average, rand(5), weights=rand(5, lo=0.5, hi=1.5))
+
+
+@pytest.mark.parametrize("a, index", [
+    (rand(5, 4), (np.array([0, 3, 3, -1]), 1)), (rand(5, 4), (slice(1, 4), np.array([2, 0, 2]))),
+    (rand(5, 4, 2), (1, slice(None), np.array([1, 0, 1]))),
+    (rand(5, 4), (np.array([0, 2, 4]), np.array([3, 3, 0]))),
+    (rand(5, 4), (np.array([True, False, True, True, False]), slice(0, 3))),
+], ids=lambda v: ident(v) if isinstance(v, np.ndarray) else "index")
+def test_gather_by_a_tuple_index(a, index):
+    check(operator.getitem, a, index)
+
+
 # ----------------------------------------------------------------------------- the table
 # Rules with tests of their own above (the element-wise ones are found in the table).
 DEDICATED = {
@@ -541,7 +578,9 @@ DEDICATED = {
     np.linalg.inv, np.linalg.det, np.trace, np.diag, np.reshape, np.ravel,
     np.ndarray.flatten, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.expand_dims,
     np.transpose, np.concatenate, np.stack, np.copy, np.asarray, np.ascontiguousarray,
-    np.ndarray.astype, operator.neg, operator.pos, np.diff, np.interp, operator.getitem}
+    np.ndarray.astype, operator.neg, operator.pos, np.diff, np.interp, operator.getitem,
+    np.hstack, np.vstack, np.column_stack, np.flip, np.fliplr, np.flipud, np.roll,
+    np.swapaxes, np.triu, np.tril, np.append, np.sort, np.median, np.vdot, np.average}
 
 
 # In-place operators share their operator's rule; floor division has no gradient.

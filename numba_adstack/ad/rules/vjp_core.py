@@ -7,6 +7,7 @@ ONE operand's adjoint, with exactly that operand's shape; a freshly allocated re
 C-contiguous, a scalar operand gets a Python float. The dtype is the one NumPy's promotion
 gives from the result's adjoint (a float32 operand of a float64 result gets float64).
 """
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -15,7 +16,8 @@ import types as pytypes
 
 import numpy as np
 from numba import njit, types
-from numba.core.caching import FunctionCache
+from numba.core import config as numba_config
+from numba.core.caching import FunctionCache, NullCache
 from numba.core.errors import TypingError
 from numba.core.typing.templates import infer, infer_global, make_overload_template
 
@@ -28,11 +30,12 @@ HELPER_CACHE = os.environ.get("NUMBA_ADSTACK_HELPER_CACHE", "1") != "0"
 
 
 def _rules_digest():
-    """A digest of the sources of the rules' helpers. Numba checks a cached function
-    against its own source file only, not against the helpers it calls from other
-    files: a change in any of them drops the cached helpers (``_checked_cache_dirs``)."""
+    """A digest of the sources of the rules' helpers and of the optimisation level. Numba
+    checks a cached function against its own source file only, not against the helpers
+    it calls from other files, nor against ``NUMBA_OPT``: a change in either drops the
+    cached helpers (``_checked_cache_dirs``)."""
     here = os.path.dirname(os.path.abspath(__file__))
-    h = hashlib.sha256()
+    h = hashlib.sha256(("opt=%s;" % numba_config.OPT).encode())
     for name in sorted(os.listdir(here)):
         if name.endswith(".py"):
             with open(os.path.join(here, name), "rb") as f:
@@ -70,10 +73,14 @@ def _check_cache_dir(path):
     return ok
 
 
+_OPT_AT_IMPORT = str(numba_config.OPT)
+
+
 def cacheable(fn):
     """Can Numba cache ``fn`` on disk: a function of a source file (not of ``exec``), with
-    a cache directory it can write?"""
-    if not HELPER_CACHE:
+    a cache directory it can write, compiled at the optimisation level the cache was
+    checked for?"""
+    if not HELPER_CACHE or str(numba_config.OPT) != _OPT_AT_IMPORT:
         return False
     try:
         cache = FunctionCache(fn)
@@ -82,10 +89,33 @@ def cacheable(fn):
     return _check_cache_dir(cache._cache_path)
 
 
+#: The njit helpers compiled with a disk cache (``suspend_helper_cache`` reaches them).
+CACHED_HELPERS = []
+
+
 def _cached_njit(**options):
     def decorate(fn):
-        return njit(cache=cacheable(fn), **options)(fn)
+        disp = njit(cache=cacheable(fn), **options)(fn)
+        CACHED_HELPERS.append(disp)
+        return disp
     return decorate
+
+
+@contextlib.contextmanager
+def suspend_helper_cache():
+    """Compile the helpers without their disk cache for a while (code compiled at another
+    optimisation level than the cache's must not be written into it)."""
+    global HELPER_CACHE
+    saved = HELPER_CACHE, [d._cache for d in CACHED_HELPERS]
+    HELPER_CACHE = False
+    for d in CACHED_HELPERS:
+        d._cache = NullCache()
+    try:
+        yield
+    finally:
+        HELPER_CACHE = saved[0]
+        for d, cache in zip(CACHED_HELPERS, saved[1]):
+            d._cache = cache
 
 
 # Helpers called only from njit code: no Python or C entry points, which every caller
