@@ -17,7 +17,8 @@ reshapes): add contributions into adjoints, never write into them.
   dtype, for BLAS); and, apart in ``IN_PLACE`` (they write
   into their first argument), ``add_dot_vjp_a``/``add_dot_vjp_b``;
 * ``vjp_shape``: ``transpose_vjp``, ``concatenate_vjp``, ``stack_vjp``, ``hstack_vjp``,
-  ``vstack_vjp``, ``column_stack_vjp``, ``sort_vjp``, ``median_vjp``, ``tri_vjp``
+  ``vstack_vjp``, ``column_stack_vjp``, ``sort_vjp`` (and ``sort_jvp``, the forward
+  mode's), ``median_vjp``, ``tri_vjp``
   (``np.triu``/``np.tril``), ``append_vjp_arr``/``_values``;
 * ``vjp_sequence``: ``diff_vjp``, ``interp_vjp_x``/``_xp``/``_fp`` (and ``interp_jvp``, the
   forward mode's, and ``interp_vjp_x_jvp``/``_xp_jvp``/``_fp_jvp``, the tangents of the
@@ -31,14 +32,15 @@ from .vjp_linalg import (add_dot_vjp_a, add_dot_vjp_b, diag_vjp, dot_vjp_a, dot_
 from .vjp_reduce import (average_vjp_a, average_vjp_weights, cumsum_vjp, extreme_vjp,
                          norm_vjp, prod_vjp)
 from .vjp_shape import (append_vjp_arr, append_vjp_values, column_stack_vjp,
-                        concatenate_vjp, hstack_vjp, median_vjp, sort_vjp, stack_vjp,
+                        concatenate_vjp, hstack_vjp, median_vjp, sort_jvp, sort_vjp, stack_vjp,
                         transpose_vjp, tri_vjp, vstack_vjp)
 
 RUNTIME = {f.__name__: f for f in (
     sum_to, unreduce, reduced_view, clip_vjp, clip_bounds_vjp, erf, erfc, prod_vjp, extreme_vjp,
     cumsum_vjp, norm_vjp, dot_vjp_a, dot_vjp_b, like_dtype, outer_vjp_a, outer_vjp_b, solve_vjp_a,
     trace_vjp, diag_vjp, transpose_vjp, concatenate_vjp, stack_vjp, hstack_vjp, vstack_vjp,
-    column_stack_vjp, sort_vjp, median_vjp, tri_vjp, append_vjp_arr, append_vjp_values,
+    column_stack_vjp, sort_vjp, sort_jvp, median_vjp, tri_vjp, append_vjp_arr,
+    append_vjp_values,
     average_vjp_a, average_vjp_weights)}
 
 # np.diff, np.interp and x[idx]: vjp_sequence.

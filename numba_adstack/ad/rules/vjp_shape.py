@@ -220,3 +220,24 @@ def append_vjp_arr(g, arr, values):
 def append_vjp_values(g, arr, values):
     """``y = np.append(arr, values)``: ``values``' part of ``g``."""
     return _append_impl(g, arr, values, True)
+
+
+@by_type
+def sort_jvp(a, da):
+    """Forward mode of ``y = np.sort(a)`` (along the last axis): the tangent ``da``
+    reordered as ``a`` is (a stable argsort, as ``sort_vjp``)."""
+    def impl(a, da):
+        out = np.empty(a.shape, da.dtype)
+        n = a.shape[a.ndim - 1]
+        if out.size == 0:
+            return out
+        rows = a.size // n
+        src = np.ascontiguousarray(a).reshape((rows, n))
+        ds = np.ascontiguousarray(da).reshape((rows, n))
+        flat = out.reshape((rows, n))
+        for r in range(rows):
+            perm = np.argsort(src[r], kind="mergesort")
+            for k in range(n):
+                flat[r, k] = ds[r, perm[k]]
+        return out
+    return impl
