@@ -310,9 +310,13 @@ def test_gather_with_integers_and_slices():
 
 
 # ----------------------------------------------------------------------------- refused
-def _sort(x):
-    y = np.sort(x)
-    return np.sum(y * np.arange(4.0))
+def _append_along_an_axis(x):
+    y = np.append(x, x, axis=0)         # (the rule of np.append is of its flat form)
+    return np.sum(y * np.arange(8.0))
+
+
+def _percentile(x):
+    return np.percentile(x * 2.0, 50.0)
 
 
 def _cumprod(x):
@@ -332,7 +336,8 @@ def _write_into_reshape(x):
 
 @pytest.mark.parametrize("fn,what,line", [
     (_write_into_reshape, "np.reshape", "z[0] = 1.0"),
-    (_sort, "np.sort", "y = np.sort(x)"),
+    (_append_along_an_axis, "np.append", "y = np.append(x, x, axis=0)"),
+    (_percentile, "percentile", "return np.percentile(x * 2.0, 50.0)"),
     (_cumprod, "np.cumprod", "return np.sum(np.cumprod(x) * x)"),
     (_eigenvalues, "eigvalsh", "return np.sum(np.linalg.eigvalsh(a))"),
 ])
