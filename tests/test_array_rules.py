@@ -661,3 +661,47 @@ def test_sum_to_and_unreduce_against_numpy():
         r = g.sum(axis=axis)
         np.testing.assert_array_equal(
             unreduce(r, g, axis, False), np.broadcast_to(np.expand_dims(r, axis), g.shape))
+
+
+# ----------------------------------------------------------------------------- disk cache
+@pytest.fixture
+def helper_cache_on(monkeypatch):
+    """The helper cache as a process at the default optimisation level has it (this
+    module compiles at -O0 with it suspended)."""
+    from numba_adstack.ad.rules import vjp_core
+    monkeypatch.setattr(vjp_core, "HELPER_CACHE", True)
+    monkeypatch.setattr(vjp_core, "_OPT_AT_IMPORT", str(numba.config.OPT))
+    return vjp_core
+
+
+def test_helpers_of_source_files_are_cached_but_not_those_written_by_exec(helper_cache_on):
+    ns = {}
+    exec("def impl(g):\n    return g\n", ns)
+    assert helper_cache_on.cacheable(helper_cache_on.sum_to_shape.py_func)
+    assert not helper_cache_on.cacheable(ns["impl"])
+
+
+def test_without_a_writable_cache_directory_helpers_compile_uncached(helper_cache_on,
+                                                                     monkeypatch):
+    def no_locator(fn):     # what Numba raises when no cache directory can be written
+        raise RuntimeError("cannot cache function: no locator available")
+    monkeypatch.setattr(helper_cache_on, "FunctionCache", no_locator)
+    assert not helper_cache_on.cacheable(helper_cache_on.sum_to_shape.py_func)
+
+
+def test_cached_helpers_of_other_sources_are_dropped(tmp_path, monkeypatch):
+    from numba_adstack.ad.rules import vjp_core
+    monkeypatch.setattr(vjp_core, "_checked_cache_dirs", {})
+    (tmp_path / "vjp_core.gather-1.py311.nbi").write_text("old")
+    (tmp_path / "vjp_core.gather-1.py311.1.nbc").write_text("old")
+    (tmp_path / "user.f-3.py311.nbi").write_text("not ours")
+    (tmp_path / vjp_core._DIGEST_FILE).write_text("another version of the rules")
+    assert vjp_core._check_cache_dir(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        vjp_core._DIGEST_FILE, "user.f-3.py311.nbi"]
+    assert (tmp_path / vjp_core._DIGEST_FILE).read_text() == vjp_core._rules_digest()
+    # Same sources: kept.
+    (tmp_path / "vjp_core.gather-1.py311.nbi").write_text("new")
+    monkeypatch.setattr(vjp_core, "_checked_cache_dirs", {})
+    assert vjp_core._check_cache_dir(str(tmp_path))
+    assert (tmp_path / "vjp_core.gather-1.py311.nbi").exists()
