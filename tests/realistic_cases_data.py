@@ -279,6 +279,34 @@ def softmax_cross_entropy(X, W, labels):
     return total / labels.shape[0]
 
 
+@numba.njit
+def cross_entropy_gather(X, W, labels):
+    """The usual vectorised form: the labels' probabilities picked by two index arrays."""
+    z = X @ W
+    z = z - z.max()
+    p = np.exp(z)
+    p = p / p.sum(axis=1).reshape(-1, 1)
+    return -np.mean(np.log(p[np.arange(X.shape[0]), labels]))
+
+
+@numba.njit
+def kmeans_inertia(X, C):
+    """One k-means assignment step: distances by broadcasting, np.argmin, boolean masks."""
+    d = ((X[:, np.newaxis, :] - C[np.newaxis, :, :]) ** 2).sum(axis=2)
+    nearest = np.argmin(d, axis=1)
+    total = 0.0
+    for k in range(C.shape[0]):
+        members = nearest == k
+        if members.any():
+            total += np.sum((X[members] - C[k]) ** 2)
+    return total
+
+
+def _kmeans_args():
+    rng = _rng(21)
+    return (rng.normal(0, 1, (8, 2)), rng.normal(0, 1, (3, 2)))
+
+
 def _softmax_args():
     rng = _rng(12)
     return (rng.normal(0, 1, (5, 3)), rng.normal(0, 1, (3, 4)),
@@ -350,6 +378,10 @@ CASES = [
          (0, 1, 2, 3, 4), loss=mlp_mse, program_args=lambda a: a[:4]),
     Case("softmax_cross_entropy", "log-softmax with a row-max loop, np.exp, np.log(np.sum("
          "..., axis=1)), integer labels", softmax_cross_entropy, _softmax_args, (0, 1)),
+    Case("cross_entropy_gather", "softmax of X @ W, then p[np.arange(n), labels] (two "
+         "index arrays), np.mean(np.log(...))", cross_entropy_gather, _softmax_args, (0, 1)),
+    Case("kmeans_inertia", "k-means step: X[:, np.newaxis, :] - C[np.newaxis], .sum(axis=2), "
+         "np.argmin, X[members] with a boolean mask", kmeans_inertia, _kmeans_args, (0, 1)),
     Case("ridge_solve", "ridge regression by np.linalg.solve(X.T @ X + lam * I, X.T @ y)",
          ridge, lambda: (_rng(15).normal(0, 1, (6, 3)), _rng(16).normal(0, 1, 6), 0.5),
          (0, 1, 2), loss=ridge_loss),

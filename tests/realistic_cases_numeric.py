@@ -250,7 +250,21 @@ def polyfit_residual(x, y, coef):
     return s
 
 
+@numba.njit
+def power_iteration(A, v0):
+    """The dominant eigenvalue of A + A.T by power iteration, normalised by np.linalg.norm."""
+    B = A + A.T
+    v = v0 / np.linalg.norm(v0)
+    for it in range(10):
+        v = B @ v
+        v = v / np.linalg.norm(v)
+    return v @ B @ v
+
+
 CASES = [
+    Case("power_iteration", "10 steps of v = B @ v; v = v / np.linalg.norm(v), then "
+         "v @ B @ v", power_iteration,
+         lambda: (_rng(31).normal(0, 1, (4, 4)), np.ones(4)), (0, 1)),
     Case("newton_kepler", "Newton's method newton(func, x0, fprime, args=(e, M)) calling "
          "func(x, *args), Kepler's equation per mean anomaly", orbit_x,
          lambda: (np.array([0.3, 1.1, 2.5]), 0.4), (0, 1)),

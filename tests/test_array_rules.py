@@ -19,6 +19,7 @@ from numba import njit
 from numba_adstack.ad.rules import array_rules as A
 from numba_adstack.ad.rules.scalar import CALL_RULES
 from numba_adstack.ad.rules.vjp import RUNTIME, erf, erfc, sum_to, unreduce
+from numba_adstack.ad.rules.vjp_core import suspend_helper_cache
 
 RNG = np.random.default_rng(20240611)
 FULL = os.environ.get("NUMBA_ADSTACK_ARRAY_RULES_FULL") == "1"
@@ -40,9 +41,11 @@ def more(core, extra):
 
 @pytest.fixture(scope="module", autouse=True)
 def _compile_at_O0():
+    # (the helpers' disk cache is for code at the default level: not written meanwhile)
     old = numba.config.OPT
     numba.config.OPT = type(old)(0)
-    yield
+    with suspend_helper_cache():
+        yield
     numba.config.OPT = old
 
 
@@ -533,6 +536,40 @@ def test_stack(arrays, axis):
     check(np.stack, arrays, axis)
 
 
+@pytest.mark.parametrize("key, arrays", [
+    (np.hstack, (rand(2, 3), rand(4, 2).T)), (np.hstack, (rand(3), rand(6)[::2])),
+    (np.vstack, (rand(3), rand(2, 3), rand(3))), (np.column_stack, (rand(3), rand(2, 3).T)),
+], ids=lambda v: getattr(v, "__name__", None) or ident(v))
+def test_stacks_of_mixed_ranks(key, arrays):
+    check(key, arrays)
+
+
+@pytest.mark.parametrize("key, args", [
+    (np.flip, (rand(3, 4),)), (np.fliplr, (rand(3, 4)[:, ::2],)), (np.flipud, (rand(3, 2),)),
+    (np.roll, (rand(3, 4), 5)), (np.roll, (rand(6), -2)), (np.swapaxes, (rand(2, 3, 4), 0, 2)),
+    (np.triu, (rand(4, 4), 1)), (np.tril, (rand(3, 5), -1)), (np.triu, (rand(4), 0)),
+    (np.append, (rand(3, 2), rand(4))), (np.append, (rand(3), 0.5)),
+    (np.sort, (rand(3, 5),)), (np.sort, (rand(7)[::2],)), (np.median, (rand(7),)),
+    (np.median, (rand(2, 3),)), (np.vdot, (rand(2, 3), rand(3, 2))), (np.average, (rand(5),)),
+], ids=lambda v: getattr(v, "__name__", None) or "")
+def test_orders_flips_and_pieces(key, args):
+    check(key, *args)
+
+
+def test_average_with_weights():
+    check(np.average, rand(5), weights=rand(5, lo=0.5, hi=1.5))
+
+
+@pytest.mark.parametrize("a, index", [
+    (rand(5, 4), (np.array([0, 3, 3, -1]), 1)), (rand(5, 4), (slice(1, 4), np.array([2, 0, 2]))),
+    (rand(5, 4, 2), (1, slice(None), np.array([1, 0, 1]))),
+    (rand(5, 4), (np.array([0, 2, 4]), np.array([3, 3, 0]))),
+    (rand(5, 4), (np.array([True, False, True, True, False]), slice(0, 3))),
+], ids=lambda v: ident(v) if isinstance(v, np.ndarray) else "index")
+def test_gather_by_a_tuple_index(a, index):
+    check(operator.getitem, a, index)
+
+
 # ----------------------------------------------------------------------------- the table
 # Rules with tests of their own above (the element-wise ones are found in the table).
 DEDICATED = {
@@ -541,7 +578,9 @@ DEDICATED = {
     np.linalg.inv, np.linalg.det, np.trace, np.diag, np.reshape, np.ravel,
     np.ndarray.flatten, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.expand_dims,
     np.transpose, np.concatenate, np.stack, np.copy, np.asarray, np.ascontiguousarray,
-    np.ndarray.astype, operator.neg, operator.pos, np.diff, np.interp, operator.getitem}
+    np.ndarray.astype, operator.neg, operator.pos, np.diff, np.interp, operator.getitem,
+    np.hstack, np.vstack, np.column_stack, np.flip, np.fliplr, np.flipud, np.roll,
+    np.swapaxes, np.triu, np.tril, np.append, np.sort, np.median, np.vdot, np.average}
 
 
 # In-place operators share their operator's rule; floor division has no gradient.
@@ -622,3 +661,47 @@ def test_sum_to_and_unreduce_against_numpy():
         r = g.sum(axis=axis)
         np.testing.assert_array_equal(
             unreduce(r, g, axis, False), np.broadcast_to(np.expand_dims(r, axis), g.shape))
+
+
+# ----------------------------------------------------------------------------- disk cache
+@pytest.fixture
+def helper_cache_on(monkeypatch):
+    """The helper cache as a process at the default optimisation level has it (this
+    module compiles at -O0 with it suspended)."""
+    from numba_adstack.ad.rules import vjp_core
+    monkeypatch.setattr(vjp_core, "HELPER_CACHE", True)
+    monkeypatch.setattr(vjp_core, "_OPT_AT_IMPORT", str(numba.config.OPT))
+    return vjp_core
+
+
+def test_helpers_of_source_files_are_cached_but_not_those_written_by_exec(helper_cache_on):
+    ns = {}
+    exec("def impl(g):\n    return g\n", ns)
+    assert helper_cache_on.cacheable(helper_cache_on.sum_to_shape.py_func)
+    assert not helper_cache_on.cacheable(ns["impl"])
+
+
+def test_without_a_writable_cache_directory_helpers_compile_uncached(helper_cache_on,
+                                                                     monkeypatch):
+    def no_locator(fn):     # what Numba raises when no cache directory can be written
+        raise RuntimeError("cannot cache function: no locator available")
+    monkeypatch.setattr(helper_cache_on, "FunctionCache", no_locator)
+    assert not helper_cache_on.cacheable(helper_cache_on.sum_to_shape.py_func)
+
+
+def test_cached_helpers_of_other_sources_are_dropped(tmp_path, monkeypatch):
+    from numba_adstack.ad.rules import vjp_core
+    monkeypatch.setattr(vjp_core, "_checked_cache_dirs", {})
+    (tmp_path / "vjp_core.gather-1.py311.nbi").write_text("old")
+    (tmp_path / "vjp_core.gather-1.py311.1.nbc").write_text("old")
+    (tmp_path / "user.f-3.py311.nbi").write_text("not ours")
+    (tmp_path / vjp_core._DIGEST_FILE).write_text("another version of the rules")
+    assert vjp_core._check_cache_dir(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        vjp_core._DIGEST_FILE, "user.f-3.py311.nbi"]
+    assert (tmp_path / vjp_core._DIGEST_FILE).read_text() == vjp_core._rules_digest()
+    # Same sources: kept.
+    (tmp_path / "vjp_core.gather-1.py311.nbi").write_text("new")
+    monkeypatch.setattr(vjp_core, "_checked_cache_dirs", {})
+    assert vjp_core._check_cache_dir(str(tmp_path))
+    assert (tmp_path / "vjp_core.gather-1.py311.nbi").exists()

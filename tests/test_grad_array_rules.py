@@ -290,10 +290,33 @@ def test_gather(shape):
     check_fd(gathers, rand(*((12,) + shape[1:]))[::2], idx, mask)
 
 
+@nad.grad_jit
+def mixed_gathers(x, idx, mask):
+    """An index array beside integers and slices: x[idx, 1], x[idx, :], x[:, idx],
+    x[1:3, idx], x[2, idx], x[mask, 1]; a 3-d x also gives x[1, :, idx] (the integer
+    and the array apart: NumPy puts the gathered dimension first)."""
+    s = np.sum(x[idx, 1] ** 3) + np.sum(np.sin(x[idx, :])) + np.sum(x[:, idx] ** 2)
+    s += np.sum(x[1:3, idx] * x[2, idx]) + np.sum(np.cos(x[mask, 1]))
+    if x.ndim == 3:
+        s += np.sum(x[1, :, idx % 2] * np.arange(x.shape[1]))
+    return s
+
+
+def test_gather_with_integers_and_slices():
+    idx = np.array([4, 1, -1, 4, 0])         # repeated and negative entries
+    mask = np.array([True, False, True, True, False, True])
+    check_fd(mixed_gathers, rand(6, 6), idx, mask)
+    check_fd(mixed_gathers, rand(12, 6, 2)[::2], idx, mask)      # a 3-d view
+
+
 # ----------------------------------------------------------------------------- refused
-def _sort(x):
-    y = np.sort(x)
-    return np.sum(y * np.arange(4.0))
+def _append_along_an_axis(x):
+    y = np.append(x, x, axis=0)         # (the rule of np.append is of its flat form)
+    return np.sum(y * np.arange(8.0))
+
+
+def _percentile(x):
+    return np.percentile(x * 2.0, 50.0)
 
 
 def _cumprod(x):
@@ -313,7 +336,8 @@ def _write_into_reshape(x):
 
 @pytest.mark.parametrize("fn,what,line", [
     (_write_into_reshape, "np.reshape", "z[0] = 1.0"),
-    (_sort, "np.sort", "y = np.sort(x)"),
+    (_append_along_an_axis, "np.append", "y = np.append(x, x, axis=0)"),
+    (_percentile, "percentile", "return np.percentile(x * 2.0, 50.0)"),
     (_cumprod, "np.cumprod", "return np.sum(np.cumprod(x) * x)"),
     (_eigenvalues, "eigvalsh", "return np.sum(np.linalg.eigvalsh(a))"),
 ])

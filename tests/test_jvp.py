@@ -495,6 +495,45 @@ def test_interp_tangent_in_points_knots_and_values():
         assert got == pytest.approx(fd_jvp(interpolated, args, tangents), rel=1e-6, abs=1e-8)
 
 
+def test_hvp_through_interp_against_finite_differences_of_the_gradient():
+    """Forward over reverse through the three adjoints of np.interp: the points, the knots
+    and the values all move (no point on a knot, where the Hessian jumps)."""
+    rng = np.random.default_rng(8)
+    xp = np.cumsum(rng.uniform(0.2, 1.0, 5))
+    args = (rng.uniform(xp[0] - 0.3, xp[-1] + 0.3, 7), xp, rng.standard_normal(5),
+            float(xp[2]) + 0.1)
+    h = 1e-6
+    for v in [(rng.standard_normal(7), rng.standard_normal(5), rng.standard_normal(5), 0.7),
+              (None, rng.standard_normal(5), None, None)]:
+        got = interpolated.hvp(args, v)
+        plus = interpolated.grad(*_along(args, v, h))
+        minus = interpolated.grad(*_along(args, v, -h))
+        for k, g in enumerate(got):
+            np.testing.assert_allclose(g, (plus[k] - minus[k]) / (2 * h), rtol=1e-5,
+                                       atol=1e-7, err_msg="argument %d" % k)
+
+
+@nad.grad_jit
+def reordered(a, x):
+    """Adjoints the backward builds with helpers linear in the adjoint (inv's, stacks',
+    sort's, triangles') and NumPy's flips and rolls."""
+    s = np.sum(np.linalg.inv(a) * a) + np.linalg.det(a) + np.sum(np.hstack((x, x * x)) ** 2)
+    s += np.sum(np.sort(x) * np.arange(5.0) * x) + np.sum(np.triu(a, 1) ** 3)
+    return s + np.sum(np.flip(a) * a * a) + np.sum(np.roll(x, 2) * np.sin(x))
+
+
+def test_hvp_through_reordering_rules_against_finite_differences_of_the_gradient():
+    rng = np.random.default_rng(9)
+    args = (rng.standard_normal((3, 3)) + 3.0 * np.eye(3), rng.standard_normal(5))
+    v, h = (rng.standard_normal((3, 3)), rng.standard_normal(5)), 1e-6
+    got = reordered.hvp(args, v)
+    plus = reordered.grad(*_along(args, v, h))
+    minus = reordered.grad(*_along(args, v, -h))
+    for k, g in enumerate(got):
+        np.testing.assert_allclose(g, (plus[k] - minus[k]) / (2 * h), rtol=1e-5, atol=1e-7,
+                                   err_msg="argument %d" % k)
+
+
 @pytest.mark.parametrize("name", CORPUS)
 def test_realistic_programs_against_finite_differences(name):
     from realistic_programs import copy_args, get_case, pure_python

@@ -34,6 +34,8 @@ MUST_DIFFERENTIATE = {
     "rows_gaussian_nll", "rnn_history", "ufuncs_on_scalars", "tuple_params",
     "tuple_argument", "helper_tuple_of_arrays", "array_in_loop",
     "rk4_pendulum", "interp_resample", "arc_length_diff",
+    # Whole-array NumPy: two index arrays, broadcasting with np.newaxis and masks, norms.
+    "cross_entropy_gather", "kmeans_inertia", "power_iteration",
 }
 
 

@@ -13,6 +13,7 @@ from numba.core import ir, types
 
 from . import rules as R
 from .rule_binding import bind_expr
+from .rules.vjp_sequence import take_index_parts
 from .typeinfo import is_float, is_float_array
 
 
@@ -244,10 +245,16 @@ class ArrayFacts:
                    for p in parts) or len(parts) < ndim
 
     def store_by_index_array(self, stmt):
-        """Is ``stmt`` a store ``a[idx] = v`` with ``idx`` a 1-d array of integers?"""
+        """Is ``stmt`` a store ``a[idx] = v`` with ``idx`` a 1-d array of integers, or a
+        tuple of such arrays with integers and slices (``a[idx, 1] = v``): a store that
+        may write a cell twice?"""
         if isinstance(stmt, ir.StaticSetItem):
             return False
         t = self.ty(stmt.index)
+        if isinstance(t, types.BaseTuple):
+            parts = take_index_parts(t)
+            return parts is not None and isinstance(t.types[parts[0][0]].dtype,
+                                                    types.Integer)
         return isinstance(t, types.Array) and t.ndim == 1 \
             and isinstance(t.dtype, types.Integer)
 

@@ -15,6 +15,7 @@ from numba.core import ir, types
 
 from .rules.array_rules import METHODS, array_of_items, bind, by_operand, rule_of
 from .rules.scalar import INPLACE_TO_BINOP
+from .rules.vjp_sequence import take_index_parts
 
 # Methods whose arguments after the receiver may be given one by one rather than as a
 # tuple (``x.reshape(3, 4)``, ``x.transpose(1, 0)``): they are packed into the parameter.
@@ -112,7 +113,10 @@ def _operand(operands, a):
 
 
 def _is_index_array(t):
-    """A 1-d array of integers or booleans: ``x[idx]`` gathers (a copy, not a view)."""
+    """A 1-d array of integers or booleans, or a tuple of one with integers and slices:
+    ``x[idx]``, ``x[idx, 1]``, ``x[:, idx]`` gather (a copy, not a view)."""
+    if isinstance(t, types.BaseTuple):
+        return take_index_parts(t) is not None
     return isinstance(t, types.Array) and t.ndim == 1 \
         and isinstance(t.dtype, (types.Integer, types.Boolean))
 

@@ -103,7 +103,13 @@ class Adjoints:
         if src is not None and src.name in act.varied and \
                 facts.array_root(name) in act.useful_roots:
             tmp = self.names.fresh("view")
-            L("%s = %s" % (tmp, self.ref_bar(src)))
+            view = self.ref_bar(src)
+            # A view of a computed array's adjoint (h_bar[:, :2] for h[:, :2].copy()):
+            # that adjoint must exist before the add, as Reverse.make_adjoints does.
+            for v in sorted(self.made):
+                L("%s = ensure(%s, %s)" % (self.names.bar(v), self.names.bar(v), self.ref(v)))
+            self.made.clear()
+            L("%s = %s" % (tmp, view))
             L("%s += %s" % (tmp, self.names.bar(name)))
 
     # ------------------------------------------------------------------ contributions

@@ -29,7 +29,8 @@ LINEAR_CALLS = {
     np.copy: (0,), np.reshape: (0,), np.ascontiguousarray: (0,), np.trace: (0,),
     np.diag: (0,), np.concatenate: (0,), np.stack: (0,), np.hstack: (0,),
     np.vstack: (0,), np.fliplr: (0,), np.flipud: (0,), np.diff: (0,), np.array: (0,),
-    np.asarray: (0,), tuple: (0,),
+    np.asarray: (0,), tuple: (0,), np.flip: (0,), np.roll: (0,), np.swapaxes: (0,),
+    np.triu: (0,), np.tril: (0,),
     # The helpers of the generated backward (hvp runs forward mode over it): sums and
     # reshapes of adjoint arrays, linear in the adjoints together.
     runtime.acc: (0, 1), runtime.ensure: (0,), runtime.fill_as: (0,),
@@ -38,7 +39,11 @@ LINEAR_CALLS = {
 #: arguments give only shapes and axes.
 _SHAPED_HELPERS = [runtime.RUNTIME[n] for n in (
     "sum_to", "unreduce", "reduced_view", "transpose_vjp", "cumsum_vjp", "trace_vjp",
-    "diag_vjp", "concatenate_vjp", "stack_vjp", "diff_vjp", "take_vjp")]
+    "diag_vjp", "concatenate_vjp", "stack_vjp", "diff_vjp", "take_vjp", "like_dtype",
+    "hstack_vjp", "vstack_vjp", "column_stack_vjp", "tri_vjp", "append_vjp_arr",
+    "append_vjp_values",
+    # Linear in the adjoint, piecewise constant in the values (where each goes).
+    "sort_vjp", "median_vjp")]
 LINEAR_CALLS.update({f: (0,) for f in _SHAPED_HELPERS})
 #: Helpers linear in each of two arguments apart (the adjoint and the other factor of a
 #: product); their third argument gives only a shape.
@@ -50,6 +55,10 @@ BILINEAR_HELPERS = {runtime.RUNTIME[n]: pos for n, pos in (
 #: of their two factors: the tangent of ``out`` gets the helper of each factor's tangent.
 ADDS_INTO = {runtime.RUNTIME[n]: pos for n, pos in (
     ("add_dot_vjp_a", (1, 3)), ("add_dot_vjp_b", (1, 2)))}
+#: The adjoints of np.interp (in a backward that hvp differentiates) -> their tangents,
+#: which take the helper's four arguments and then the four tangents.
+INTERP_ADJOINTS = {runtime.RUNTIME[n]: runtime.RUNTIME[n + "_jvp"] for n in (
+    "interp_vjp_x", "interp_vjp_xp", "interp_vjp_fp")}
 #: Linear functions whose other arguments give only a shape.
 SHAPE_ARGUMENTS = {runtime.acc, runtime.ensure, runtime.fill_as, *_SHAPED_HELPERS}
 #: Stack reads: the tangent is read from the tangent's stack, pushed in step.
@@ -62,7 +71,7 @@ LIST_EFFECTS = {"append", "clear"}
 LINEAR_METHODS = {"sum", "mean", "cumsum", "copy", "reshape", "ravel", "flatten",
                   "transpose", "trace"}
 #: Functions linear in each of their two operands: d(a b) = da b + a db.
-BILINEAR_CALLS = {np.dot, np.outer, np.inner, np.cross, np.matmul, np.kron}
+BILINEAR_CALLS = {np.dot, np.outer, np.inner, np.cross, np.matmul, np.kron, np.vdot}
 BILINEAR_METHODS = {"dot"}
 #: Reductions that pick one element: the tangent is the tangent's element there.
 PICKS = {np.max: np.argmax, np.min: np.argmin, np.amax: np.argmax, np.amin: np.argmin}
@@ -270,11 +279,25 @@ class Tangents:
             rhs = self.of(b) if not self.has(a) else "%s - np.dot(%s, %s)" % (
                 self.of(b), self.dot(a), self.names.n(name))
             return "np.linalg.solve(%s, %s)" % (self.src.operand(a), rhs)
+        if fn is np.sort and len(args) == 1 and not kws:
+            return "%s(%s, %s)" % (self.names.gname(runtime.RUNTIME["sort_jvp"]),
+                                   self.src.operand(args[0]), self.dot(args[0]))
+        if fn is np.linalg.inv and len(args) == 1 and not kws:
+            # d inv(A) = -inv(A) dA inv(A)
+            y = self.names.n(name)
+            return "-np.dot(np.dot(%s, %s), %s)" % (y, self.dot(args[0]), y)
+        if fn is np.linalg.det and len(args) == 1 and not kws:
+            # d det(A) = det(A) trace(inv(A) dA)
+            return "%s * np.sum(np.linalg.inv(%s).T * %s)" % (
+                self.names.n(name), self.src.operand(args[0]), self.dot(args[0]))
         if fn is np.where and len(args) == 3 and not kws and not self.has(args[0]):
             c = self.src.operand(args[0])
             return "np.where(%s, %s, %s)" % (c, self.of(args[1]), self.of(args[2]))
         if fn is np.interp and len(args) == 3 and not kws:
             return "%s(%s)" % (self.names.gname(runtime.RUNTIME["interp_jvp"]), ", ".join(
+                [self.src.operand(a) for a in args] + [self.of(a) for a in args]))
+        if fn in INTERP_ADJOINTS and len(args) == 4 and not kws:
+            return "%s(%s)" % (self.names.gname(INTERP_ADJOINTS[fn]), ", ".join(
                 [self.src.operand(a) for a in args] + [self.of(a) for a in args]))
         if fn in R.NON_DIFFERENTIABLE_CALLS or not has_floats(facts.ty(name)):
             return None

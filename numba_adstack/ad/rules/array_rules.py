@@ -214,6 +214,9 @@ ARRAY_RULES = {
     np.mean: _rule("a", "np.full({a}.shape, {g} / {a}.size)",
                    accumulate={"a": "{g} / {a}.size"}),
     np.prod: _rule("a", "prod_vjp({g}, {y}, {a})"),
+    # Numba's np.average takes no axis: one weighted mean of all of a.
+    np.average: _rule("a weights=None", "average_vjp_a({g}, {a}, {weights})",
+                      "average_vjp_weights({g}, {y}, {a}, {weights})"),
     # Ties split the gradient equally (as JAX).
     np.max: _rule("a", _EXTREME), np.amax: _rule("a", _EXTREME),
     np.min: _rule("a", _EXTREME), np.amin: _rule("a", _EXTREME),
@@ -238,8 +241,8 @@ ARRAY_RULES = {
         "a b", "solve_vjp_a({_gb}, {y})", "{_gb}",
         # a.T made C-contiguous: the primal's specialisation of solve serves again.
         shared=(("_gb", "np.ascontiguousarray(np.linalg.solve("
-                        "np.ascontiguousarray({a}.T), {g}))"),)),
-    np.linalg.inv: _rule("a", "-np.dot(np.dot({y}.T, {g}), {y}.T)"),
+                        "np.ascontiguousarray({a}.T), like_dtype({g}, {a})))"),)),
+    np.linalg.inv: _rule("a", "-np.dot(np.dot({y}.T, like_dtype({g}, {y})), {y}.T)"),
     np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)"),
     np.trace: _rule("a offset=0", "trace_vjp({g}, {a}, {offset})"),
     np.diag: _rule("v k=0", "diag_vjp({g}, {v}, {k})"),
@@ -256,6 +259,24 @@ ARRAY_RULES = {
     # The contribution to a tuple of arrays is a tuple: one per array, in order.
     np.concatenate: _rule("arrays axis=0", "concatenate_vjp({g}, {arrays}, {axis})"),
     np.stack: _rule("arrays axis=0", "stack_vjp({g}, {arrays}, {axis})"),
+    np.hstack: _rule("tup", "hstack_vjp({g}, {tup})"),
+    np.vstack: _rule("tup", "vstack_vjp({g}, {tup})"),
+    np.column_stack: _rule("tup", "column_stack_vjp({g}, {tup})"),
+    # Numba's np.flip and np.roll take no axis: all axes, the flattened array.
+    np.flip: _rule("m", "np.flip({g})"),
+    np.fliplr: _rule("m", "np.fliplr({g})"),
+    np.flipud: _rule("m", "np.flipud({g})"),
+    np.roll: _rule("a shift", "np.roll({g}, -{shift})"),
+    np.swapaxes: _rule("a axis1 axis2", "np.swapaxes({g}, {axis1}, {axis2})"),
+    np.triu: _rule("m k=0", "tri_vjp({g}, {m}, {k}, True)"),
+    np.tril: _rule("m k=0", "tri_vjp({g}, {m}, {k}, False)"),
+    # Flattened (an axis= is left without a rule, and refused).
+    np.append: _rule("arr values", "append_vjp_arr({g}, {arr}, {values})",
+                     "append_vjp_values({g}, {arr}, {values})"),
+    np.sort: _rule("a", "sort_vjp({g}, {a})"),
+    np.median: _rule("a", "median_vjp({g}, {a})"),
+    np.vdot: _rule("a b", "np.ascontiguousarray({g} * {b}).reshape({a}.shape)",
+                   "np.ascontiguousarray({g} * {a}).reshape({b}.shape)"),
     np.copy: _rule("a", "{g}"),
     np.asarray: _rule("a", "{g}"),
     np.ascontiguousarray: _rule("a", "{g}"),
@@ -281,7 +302,8 @@ ARRAY_RULES[operator.imatmul] = ARRAY_RULES[operator.matmul]
 # Primitives whose result may share memory with their first operand (NumPy returns a view
 # where it can): writing into that result would write into the operand unseen.
 MAY_RETURN_VIEW = {np.reshape, np.ravel, np.transpose, np.atleast_1d, np.atleast_2d,
-                   np.atleast_3d, np.expand_dims, np.asarray, np.ascontiguousarray}
+                   np.atleast_3d, np.expand_dims, np.asarray, np.ascontiguousarray, np.flip,
+                   np.fliplr, np.flipud, np.swapaxes}
 
 # Methods and attributes of arrays, by name: the receiver is the rule's first parameter.
 # ``x.reshape(3, 4)`` and ``x.transpose(1, 0)`` pass their shape / axes as one tuple.

@@ -10,34 +10,47 @@ reshapes): add contributions into adjoints, never write into them.
 * ``vjp_core``: ``sum_to`` (undo broadcasting), ``unreduce`` (undo a reduction),
   ``reduced_view`` (the same, unmaterialised, for ``x_bar += ...``);
 * ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
-* ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``, ``norm_vjp``;
+* ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``, ``norm_vjp``,
+  ``average_vjp_a``/``_weights``;
 * ``vjp_linalg``: ``dot_vjp_a``/``dot_vjp_b`` (also ``@``), ``outer_vjp_a``/``_b``,
-  ``solve_vjp_a``, ``trace_vjp``, ``diag_vjp``; and, apart in ``IN_PLACE`` (they write
+  ``solve_vjp_a``, ``trace_vjp``, ``diag_vjp``, ``like_dtype`` (an adjoint in an operand's
+  dtype, for BLAS); and, apart in ``IN_PLACE`` (they write
   into their first argument), ``add_dot_vjp_a``/``add_dot_vjp_b``;
-* ``vjp_shape``: ``transpose_vjp``, ``concatenate_vjp``, ``stack_vjp``;
+* ``vjp_shape``: ``transpose_vjp``, ``concatenate_vjp``, ``stack_vjp``, ``hstack_vjp``,
+  ``vstack_vjp``, ``column_stack_vjp``, ``sort_vjp`` (and ``sort_jvp``, the forward
+  mode's), ``median_vjp``, ``tri_vjp``
+  (``np.triu``/``np.tril``), ``append_vjp_arr``/``_values``;
 * ``vjp_sequence``: ``diff_vjp``, ``interp_vjp_x``/``_xp``/``_fp`` (and ``interp_jvp``, the
-  forward mode's), ``take_vjp`` (``x[idx]``), ``last_writes``
+  forward mode's, and ``interp_vjp_x_jvp``/``_xp_jvp``/``_fp_jvp``, the tangents of the
+  three adjoints, for ``hvp``), ``take_vjp`` (``x[idx]``, ``x[idx, 1]``), ``last_writes``
   (``x[idx] = v``).
 """
 from .vjp_core import reduced_view, sum_to, unreduce
 from .vjp_elementwise import clip_bounds_vjp, clip_vjp, erf, erfc
 from .vjp_linalg import (add_dot_vjp_a, add_dot_vjp_b, diag_vjp, dot_vjp_a, dot_vjp_b,
-                         outer_vjp_a, outer_vjp_b, solve_vjp_a, trace_vjp)
-from .vjp_reduce import cumsum_vjp, extreme_vjp, norm_vjp, prod_vjp
-from .vjp_shape import concatenate_vjp, stack_vjp, transpose_vjp
+                         like_dtype, outer_vjp_a, outer_vjp_b, solve_vjp_a, trace_vjp)
+from .vjp_reduce import (average_vjp_a, average_vjp_weights, cumsum_vjp, extreme_vjp,
+                         norm_vjp, prod_vjp)
+from .vjp_shape import (append_vjp_arr, append_vjp_values, column_stack_vjp,
+                        concatenate_vjp, hstack_vjp, median_vjp, sort_jvp, sort_vjp, stack_vjp,
+                        transpose_vjp, tri_vjp, vstack_vjp)
 
 RUNTIME = {f.__name__: f for f in (
     sum_to, unreduce, reduced_view, clip_vjp, clip_bounds_vjp, erf, erfc, prod_vjp, extreme_vjp,
-    cumsum_vjp, norm_vjp, dot_vjp_a, dot_vjp_b, outer_vjp_a, outer_vjp_b, solve_vjp_a,
-    trace_vjp, diag_vjp, transpose_vjp, concatenate_vjp, stack_vjp)}
+    cumsum_vjp, norm_vjp, dot_vjp_a, dot_vjp_b, like_dtype, outer_vjp_a, outer_vjp_b, solve_vjp_a,
+    trace_vjp, diag_vjp, transpose_vjp, concatenate_vjp, stack_vjp, hstack_vjp, vstack_vjp,
+    column_stack_vjp, sort_vjp, sort_jvp, median_vjp, tri_vjp, append_vjp_arr,
+    append_vjp_values,
+    average_vjp_a, average_vjp_weights)}
 
 # np.diff, np.interp and x[idx]: vjp_sequence.
-from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_x,  # noqa: E402
-                           interp_vjp_xp, last_writes, take_vjp)
+from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp,  # noqa: E402
+                           interp_vjp_x, interp_vjp_x_jvp, interp_vjp_xp, interp_vjp_xp_jvp,
+                           last_writes, take_vjp)
 
 RUNTIME.update({f.__name__: f for f in (
     diff_vjp, interp_vjp_x, interp_vjp_xp, interp_vjp_fp, take_vjp, interp_jvp,
-    last_writes)})
+    interp_vjp_x_jvp, interp_vjp_xp_jvp, interp_vjp_fp_jvp, last_writes)})
 
 #: Helpers that add a contribution into the adjoint array given first (``add_dot_vjp_a``
 #: for the rules' ``into`` templates): they write memory, so they are kept apart from the

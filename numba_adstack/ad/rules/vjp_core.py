@@ -7,19 +7,122 @@ ONE operand's adjoint, with exactly that operand's shape; a freshly allocated re
 C-contiguous, a scalar operand gets a Python float. The dtype is the one NumPy's promotion
 gives from the result's adjoint (a float32 operand of a float64 result gets float64).
 """
+import contextlib
+import functools
+import hashlib
 import inspect
+import os
+import types as pytypes
 
 import numpy as np
 from numba import njit, types
+from numba.core import config as numba_config
+from numba.core.caching import FunctionCache, NullCache
 from numba.core.errors import TypingError
-from numba.extending import overload
+from numba.core.typing.templates import infer, infer_global, make_overload_template
+
+
+# The helpers' machine code is kept in Numba's on-disk cache, so that another process
+# loads it rather than compiling it again (beside the package's sources, or in Numba's
+# user-wide cache directory when the package's directory is read-only);
+# NUMBA_ADSTACK_HELPER_CACHE=0 turns that off.
+HELPER_CACHE = os.environ.get("NUMBA_ADSTACK_HELPER_CACHE", "1") != "0"
+
+
+def _rules_digest():
+    """A digest of the sources of the rules' helpers and of the optimisation level. Numba
+    checks a cached function against its own source file only, not against the helpers
+    it calls from other files, nor against ``NUMBA_OPT``: a change in either drops the
+    cached helpers (``_checked_cache_dirs``)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256(("opt=%s;" % numba_config.OPT).encode())
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as f:
+                h.update(name.encode() + b"\0" + f.read())
+    return h.hexdigest()
+
+
+_DIGEST_FILE = "numba_adstack_rules.digest"
+_checked_cache_dirs = {}
+
+
+def _check_cache_dir(path):
+    """Drop the cached helpers in ``path`` when they were compiled from other sources of
+    the rules than these; True when the directory can be used."""
+    if path in _checked_cache_dirs:
+        return _checked_cache_dirs[path]
+    digest = _rules_digest()
+    stamp = os.path.join(path, _DIGEST_FILE)
+    try:
+        with open(stamp) as f:
+            fresh = f.read() == digest
+    except OSError:
+        fresh = False
+    try:
+        if not fresh:
+            for name in os.listdir(path):
+                if name.startswith("vjp_") and name.endswith((".nbi", ".nbc")):
+                    os.remove(os.path.join(path, name))
+            with open(stamp, "w") as f:
+                f.write(digest)
+        ok = True
+    except OSError:
+        ok = False
+    _checked_cache_dirs[path] = ok
+    return ok
+
+
+_OPT_AT_IMPORT = str(numba_config.OPT)
+
+
+def cacheable(fn):
+    """Can Numba cache ``fn`` on disk: a function of a source file (not of ``exec``), with
+    a cache directory it can write, compiled at the optimisation level the cache was
+    checked for?"""
+    if not HELPER_CACHE or str(numba_config.OPT) != _OPT_AT_IMPORT:
+        return False
+    try:
+        cache = FunctionCache(fn)
+    except RuntimeError:
+        return False
+    return _check_cache_dir(cache._cache_path)
+
+
+#: The njit helpers compiled with a disk cache (``suspend_helper_cache`` reaches them).
+CACHED_HELPERS = []
+
+
+def _cached_njit(**options):
+    def decorate(fn):
+        disp = njit(cache=cacheable(fn), **options)(fn)
+        CACHED_HELPERS.append(disp)
+        return disp
+    return decorate
+
+
+@contextlib.contextmanager
+def suspend_helper_cache():
+    """Compile the helpers without their disk cache for a while (code compiled at another
+    optimisation level than the cache's must not be written into it)."""
+    global HELPER_CACHE
+    saved = HELPER_CACHE, [d._cache for d in CACHED_HELPERS]
+    HELPER_CACHE = False
+    for d in CACHED_HELPERS:
+        d._cache = NullCache()
+    try:
+        yield
+    finally:
+        HELPER_CACHE = saved[0]
+        for d, cache in zip(CACHED_HELPERS, saved[1]):
+            d._cache = cache
 
 
 # Helpers called only from njit code: no Python or C entry points, which every caller
 # would otherwise link and compile again.
-internal = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+internal = _cached_njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
 # Helpers also callable from Python.
-public = njit(no_cfunc_wrapper=True)
+public = _cached_njit(no_cfunc_wrapper=True)
 
 
 def by_type(selector=None, prefer_literal=False):
@@ -49,8 +152,20 @@ def by_type(selector=None, prefer_literal=False):
     fn.__module__ = selector.__module__
     fn.__qualname__ = selector.__qualname__
     fn.__doc__ = selector.__doc__
-    overload(fn, prefer_literal=prefer_literal,
-             jit_options={"no_cfunc_wrapper": True})(selector)
+    # What numba.extending.overload does, keeping the template's jit options at hand:
+    # Numba reads them when it compiles the implementation the selector has just
+    # returned, which is cached on disk when it can be (not one written by exec).
+    options = {"no_cpython_wrapper": True, "nopython": True, "no_cfunc_wrapper": True}
+
+    @functools.wraps(selector)
+    def select(*args, **kws):
+        impl = selector(*args, **kws)
+        if isinstance(impl, pytypes.FunctionType):
+            options["cache"] = cacheable(impl)
+        return impl
+    template = make_overload_template(fn, select, options, True, "never", prefer_literal)
+    infer(template)
+    infer_global(fn, types.Function(template))
     return fn
 
 

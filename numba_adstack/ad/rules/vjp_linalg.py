@@ -28,6 +28,16 @@ def _ndims(a, b):
 
 
 @by_type
+def like_dtype(g, a):
+    """``g`` in the dtype of the array ``a``: itself when it already is, else a converted
+    copy. Numba's BLAS products take operands of one dtype only, and the adjoint of a
+    float32 product may come as float64 (a float64 seed, a float64 scalar factor)."""
+    if not isinstance(g, types.Array) or g.dtype == a.dtype:
+        return lambda g, a: g
+    return lambda g, a: g.astype(a.dtype)
+
+
+@by_type
 def dot_vjp_a(g, a, b):
     """``y = np.dot(a, b)`` or ``a @ b`` (1-d and 2-d operands): the adjoint of ``a``.
     vector.vector: ``g * b``; matrix.vector: ``outer(g, b)``; vector.matrix: ``b @ g``;
@@ -38,8 +48,8 @@ def dot_vjp_a(g, a, b):
     if nd == (2, 1):
         return lambda g, a, b: np.outer(g, b)
     if nd == (1, 2):
-        return lambda g, a, b: np.dot(b, g)
-    return lambda g, a, b: np.dot(g, b.T)
+        return lambda g, a, b: np.dot(b, like_dtype(g, b))
+    return lambda g, a, b: np.dot(like_dtype(g, b), b.T)
 
 
 @by_type
@@ -52,7 +62,7 @@ def dot_vjp_b(g, a, b):
         return lambda g, a, b: np.ascontiguousarray(g * a)
     if nd == (1, 2):
         return lambda g, a, b: np.outer(a, g)
-    return lambda g, a, b: np.dot(a.T, g)
+    return lambda g, a, b: np.dot(a.T, like_dtype(g, a))
 
 
 @internal
@@ -110,7 +120,7 @@ def outer_vjp_a(g, a, b):
         return lambda g, a, b: np.sum(np.ascontiguousarray(g).reshape(g.size) * b)
     if is_scalar(b):
         return lambda g, a, b: (np.ascontiguousarray(g).reshape(g.size) * b).reshape(a.shape)
-    return lambda g, a, b: np.dot(g, b.ravel()).reshape(a.shape)
+    return lambda g, a, b: np.dot(like_dtype(g, b), b.ravel()).reshape(a.shape)
 
 
 @by_type
@@ -120,7 +130,7 @@ def outer_vjp_b(g, a, b):
         return lambda g, a, b: np.sum(np.ascontiguousarray(g).reshape(g.size) * a)
     if is_scalar(a):
         return lambda g, a, b: (np.ascontiguousarray(g).reshape(g.size) * a).reshape(b.shape)
-    return lambda g, a, b: np.dot(a.ravel(), g).reshape(b.shape)
+    return lambda g, a, b: np.dot(a.ravel(), like_dtype(g, a)).reshape(b.shape)
 
 
 @by_type
@@ -165,4 +175,4 @@ def solve_vjp_a(gb, y):
     ``gb = solve(a^T, g)`` (an outer product when ``b`` is a vector)."""
     if isinstance(y, types.Array) and y.ndim == 1:
         return lambda gb, y: -np.outer(gb, y)
-    return lambda gb, y: -np.dot(gb, y.T)
+    return lambda gb, y: -np.dot(like_dtype(gb, y), y.T)

@@ -180,3 +180,19 @@ def norm_vjp(g, y, x, ord=None):
     if value is not None:
         return lambda g, y, x, ord=None: _sum_norm_vjp(g, x, float(ord))
     return lambda g, y, x, ord=None: _matrix_norm_vjp(g, y, x, float(ord))
+
+
+@by_type
+def average_vjp_a(g, a, weights=None):
+    """``y = np.average(a, weights=weights)`` (of all of ``a``): ``a``'s adjoint, ``g``
+    times each element's share of the weights (``1 / a.size`` without weights)."""
+    if is_none(weights):
+        return lambda g, a, weights=None: np.full(a.shape, g / a.size)
+    return lambda g, a, weights=None: np.ascontiguousarray(g * weights / np.sum(weights))
+
+
+@by_type
+def average_vjp_weights(g, y, a, weights):
+    """``y = np.average(a, weights=weights)``: the weights' adjoint,
+    ``g (a - y) / sum(weights)``."""
+    return lambda g, y, a, weights: np.ascontiguousarray(g * (a - y) / np.sum(weights))

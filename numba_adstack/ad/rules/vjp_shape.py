@@ -1,13 +1,14 @@
-"""Adjoints of shape functions: transposes, concatenation, stacking.
+"""Adjoints of shape functions: transposes, concatenation, stacking, sorting.
 
-``concatenate_vjp`` and ``stack_vjp`` return a tuple: one contribution per array of the
-tuple the primal was given, in order.
+``concatenate_vjp``, ``stack_vjp``, ``hstack_vjp``, ``vstack_vjp`` and ``column_stack_vjp``
+return a tuple: one contribution per array of the tuple the primal was given, in order.
 Reshapes (``reshape``, ``ravel``, ``flatten``, ``np.atleast_*d``, ``np.expand_dims``) need no
 helper: their rule reshapes ``g`` to the operand's shape.
 """
 import numpy as np
 from numba import njit, types
 from numba.core.errors import TypingError
+from numba.np.numpy_support import as_dtype
 
 from .vjp_core import by_type, internal, is_none, norm_axis, split_at
 
@@ -59,39 +60,184 @@ def _slice(g, i, ax, shape):
     return _slab(g, i, i + 1, ax, shape)
 
 
-def _per_array(arrays, name, part, concat):
-    """An implementation unrolled over the tuple ``arrays`` at compile time: ``part % i``
-    is the contribution to array ``i`` (``start``: its offset along the axis, when
-    ``concat``); the tuple of the parts is returned."""
+def _per_array(arrays, name, part, step=None, axis="norm_axis(axis, g.ndim)"):
+    """An implementation unrolled over the tuple ``arrays`` at compile time:
+    ``part(i, t)`` is the source of the contribution to array ``i`` (of type ``t``), read
+    at ``start`` along the axis ``ax`` (``axis``: its source), which moves on by
+    ``step(i, t)`` after each array (None: stays); the tuple of the parts is returned."""
     if not isinstance(arrays, types.BaseTuple) or not all(
             isinstance(t, types.Array) for t in arrays.types):
         raise TypingError("%s: a tuple of arrays is needed, not %s" % (name, arrays))
-    n = len(arrays.types)
     src = ["def impl(g, arrays, axis=0):",
-           "    ax = norm_axis(axis, g.ndim)",
+           "    ax = %s" % axis,
            "    start = 0"]
-    for i in range(n):
-        src.append("    p%d = %s" % (i, part % {"i": i}))
-        if concat:
-            src.append("    start += arrays[%d].shape[ax]" % i)
-    src.append("    return (%s)" % "".join("p%d, " % i for i in range(n)))
+    for i, t in enumerate(arrays.types):
+        src.append("    p%d = %s" % (i, part(i, t)))
+        if step is not None:
+            src.append("    start += %s" % step(i, t))
+    src.append("    return (%s)" % "".join("p%d, " % i for i in range(len(arrays.types))))
     ns = {"np": np, "norm_axis": norm_axis, "_slab": _slab, "_slice": _slice}
     exec("\n".join(src), ns)
     return ns["impl"]
+
+
+def _width(dim):
+    """The extent of an array along ``dim`` once stacked: 1 when it has no such
+    dimension (a 1-d array becomes one row of ``vstack``, one column of
+    ``column_stack``)."""
+    return lambda i, t: "arrays[%d].shape[%d]" % (i, dim) if t.ndim > dim else "1"
+
+
+def _slabs(name, arrays, width, axis):
+    """Consecutive slabs of ``g`` along ``axis`` (source), of ``width(i, t)`` each, one
+    per array, in the arrays' shapes."""
+    return _per_array(arrays, name, lambda i, t: "_slab(g, start, start + %s, ax, "
+                      "arrays[%d].shape)" % (width(i, t), i), width, axis)
+
+
+@by_type
+def hstack_vjp(g, arrays, axis=0):
+    """``y = np.hstack(arrays)``: the slabs of ``g`` along its second axis (its first for
+    1-d arrays), one per array."""
+    if not isinstance(g, types.Array):
+        raise TypingError("hstack_vjp: adjoint of type %s" % g)
+    ax = 0 if g.ndim == 1 else 1
+    return _slabs("hstack_vjp", arrays, _width(ax), str(ax))
+
+
+@by_type
+def vstack_vjp(g, arrays, axis=0):
+    """``y = np.vstack(arrays)``: the slabs of ``g`` along its first axis, one per array
+    (one row for a 1-d array)."""
+    return _slabs("vstack_vjp", arrays, lambda i, t: "arrays[%d].shape[0]" % i
+                  if t.ndim > 1 else "1", "0")
+
+
+@by_type
+def column_stack_vjp(g, arrays, axis=0):
+    """``y = np.column_stack(arrays)``: the slabs of ``g`` along its second axis, one per
+    array (one column for a 1-d array)."""
+    return _slabs("column_stack_vjp", arrays, _width(1), "1")
 
 
 @by_type
 def concatenate_vjp(g, arrays, axis=0):
     """``y = np.concatenate(arrays, axis)``: the tuple of the slabs of ``g`` along ``axis``
     that each array of ``arrays`` went to."""
-    return _per_array(arrays, "concatenate_vjp",
-                      "_slab(g, start, start + arrays[%(i)d].shape[ax], ax, "
-                      "arrays[%(i)d].shape)", True)
+    return _slabs("concatenate_vjp", arrays, lambda i, t: "arrays[%d].shape[ax]" % i,
+                  "norm_axis(axis, g.ndim)")
 
 
 @by_type
 def stack_vjp(g, arrays, axis=0):
     """``y = np.stack(arrays, axis)``: the tuple of ``g``'s slices at 0, 1, ... along
     ``axis``."""
-    return _per_array(arrays, "stack_vjp", "_slice(g, %(i)d, ax, arrays[%(i)d].shape)",
-                      False)
+    return _per_array(arrays, "stack_vjp",
+                      lambda i, t: "_slice(g, %d, ax, arrays[%d].shape)" % (i, i))
+
+
+@by_type
+def sort_vjp(g, a):
+    """``y = np.sort(a)`` (along the last axis): each element of ``g`` goes back to the
+    position its value came from (a stable argsort: equal values keep their order; any
+    order of equal values gives the same result, so any is an adjoint)."""
+    if not isinstance(a, types.Array):
+        raise TypingError("sort_vjp: operand of type %s" % a)
+    dtype = np.promote_types(as_dtype(g.dtype), as_dtype(a.dtype))
+
+    def impl(g, a):
+        out = np.zeros(a.shape, dtype)
+        n = a.shape[a.ndim - 1]
+        if out.size == 0:
+            return out
+        rows = a.size // n
+        src = np.ascontiguousarray(a).reshape((rows, n))
+        gs = np.ascontiguousarray(g).reshape((rows, n))
+        flat = out.reshape((rows, n))
+        for r in range(rows):
+            perm = np.argsort(src[r], kind="mergesort")
+            for k in range(n):
+                flat[r, perm[k]] = gs[r, k]
+        return out
+    return impl
+
+
+@by_type
+def median_vjp(g, a):
+    """``y = np.median(a)`` (of all of ``a``): ``g`` to the middle element of the sorted
+    values, or half of it to each of the two middle ones."""
+    def impl(g, a):
+        out = np.zeros(a.shape)
+        flat = out.reshape(out.size)
+        n = a.size
+        perm = np.argsort(np.ascontiguousarray(a).reshape(n), kind="mergesort")
+        if n % 2 == 1:
+            flat[perm[n // 2]] = g
+        else:
+            flat[perm[n // 2 - 1]] += 0.5 * g
+            flat[perm[n // 2]] += 0.5 * g
+        return out
+    return impl
+
+
+@by_type
+def tri_vjp(g, m, k, upper):
+    """``y = np.triu(m, k)`` (``upper``) or ``np.tril(m, k)``: ``g`` with the same
+    triangle kept; for a 1-d ``m`` (NumPy repeats it as rows first) summed over the
+    rows."""
+    if isinstance(m, types.Array) and m.ndim == 1:
+        def of_vector(g, m, k, upper):
+            kept = np.triu(g, k) if upper else np.tril(g, k)
+            return np.sum(kept, axis=0)
+        return of_vector
+    return lambda g, m, k, upper: np.triu(g, k) if upper else np.tril(g, k)
+
+
+def _append_impl(g, arr, values, of_values):
+    """The part of ``g`` that came from ``arr`` (the first ``arr.size`` elements) or,
+    with ``of_values``, from ``values``, in that operand's shape (a float for a
+    scalar)."""
+    operand = values if of_values else arr
+    first = "arr.size" if isinstance(arr, types.Array) else "1"
+    if isinstance(operand, types.Array):
+        part = "g[%s:]" % first if of_values else "g[:%s]" % first
+        body = "np.ascontiguousarray(%s).reshape(%s.shape)" % (
+            part, "values" if of_values else "arr")
+    else:
+        body = "g[%s]" % (first if of_values else "0")
+    ns = {"np": np}
+    exec("def impl(g, arr, values):\n    return %s\n" % body, ns)
+    return ns["impl"]
+
+
+@by_type
+def append_vjp_arr(g, arr, values):
+    """``y = np.append(arr, values)`` (both flattened): ``arr``'s part of ``g``."""
+    return _append_impl(g, arr, values, False)
+
+
+@by_type
+def append_vjp_values(g, arr, values):
+    """``y = np.append(arr, values)``: ``values``' part of ``g``."""
+    return _append_impl(g, arr, values, True)
+
+
+@by_type
+def sort_jvp(a, da):
+    """Forward mode of ``y = np.sort(a)`` (along the last axis): the tangent ``da``
+    reordered as ``a`` is (a stable argsort, as ``sort_vjp``)."""
+    def impl(a, da):
+        out = np.empty(a.shape, da.dtype)
+        n = a.shape[a.ndim - 1]
+        if out.size == 0:
+            return out
+        rows = a.size // n
+        src = np.ascontiguousarray(a).reshape((rows, n))
+        ds = np.ascontiguousarray(da).reshape((rows, n))
+        flat = out.reshape((rows, n))
+        for r in range(rows):
+            perm = np.argsort(src[r], kind="mergesort")
+            for k in range(n):
+                flat[r, k] = ds[r, perm[k]]
+        return out
+    return impl
