@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from ..runtime import PURE, RUNTIME
-from .declarations import drop_unseen_declarations
+from .control import simplify_control
+from .declarations import chain_declarations, drop_unseen_declarations
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
 STACK_CALLS = {"push", "pop", "top", "clear", "size", "overflowed", "adstack"}
@@ -27,7 +28,9 @@ def tidy(source, namespace):
     tree = ast.parse(source)
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
+            simplify_control(fn)
             _Folder(fn, namespace).run()
+            chain_declarations(fn)
     return ast.unparse(tree) + "\n"
 
 
