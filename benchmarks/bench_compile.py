@@ -1,7 +1,7 @@
 """Compile time of gradients: a family of long branchy functions of growing size
 (benchmarks/branchy.py), the primal's ``njit`` compile against the gradient's first call.
 
-    python -m benchmarks.bench_compile [--quick] [--out DIR]
+    python -m benchmarks.bench_compile [--quick] [--segments N ...] [--out DIR]
 
 Each size runs in a fresh process: the primal is compiled and called first (as a user
 would), then the gradient's first call is timed (typed-IR capture, rewrite, compile). It
@@ -134,14 +134,17 @@ def write_all(rows, out):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks.bench_compile", description=__doc__)
     p.add_argument("--quick", action="store_true", help="two small sizes only")
+    p.add_argument("--segments", type=int, nargs="+", default=None,
+                   help="sizes to run (segments of about 24 lines; default %s); the "
+                        "tables are then written under build/" % " ".join(map(str, SEGMENTS)))
     p.add_argument("--out", default=None, help="folder (default docs/, or build/ with --quick)")
     p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.child is not None:
         print(json.dumps(measure(a.child)))
         return
-    rows = run(QUICK_SEGMENTS if a.quick else SEGMENTS)
-    out = a.out or (REPO / ("build/benchmarks-quick" if a.quick else "docs"))
+    rows = run(a.segments or (QUICK_SEGMENTS if a.quick else SEGMENTS))
+    out = a.out or (REPO / ("build/benchmarks-quick" if a.quick or a.segments else "docs"))
     for path in write_all(rows, out):
         print("wrote", path)
 

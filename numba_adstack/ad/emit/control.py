@@ -247,6 +247,9 @@ def _hoist_tails(node):
         if not isinstance(stmts, list):
             continue
         out = []
+        if isinstance(node, (ast.While, ast.For)) and field == "body":
+            while len(stmts) > 1 and isinstance(stmts[-1], ast.Continue):
+                stmts.pop()         # the loop goes on there anyway
         for s in stmts:
             _hoist_tails(s)
             if isinstance(s, ast.If):
@@ -363,3 +366,78 @@ def _negate(test):
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return test.operand
     return ast.UnaryOp(op=ast.Not(), operand=test)
+
+
+# ---------------------------------------------------------------------------- dead stores
+def dead_stores(fn):
+    """The ``name = ...`` statements of ``fn`` whose name no path reads afterwards (the
+    ids of their nodes), or an empty set when the function has a construct the
+    liveness does not follow."""
+    flow = _LiveNames()
+    try:
+        flow.block(fn.body, frozenset())
+    except _Unsure:
+        return set()
+    return {k for k, live in flow.live_after.items() if not live}
+
+
+def _loads(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)}
+
+
+class _LiveNames:
+    """Backward liveness of every local name of a function."""
+
+    def __init__(self):
+        self.live_after = {}    # id(single-name store) -> read after it on some path
+        self.loops = []         # per enclosing loop: (live after it, live at its head)
+
+    def block(self, stmts, live):
+        for s in reversed(stmts):
+            live = self.stmt(s, live)
+        return live
+
+    def stmt(self, s, live):
+        if isinstance(s, ast.Assign):
+            if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                name = s.targets[0].id
+                self.live_after[id(s)] = self.live_after.get(id(s), False) or name in live
+            reads = _loads(s.value)
+            for t in s.targets:
+                reads |= _loads(t)
+            return (live - _stored(s.targets)) | reads
+        if isinstance(s, ast.AugAssign):
+            extra = {s.target.id} if isinstance(s.target, ast.Name) else set()
+            return live | _loads(s.value) | _loads(s.target) | extra
+        if isinstance(s, ast.Expr):
+            return live | _loads(s.value)
+        if isinstance(s, ast.Pass):
+            return live
+        if isinstance(s, (ast.Return, ast.Raise)):
+            return frozenset(_loads(s))
+        if isinstance(s, ast.If):
+            return self.block(s.body, live) | self.block(s.orelse, live) | _loads(s.test)
+        if isinstance(s, (ast.While, ast.For)) and not s.orelse:
+            return self.loop(s, live)
+        if isinstance(s, (ast.Break, ast.Continue)) and self.loops:
+            return self.loops[-1][isinstance(s, ast.Continue)]
+        raise _Unsure()
+
+    def loop(self, s, live):
+        forever = isinstance(s, ast.While) and isinstance(s.test, ast.Constant) \
+            and s.test.value is True
+        head = frozenset()
+        while True:
+            self.loops.append((live, head))
+            body = self.block(s.body, head)
+            self.loops.pop()
+            if isinstance(s, ast.While):
+                new = body | _loads(s.test) | (frozenset() if forever else live)
+            else:       # the target is assigned at the head, then the body runs
+                new = (body - _stored([s.target])) | live
+            new = frozenset(new)
+            if new == head:
+                break
+            head = new
+        return head | _loads(s.iter) if isinstance(s, ast.For) else head

@@ -43,6 +43,7 @@ class Forward:
         self.cx = cx
         self.facts = cx.facts
         self.src = cx.src
+        self.plain = set()      # headers of the loops replayed as ``for i in range(n)``
 
     # ------------------------------------------------------------------ regions
     def region(self, L, region):
@@ -163,7 +164,8 @@ class Forward:
                 if len(lp.latches) > 1:
                     self.record(L, "_l%d" % lp.header, lp.latches.index(e[0]),
                                 self.facts.s.enclosing(lp.header), lp.header)
-                L("_n%d += 1" % lp.header)
+                if lp.header not in self.plain:
+                    L("_n%d += 1" % lp.header)
             L("break" if lp is cx.helper_loop else "continue")
             return None
         self.copies(L, e)
@@ -299,6 +301,59 @@ class Forward:
             L("for %s in range(%s.shape[0]):" % (k, names.bar(name)))
             L("    %s[%s] = 0.0" % (names.bar(name), k))
 
+    # ------------------------------------------------------------------ plain range loops
+    def plain_range(self, lp):
+        """Is ``lp`` a ``for`` loop over a range (or a 1-d array) left only when its range
+        is exhausted, whose header does nothing else that the replay or the sweep could
+        see after the loop? It is then replayed as ``for i in range(n):``, as Numba
+        compiles and the source reads; its count is the range's length."""
+        facts, rl, h = self.facts, lp.range, lp.header
+        R = facts.s.regions[lp]
+        if rl is None or rl.block != h or len(lp.exits) != 1 or lp.exits[0][0] != h \
+                or lp is self.cx.helper_loop or not self.cx.plan.shapes.forward_structured(R):
+            return False
+        term = facts.fir.blocks[h].terminator
+        if not isinstance(term, ir.Branch) or lp.exits[0][1] != term.falsebr \
+                or term.truebr not in lp.blocks:
+            return False
+        made = set()
+        for stmt in facts.fir.blocks[h].body:
+            if isinstance(stmt, ir.Assign) and not (isinstance(stmt.value, ir.Expr)
+                                                    and stmt.value.op == "phi"):
+                if self.cx.value_stack(stmt.target.name) is not None:
+                    return False        # pushed on the exit test too
+                made.add(stmt.target.name)
+        # What the header makes is not read after the loop (its last run is not replayed).
+        for name in made:
+            for label, _ in facts.uses.get(name, ()):
+                if label not in lp.blocks:
+                    return False
+        return not any(isinstance(v, ir.Var) and v.name in made
+                       for _, v in facts.edge_copies(lp.exits[0]))
+
+    def range_loop(self, L, lp):
+        rl = lp.range
+        L("for %s in range(%s):" % (rl.ctr, rl.len))
+
+    def range_body(self, L, lp):
+        """The header of a plain range loop (its index), then its body."""
+        facts, h, rl = self.facts, lp.header, lp.range
+        R = facts.s.regions[lp]
+        for stmt in facts.fir.blocks[h].body:
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+                    and stmt.value.op == "pair_first":
+                L("%s = %s" % (self.cx.names.n(stmt.target),
+                               range_index(rl, rl.ctr, self.src.operand)))
+            elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+                    and stmt.value.op == "pair_second":
+                continue
+            elif not isinstance(stmt, (ir.Jump, ir.Branch, ir.Return)):
+                self.stmt(L, h, stmt)
+        self.plain.add(h)
+        nxt = self.follow(L, R, (h, facts.fir.blocks[h].terminator.truebr))
+        if nxt is not None:
+            self.seq(L, R, nxt, None)
+
     def _bool_of_bool(self, e):
         return (isinstance(e, ir.Expr) and e.op == "call" and len(e.args) == 1
                 and not e.kws and self.facts.resolve_global(e.func) is bool
@@ -346,14 +401,23 @@ class Forward:
         for line in reserve_lines(cx.stack_specs(), lp):    # room for what the loop pushes
             if not cx.fused.replaying:
                 L(line)
-        L("_n%d = 0" % h)
-        L("while True:")
+        plain = self.plain_range(lp)
+        if plain:
+            self.range_loop(L, lp)
+        else:
+            L("_n%d = 0" % h)
+            L("while True:")
         cx.open_loops.append(h)
         with L.indent():
             m = L.mark()
-            self.region(L, self.facts.s.regions[lp])
+            if plain:
+                self.range_body(L, lp)
+            else:
+                self.region(L, self.facts.s.regions[lp])
             L.close_block(m)
         cx.open_loops.pop()
+        if plain:
+            L("_n%d = %s" % (h, lp.range.len))
         loops = self.facts.s.enclosing(h)[1:]
         if len(lp.exits) > 1:
             self.record_after(L, "_x%d" % h, loops, h)

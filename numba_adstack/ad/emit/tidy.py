@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..runtime import PURE, RUNTIME
-from .control import simplify_control
+from .control import dead_stores, simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
@@ -45,11 +45,14 @@ class _Folder:
             self.stores, self.loads = _count_names(self.fn)
             if not (self._fold_in(self.fn) | self._drop_dead(self.fn)
                     | drop_unseen_declarations(self.fn)):
-                return
+                self.stores, self.loads = _count_names(self.fn)
+                if not self._drop_dead(self.fn, dead_stores(self.fn)):
+                    return
 
-    def _drop_dead(self, node):
+    def _drop_dead(self, node, unread=()):
         """Remove assignments of pure values to names nothing reads (declarations of
-        records a function never makes, say)."""
+        records a function never makes, say), or to names no path reads afterwards
+        (the statements ``unread`` holds, see :func:`.control.dead_stores`)."""
         changed = False
         for field in ("body", "orelse"):
             stmts = getattr(node, field, None)
@@ -59,11 +62,11 @@ class _Folder:
             for s in stmts:
                 if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                         and isinstance(s.targets[0], ast.Name) \
-                        and not self.loads.get(s.targets[0].id) \
+                        and (not self.loads.get(s.targets[0].id) or id(s) in unread) \
                         and s.targets[0].id not in self.params and self._pure(s.value):
                     changed = True
                     continue
-                changed |= self._drop_dead(s)
+                changed |= self._drop_dead(s, unread)
                 keep.append(s)
             stmts[:] = keep or [ast.Pass()]
         return changed
