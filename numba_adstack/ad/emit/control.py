@@ -441,3 +441,115 @@ class _LiveNames:
                 break
             head = new
         return head | _loads(s.iter) if isinstance(s, ast.For) else head
+
+
+# ---------------------------------------------------------------------------- copies
+def propagate_copies(node, stores, loads, params):
+    """``a = b`` where ``a`` is assigned once and every read of ``a`` follows in the
+    same statement list, before anything assigns ``b``: those reads read ``b`` and the
+    copy goes (``g_bar = s_bar`` of an assigned adjoint). Returns whether any went."""
+    changed = False
+    for field in ("body", "orelse"):
+        stmts = getattr(node, field, None)
+        if not isinstance(stmts, list):
+            continue
+        i = 0
+        while i < len(stmts):
+            if _propagate_one(stmts, i, stores, loads, params):
+                changed = True
+                continue
+            changed |= propagate_copies(stmts[i], stores, loads, params)
+            i += 1
+    return changed
+
+
+def _propagate_one(stmts, i, stores, loads, params):
+    s = stmts[i]
+    if not (isinstance(s, ast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Name)):
+        return False
+    a, b = s.targets[0].id, s.value.id
+    if a in params or a == b or stores.get(a) != 1:
+        return False
+    seen, last = 0, None
+    for j in range(i + 1, len(stmts)):
+        k = sum(1 for n in ast.walk(stmts[j]) if isinstance(n, ast.Name) and n.id == a)
+        if k:
+            seen, last = seen + k, j
+    if last is None or seen != loads.get(a):
+        return False
+    for j in range(i + 1, last + 1):
+        if b in _stored_anywhere(stmts[j]):
+            return False
+    for j in range(i + 1, last + 1):
+        for n in ast.walk(stmts[j]):
+            if isinstance(n, ast.Name) and n.id == a:
+                n.id = b
+    del stmts[i]
+    loads[b] = loads.get(b, 0) + seen
+    stores[a] = loads[a] = 0
+    return True
+
+
+def _stored_anywhere(stmt):
+    out = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)
+           and isinstance(n.ctx, ast.Store)}
+    return out
+
+
+# ---------------------------------------------------------------------------- resets
+def fold_resets(node):
+    """``g = -0.0`` followed, in the same statement list and with nothing between that
+    names ``g`` or leaves the list, by ``g += e``: that is ``g = e`` (``-0.0 + e`` is
+    ``e`` for every ``e``, signed zeros and NaN included). Returns whether any folded."""
+    changed = False
+    for field in ("body", "orelse"):
+        stmts = getattr(node, field, None)
+        if not isinstance(stmts, list):
+            continue
+        i = 0
+        while i < len(stmts):
+            if _fold_reset(stmts, i):
+                changed = True
+                continue
+            changed |= fold_resets(stmts[i])
+            i += 1
+    return changed
+
+
+def _is_negative_zero(expr):
+    return isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub) \
+        and isinstance(expr.operand, ast.Constant) and type(expr.operand.value) is float \
+        and expr.operand.value == 0.0
+
+
+def _fold_reset(stmts, i):
+    s = stmts[i]
+    if i and _is_copy(s) and _is_copy(stmts[i - 1]) \
+            and s.targets[0].id == stmts[i - 1].value.id \
+            and s.value.id == stmts[i - 1].targets[0].id:
+        del stmts[i]        # ``a = b`` then ``b = a``: b holds a already
+        return True
+    if not (isinstance(s, ast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name) and _is_negative_zero(s.value)):
+        return False
+    g = s.targets[0].id
+    for j in range(i + 1, len(stmts)):
+        t = stmts[j]
+        if isinstance(t, ast.AugAssign) and isinstance(t.op, ast.Add) \
+                and isinstance(t.target, ast.Name) and t.target.id == g \
+                and not any(isinstance(n, ast.Name) and n.id == g
+                            for n in ast.walk(t.value)):
+            stmts[j] = ast.Assign(targets=[ast.Name(g, ast.Store())], value=t.value,
+                                  lineno=0)
+            del stmts[i]
+            return True
+        if not isinstance(t, (ast.Assign, ast.AugAssign, ast.Expr)) or any(
+                isinstance(n, ast.Name) and n.id == g for n in ast.walk(t)):
+            return False
+    return False
+
+
+def _is_copy(s):
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 \
+        and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Name)

@@ -333,7 +333,11 @@ class Forward:
 
     def range_loop(self, L, lp):
         rl = lp.range
-        L("for %s in range(%s):" % (rl.ctr, rl.len))
+        if rl.array is None and rl.first is not None:     # the index itself
+            L("for %s in range(%s):" % (self.cx.names.n(rl.first), ", ".join(
+                self.src.operand(a) for a in rl.args)))
+        else:
+            L("for %s in range(%s):" % (rl.ctr, rl.len))
 
     def range_body(self, L, lp):
         """The header of a plain range loop (its index), then its body."""
@@ -342,6 +346,8 @@ class Forward:
         for stmt in facts.fir.blocks[h].body:
             if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
                     and stmt.value.op == "pair_first":
+                if rl.array is None:
+                    continue        # the loop's own variable
                 L("%s = %s" % (self.cx.names.n(stmt.target),
                                range_index(rl, rl.ctr, self.src.operand)))
             elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \

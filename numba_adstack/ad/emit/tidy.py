@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..runtime import PURE, RUNTIME
-from .control import dead_stores, simplify_control
+from .control import dead_stores, fold_resets, propagate_copies, simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
@@ -46,7 +46,9 @@ class _Folder:
             if not (self._fold_in(self.fn) | self._drop_dead(self.fn)
                     | drop_unseen_declarations(self.fn)):
                 self.stores, self.loads = _count_names(self.fn)
-                if not self._drop_dead(self.fn, dead_stores(self.fn)):
+                if not (self._drop_dead(self.fn, dead_stores(self.fn))
+                        | propagate_copies(self.fn, self.stores, self.loads, self.params)
+                        | fold_resets(self.fn)):
                     return
 
     def _drop_dead(self, node, unread=()):
