@@ -13,6 +13,8 @@ step keeps the program's meaning exactly; Numba compiles fewer blocks and versio
 """
 import ast
 
+from .syntax import walk
+
 #: The state variables of guarded sequences (reverse sweep, forward replay).
 STATE_VARS = ("_rv", "_fw")
 
@@ -24,7 +26,7 @@ class _Unsure(Exception):
 def simplify_control(fn):
     """Simplify the function ``fn`` (an ``ast.FunctionDef``) in place."""
     for var in STATE_VARS:
-        if not any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(fn)):
+        if not any(isinstance(n, ast.Name) and n.id == var for n in walk(fn)):
             continue
         try:
             flow = _StateFlow(var)
@@ -177,7 +179,7 @@ class _Liveness:
 
     def reads(self, node):
         return any(isinstance(n, ast.Name) and n.id == self.var
-                   and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+                   and isinstance(n.ctx, ast.Load) for n in walk(node))
 
     def stmt(self, s, live):
         var = self.var
@@ -234,7 +236,7 @@ def _drop_stores(node, var, live_after):
 
 
 def _stored(targets):
-    return {n.id for t in targets for n in ast.walk(t)
+    return {n.id for t in targets for n in walk(t)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
@@ -317,7 +319,7 @@ def _sinkable(arm):
                 and _constant_value(s.value) and s.targets[0].id not in later:
             out.setdefault(ast.dump(s), s)
         plain = plain and isinstance(s, (ast.Assign, ast.AugAssign, ast.Expr))
-        later |= {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        later |= {n.id for n in walk(s) if isinstance(n, ast.Name)}
     return out
 
 
@@ -350,7 +352,7 @@ def _with_body(chain):
 def _pure_test(expr):
     return all(isinstance(n, (ast.Name, ast.Constant, ast.Compare, ast.BoolOp,
                               ast.UnaryOp, ast.expr_context, ast.cmpop, ast.boolop,
-                              ast.unaryop)) for n in ast.walk(expr))
+                              ast.unaryop)) for n in walk(expr))
 
 
 _INVERSE = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -371,18 +373,18 @@ def _negate(test):
 # ---------------------------------------------------------------------------- dead stores
 def dead_stores(fn):
     """The ``name = ...`` statements of ``fn`` whose name no path reads afterwards (the
-    ids of their nodes), or an empty set when the function has a construct the
-    liveness does not follow."""
+    ids of their nodes), or None when the function has a construct the liveness does
+    not follow."""
     flow = _LiveNames()
     try:
         flow.block(fn.body, frozenset())
     except _Unsure:
-        return set()
+        return None
     return {k for k, live in flow.live_after.items() if not live}
 
 
 def _loads(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)
             and isinstance(n.ctx, ast.Load)}
 
 
@@ -471,18 +473,20 @@ def _propagate_one(stmts, i, stores, loads, params):
     a, b = s.targets[0].id, s.value.id
     if a in params or a == b or stores.get(a) != 1:
         return False
-    seen, last = 0, None
+    seen, last, want = 0, None, loads.get(a, 0)
     for j in range(i + 1, len(stmts)):
-        k = sum(1 for n in ast.walk(stmts[j]) if isinstance(n, ast.Name) and n.id == a)
+        if seen == want:
+            break
+        k = sum(1 for n in walk(stmts[j]) if n.__class__ is ast.Name and n.id == a)
         if k:
             seen, last = seen + k, j
-    if last is None or seen != loads.get(a):
+    if last is None or seen != want:
         return False
     for j in range(i + 1, last + 1):
         if b in _stored_anywhere(stmts[j]):
             return False
     for j in range(i + 1, last + 1):
-        for n in ast.walk(stmts[j]):
+        for n in walk(stmts[j]):
             if isinstance(n, ast.Name) and n.id == a:
                 n.id = b
     del stmts[i]
@@ -492,7 +496,7 @@ def _propagate_one(stmts, i, stores, loads, params):
 
 
 def _stored_anywhere(stmt):
-    out = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)
+    out = {n.id for n in walk(stmt) if isinstance(n, ast.Name)
            and isinstance(n.ctx, ast.Store)}
     return out
 
@@ -517,6 +521,10 @@ def fold_resets(node):
     return changed
 
 
+#: How far a reset is followed to the ``+=`` it folds into (the sweep writes them close).
+_RESET_REACH = 12
+
+
 def _is_negative_zero(expr):
     return isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub) \
         and isinstance(expr.operand, ast.Constant) and type(expr.operand.value) is float \
@@ -534,18 +542,18 @@ def _fold_reset(stmts, i):
             and isinstance(s.targets[0], ast.Name) and _is_negative_zero(s.value)):
         return False
     g = s.targets[0].id
-    for j in range(i + 1, len(stmts)):
+    for j in range(i + 1, min(len(stmts), i + 1 + _RESET_REACH)):
         t = stmts[j]
         if isinstance(t, ast.AugAssign) and isinstance(t.op, ast.Add) \
                 and isinstance(t.target, ast.Name) and t.target.id == g \
                 and not any(isinstance(n, ast.Name) and n.id == g
-                            for n in ast.walk(t.value)):
+                            for n in walk(t.value)):
             stmts[j] = ast.Assign(targets=[ast.Name(g, ast.Store())], value=t.value,
                                   lineno=0)
             del stmts[i]
             return True
         if not isinstance(t, (ast.Assign, ast.AugAssign, ast.Expr)) or any(
-                isinstance(n, ast.Name) and n.id == g for n in ast.walk(t)):
+                isinstance(n, ast.Name) and n.id == g for n in walk(t)):
             return False
     return False
 

@@ -11,6 +11,8 @@ declarations some read may see.
 """
 import ast
 
+from .syntax import walk
+
 
 class _Unsure(Exception):
     """A construct the analysis does not follow: every declaration is kept."""
@@ -47,7 +49,7 @@ def _declarations(fn):
                 out[name] = s
                 named.add(name)
                 continue
-        named |= {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        named |= {n.id for n in walk(s) if isinstance(n, ast.Name)}
     return {n: id(s) for n, s in out.items()}
 
 
@@ -77,7 +79,7 @@ class _DefiniteAssignment:
         return assigned
 
     def reads(self, node, assigned):
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, (ast.Lambda, ast.comprehension, ast.NamedExpr)):
                 raise _Unsure()
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) \
@@ -141,7 +143,7 @@ class _DefiniteAssignment:
 
 
 def _stored(targets):
-    return {n.id for t in targets for n in ast.walk(t)
+    return {n.id for t in targets for n in walk(t)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 

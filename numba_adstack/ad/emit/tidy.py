@@ -16,6 +16,7 @@ import numpy as np
 from ..runtime import PURE, RUNTIME
 from .control import dead_stores, fold_resets, propagate_copies, simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
+from .syntax import walk
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
 STACK_CALLS = {"push", "pop", "top", "clear", "size", "overflowed", "adstack"}
@@ -43,13 +44,14 @@ class _Folder:
     def run(self):
         while True:
             self.stores, self.loads = _count_names(self.fn)
-            if not (self._fold_in(self.fn) | self._drop_dead(self.fn)
-                    | drop_unseen_declarations(self.fn)):
-                self.stores, self.loads = _count_names(self.fn)
-                if not (self._drop_dead(self.fn, dead_stores(self.fn))
-                        | propagate_copies(self.fn, self.stores, self.loads, self.params)
-                        | fold_resets(self.fn)):
-                    return
+            if self._fold_in(self.fn) | self._drop_dead(self.fn):
+                continue
+            unread = dead_stores(self.fn)
+            changed = drop_unseen_declarations(self.fn) if unread is None \
+                else self._drop_dead(self.fn, unread)
+            if not (changed | propagate_copies(self.fn, self.stores, self.loads, self.params)
+                    | fold_resets(self.fn)):
+                return
 
     def _drop_dead(self, node, unread=()):
         """Remove assignments of pure values to names nothing reads (declarations of
@@ -109,8 +111,8 @@ class _Folder:
     def _fold_one(self, stmts, i):
         s = stmts[i]
         name = s.targets[0].id
-        reads = {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}
-        memory = any(isinstance(n, ast.Subscript) for n in ast.walk(s.value))
+        reads = {n.id for n in walk(s.value) if isinstance(n, ast.Name)}
+        memory = any(isinstance(n, ast.Subscript) for n in walk(s.value))
         for j in range(i + 1, len(stmts)):
             use = stmts[j]
             spot = _immediate_load(use, name)
@@ -125,7 +127,7 @@ class _Folder:
 
     def _pure(self, expr):
         """No call in ``expr`` has an effect, and nothing it reads is written by it."""
-        for n in ast.walk(expr):
+        for n in walk(expr):
             if isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.Lambda)):
                 return False
             if isinstance(n, ast.Call) and not self._pure_call(n.func):
@@ -144,7 +146,7 @@ class _Folder:
         return False
 
     def _may_write_memory(self, stmt):
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, (ast.Assign, ast.AugAssign)):
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                 if any(not isinstance(t, ast.Name) for t in targets):
@@ -157,7 +159,7 @@ class _Folder:
 
 def _count_names(fn):
     stores, loads = {}, {}
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Name):
             d = stores if isinstance(n.ctx, ast.Store) else loads
             d[n.id] = d.get(n.id, 0) + 1
@@ -167,11 +169,11 @@ def _count_names(fn):
 
 
 def _mentions(stmt, name):
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt))
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(stmt))
 
 
 def _assigns_any(stmt, names):
-    for n in ast.walk(stmt):
+    for n in walk(stmt):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in names:
             return True
         if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) \
@@ -210,7 +212,7 @@ def _immediate_load(stmt, name):
         root = getattr(stmt, field) if k is None else getattr(stmt, field)[k]
         if _is_load(root, name):
             return _Spot(stmt, field, k)
-        for parent in ast.walk(root):
+        for parent in walk(root):
             for f, value in ast.iter_fields(parent):
                 if _is_load(value, name):
                     return _Spot(parent, f)
