@@ -172,7 +172,8 @@ class Forward:
         m = R.node_of(e[1])
         ins = R.ins[m]
         if len(ins) > 1:
-            self.record(L, "_c%s" % node_key(m), ins.index(e), cx.region_loops(R), R.entry)
+            self.record(L, "_c%s" % node_key(m), cx.plan.shapes.in_order(R, m).index(e),
+                        cx.region_loops(R), R.entry)
         return m
 
     # ------------------------------------------------------------------ records, pushes
