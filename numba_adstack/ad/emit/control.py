@@ -255,6 +255,7 @@ def _hoist_tails(node):
         for s in stmts:
             _hoist_tails(s)
             if isinstance(s, ast.If):
+                _merge_equal_arms(s)
                 tail = _common_tail(s)
                 folded = _fold_empty_arms(s)
                 if folded is not None:
@@ -263,6 +264,21 @@ def _hoist_tails(node):
             else:
                 out.append(s)
         stmts[:] = out
+
+
+def _merge_equal_arms(chain):
+    """``if a: X elif b: X`` is ``if a or b: X`` (the tests are evaluated as before: ``b``
+    only when ``a`` fails)."""
+    node = chain
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        nxt = node.orelse[0]
+        if [ast.dump(s) for s in node.body] == [ast.dump(s) for s in nxt.body]:
+            tests = node.test.values if isinstance(node.test, ast.BoolOp) \
+                and isinstance(node.test.op, ast.Or) else [node.test]
+            node.test = ast.BoolOp(op=ast.Or(), values=tests + [nxt.test])
+            node.orelse = nxt.orelse
+            continue
+        node = nxt
 
 
 def _arms(chain):

@@ -156,10 +156,13 @@ class Reverse:
                 self.edge(L, e)
                 L("%s = %s" % (var, self.state(R, R.node_of(e[0]))))
 
-    def record(self, L, name, loops, block):
-        """Pop a control-flow record made in a loop of its unit (a local otherwise)."""
+    def record(self, L, name, loops, block, into=None):
+        """Pop a control-flow record made in a loop of its unit (a local otherwise) into
+        ``into`` (its own name by default); whether it popped."""
         if self.cx.plan.sites.site_loops(loops, block):
-            L("%s = pop(%s)" % (name, self.cx.record_stack(name)))
+            L("%s = pop(%s)" % (into or name, self.cx.record_stack(name)))
+            return True
+        return False
 
     def node(self, L, R, n):
         cx = self.cx
@@ -209,6 +212,13 @@ class Reverse:
                 L("_n%d = len(range(%s))" % (h, ", ".join(cx.adjoints.ref(a)
                                                           for a in lp.range.args)))
         else:
+            straight = cx.plan.shapes.straight_exits(lp)
+            # An entered loop counts down its count at once: pop it there.
+            if not straight and self.record(L, "_n%d" % h, loops, h, into="_m%d" % h):
+                if len(lp.exits) > 1:
+                    self.record(L, "_x%d" % h, loops, h)
+                self.entered_loop(L, lp, counted=True)
+                return
             self.record(L, "_n%d" % h, loops, h)
         if len(lp.exits) > 1:
             self.record(L, "_x%d" % h, loops, h)
@@ -269,16 +279,18 @@ class Reverse:
                 self.edge(L, (latch, h))
                 L("%s = %s" % (var, self.state(Rl, Rl.node_of(latch))))
 
-    def entered_loop(self, L, lp):
+    def entered_loop(self, L, lp, counted=False):
         """One copy of the body's reverse serves the partial last iteration and the full
         ones: each pass enters it at the node its iteration ended on (an exit, then a back
-        edge), then reverses the back edge before the pass for the iteration before."""
+        edge), then reverses the back edge before the pass for the iteration before.
+        ``counted``: its count is in ``_m<header>`` already."""
         h = lp.header
         Rl = self.facts.s.regions[lp]
         var = self.state_var(Rl)
         srcs = [Rl.node_of(src) for src, _ in lp.exits]
         mvar = "_m%d" % h
-        L("%s = _n%d" % (mvar, h))
+        if not counted:
+            L("%s = _n%d" % (mvar, h))
         if len(srcs) == 1:
             L("%s = %s" % (var, self.state(Rl, srcs[0])))
         else:
