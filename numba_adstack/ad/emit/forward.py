@@ -345,16 +345,11 @@ class Forward:
         facts, h, rl = self.facts, lp.header, lp.range
         R = facts.s.regions[lp]
         for stmt in facts.fir.blocks[h].body:
-            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
-                    and stmt.value.op == "pair_first":
-                if rl.array is None:
-                    continue        # the loop's own variable
-                L("%s = %s" % (self.cx.names.n(stmt.target),
-                               range_index(rl, rl.ctr, self.src.operand)))
-            elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
-                    and stmt.value.op == "pair_second":
-                continue
-            elif not isinstance(stmt, (ir.Jump, ir.Branch, ir.Return)):
+            op = stmt.value.op if isinstance(stmt, ir.Assign) \
+                and isinstance(stmt.value, ir.Expr) else None
+            if op == "pair_second" or (op == "pair_first" and rl.array is None):
+                continue        # the loop's own test, the loop's own variable
+            if not isinstance(stmt, (ir.Jump, ir.Branch, ir.Return)):
                 self.stmt(L, h, stmt)
         self.plain.add(h)
         nxt = self.follow(L, R, (h, facts.fir.blocks[h].terminator.truebr))
