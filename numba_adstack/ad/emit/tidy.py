@@ -20,7 +20,7 @@ from .syntax import walk
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
 STACK_CALLS = {"push", "pop", "top", "clear", "size", "overflowed", "adstack"}
-_PURE_BUILTINS = {bool, float, int, abs, min, max, len, round} | {RUNTIME[n] for n in PURE}
+_PURE_BUILTINS = {bool, float, int, abs, min, max, len, round, range} | {RUNTIME[n] for n in PURE}
 
 
 def tidy(source, namespace):
