@@ -252,18 +252,35 @@ def _hoist_tails(node):
         if isinstance(node, (ast.While, ast.For)) and field == "body":
             while len(stmts) > 1 and isinstance(stmts[-1], ast.Continue):
                 stmts.pop()         # the loop goes on there anyway
-        for s in stmts:
+        todo = list(reversed(stmts))
+        while todo:
+            s = todo.pop()
             _hoist_tails(s)
-            if isinstance(s, ast.If):
-                _merge_equal_arms(s)
-                tail = _common_tail(s)
-                folded = _fold_empty_arms(s)
-                if folded is not None:
-                    out.append(folded)
-                out.extend(tail)
-            else:
+            if not isinstance(s, ast.If):
                 out.append(s)
+                continue
+            _merge_equal_arms(s)
+            tail = _common_tail(s)
+            folded = _fold_empty_arms(s)
+            if folded is not None and folded.orelse and _jumps(folded.body):
+                # ``if a: ...; break`` needs no ``else``: what follows runs otherwise.
+                todo.extend(reversed(folded.orelse))
+                folded.orelse = []
+                tail = []   # (every arm jumps: nothing is left after it)
+            if folded is not None:
+                out.append(folded)
+            out.extend(tail)
         stmts[:] = out
+
+
+def _jumps(stmts):
+    """Does every path through ``stmts`` end in a jump (never falling through)?"""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Break, ast.Continue, ast.Return, ast.Raise)):
+        return True
+    return isinstance(last, ast.If) and _jumps(last.body) and _jumps(last.orelse)
 
 
 def _merge_equal_arms(chain):
