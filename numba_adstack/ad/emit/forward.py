@@ -2,9 +2,10 @@
 
 Code is emitted region by region (:mod:`..structure`): a branch becomes ``if``/``else`` up
 to its post-dominator, a loop ``while True`` with ``continue`` on its back edges and
-``break`` on its exits. Before a kept value is overwritten its old value is pushed; where
-arms merge inside a loop, which arm arrived is pushed too (a local where the merge runs
-once per reversal unit); a loop records its iteration count and the exit it took.
+``break`` on its exits (a ``range`` loop left only when exhausted: ``for i in range(n)``).
+Before a kept value is overwritten its old value is pushed; where arms merge inside a
+loop, which arm arrived is pushed too (a local where the merge runs once per reversal
+unit); a loop records its iteration count and the exit it took.
 """
 from numba.core import ir, types
 

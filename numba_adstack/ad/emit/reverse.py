@@ -10,7 +10,7 @@ each variable holds the value it had at the same point of the replay).
 """
 from numba.core import ir
 
-from ..plan.shapes import _leaves, ancestors
+from ..plan.shapes import ancestors, join_leaves
 from ..structure import LoopNode, node_key
 from ..typeinfo import array_zero_src, is_float, is_float_array
 from .adjoints import OUT
@@ -86,7 +86,7 @@ class Reverse:
         arms = [("edge", e) for e in tree[1]] if kind == "flat" else tree[2]
         b = stop if kind == "flat" else tree[1]
         for k, arm in enumerate(arms):
-            last = [number[e] for e in _leaves(arm)]
+            last = [number[e] for e in join_leaves(arm)]
             if k == len(arms) - 1:
                 L("else:")
             else:

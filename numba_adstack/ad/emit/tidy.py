@@ -5,7 +5,11 @@ IR has them. A variable assigned once and read once, by a later statement of the
 block, is folded into that read (``y = a * b + c``) when nothing in between can change
 what its expression reads. The backward then reads like code written by hand, and Numba
 has fewer named variables to track (its liveness analysis is quadratic in them).
-Declarations that no read can see go too (:mod:`.declarations`).
+Before that, control flow is made plain (:mod:`.control`: guards one state reaches,
+tails all arms share); then stores no path reads go (a liveness, or where it does not
+follow the code the declarations no read can see, :mod:`.declarations`), copies are
+propagated and resets folded into the next ``+=``; declarations of one value end up on
+one line.
 """
 import ast
 import builtins
@@ -14,8 +18,9 @@ import math
 import numpy as np
 
 from ..runtime import PURE, RUNTIME
-from .control import dead_stores, fold_resets, propagate_copies, simplify_control
+from .control import simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
+from .peephole import dead_stores, fold_resets, propagate_copies
 from .syntax import walk
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
@@ -56,7 +61,7 @@ class _Folder:
     def _drop_dead(self, node, unread=()):
         """Remove assignments of pure values to names nothing reads (declarations of
         records a function never makes, say), or to names no path reads afterwards
-        (the statements ``unread`` holds, see :func:`.control.dead_stores`)."""
+        (the statements ``unread`` holds, see :func:`.peephole.dead_stores`)."""
         changed = False
         for field in ("body", "orelse"):
             stmts = getattr(node, field, None)

@@ -9,6 +9,11 @@ order (reverse order for the sweep), each under ``if _state == node:``, with eac
 setting ``_state`` to the node that comes next on the path actually taken. The size is
 then linear in the region, and a path costs one comparison per node.
 
+Backwards, a merge point is reversed through its *join tree* (:func:`join_tree`): edges
+that come through different arms of a nested branch are grouped by those arms, so that an
+``if`` inside an ``if`` whose arms all join at the same point is reversed as it nests, each
+branch node once, rather than once per edge.
+
 A loop's reverse replays its partial last iteration (the one that ended at an exit) and
 then its full iterations. When the partial iteration is a straight chain from the header
 (a ``for`` loop's exit test) it is written apart, as a counted loop reads best; otherwise
@@ -51,7 +56,7 @@ class Shapes:
     def in_order(self, region, n):
         """The edges into ``n`` in the order their record numbers them: the order of the
         leaves of its join tree, so that each branch of it is a range of numbers."""
-        return list(_leaves(self.join(region, n)))
+        return list(join_leaves(self.join(region, n)))
 
     def straight_exits(self, lp):
         """Is ``lp`` a ``for`` loop left only by its exit test, so that its partial last
@@ -160,14 +165,15 @@ def join_tree(region, edges):
     return ("branch", b, [join_tree(region, groups[k]) for k in sorted(groups)])
 
 
-def _leaves(tree):
+def join_leaves(tree):
+    """The edges of a join tree, in the order its branches nest."""
     if tree[0] == "edge":
         yield tree[1]
     elif tree[0] == "flat":
         yield from tree[1]
     else:
         for g in tree[2]:
-            yield from _leaves(g)
+            yield from join_leaves(g)
 
 
 def _common_dominator(region, nodes):
