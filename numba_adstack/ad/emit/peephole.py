@@ -205,3 +205,105 @@ def _fold_reset(stmts, i):
 def _is_copy(s):
     return isinstance(s, ast.Assign) and len(s.targets) == 1 \
         and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Name)
+
+
+# ---------------------------------------------------------------------------- known zeros
+def assign_onto_zeros(fn):
+    """``g += e`` where ``g`` holds ``-0.0`` on every path there (reset after its last use,
+    or declared so) is ``g = e``; the reset then often has no reader left. Returns
+    whether any changed."""
+    flow = _Zeros()
+    try:
+        flow.block(fn.body, frozenset())
+    except _Unsure:
+        return False
+    hits = {k for k, known in flow.known.items() if known}
+    if not hits:
+        return False
+    _assign_hits(fn, hits)
+    return True
+
+
+def _assign_hits(node, hits):
+    for field in ("body", "orelse"):
+        stmts = getattr(node, field, None)
+        if not isinstance(stmts, list):
+            continue
+        for k, s in enumerate(stmts):
+            if id(s) in hits:
+                stmts[k] = ast.Assign(targets=[ast.Name(s.target.id, ast.Store())],
+                                      value=s.value, lineno=0)
+            else:
+                _assign_hits(s, hits)
+
+
+def _meet(a, b):
+    """Names known to hold ``-0.0`` on both paths (None: a point no path reaches)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a & b
+
+
+class _Zeros:
+    """Forward analysis of the names that hold ``-0.0`` on every path."""
+
+    def __init__(self):
+        self.known = {}         # id(``g += e``) -> g holds -0.0 on every visit
+        self.loops = []         # per enclosing loop: [break states, continue states]
+
+    def block(self, stmts, state):
+        for s in stmts:
+            if state is None:
+                return None
+            state = self.stmt(s, state)
+        return state
+
+    def stmt(self, s, state):
+        if isinstance(s, ast.Assign):
+            state = state - _stored(s.targets)
+            if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                    and _is_negative_zero(s.value):
+                state = state | {s.targets[0].id}
+            return state
+        if isinstance(s, ast.AugAssign):
+            if isinstance(s.target, ast.Name):
+                name = s.target.id
+                if isinstance(s.op, ast.Add) and not any(
+                        n.__class__ is ast.Name and n.id == name for n in walk(s.value)):
+                    self.known[id(s)] = self.known.get(id(s), True) and name in state
+                return state - {name}
+            return state
+        if isinstance(s, (ast.Expr, ast.Pass)):
+            return state
+        if isinstance(s, (ast.Return, ast.Raise)):
+            return None
+        if isinstance(s, ast.If):
+            return _meet(self.block(s.body, state), self.block(s.orelse, state))
+        if isinstance(s, (ast.While, ast.For)) and not s.orelse:
+            return self.loop(s, state)
+        if isinstance(s, (ast.Break, ast.Continue)) and self.loops:
+            self.loops[-1][isinstance(s, ast.Continue)].append(state)
+            return None
+        raise _Unsure()
+
+    def loop(self, s, state):
+        forever = isinstance(s, ast.While) and isinstance(s.test, ast.Constant) \
+            and s.test.value is True
+        head = state
+        while True:
+            self.loops.append(([], []))
+            entry = head - _stored([s.target]) if isinstance(s, ast.For) else head
+            end = self.block(s.body, entry)
+            breaks, continues = self.loops.pop()
+            new = state
+            for st in [end] + continues:
+                new = _meet(new, st)
+            if new == head:
+                break
+            head = new
+        after = None if forever else head
+        for st in breaks:
+            after = _meet(after, st)
+        return after

@@ -20,7 +20,7 @@ import numpy as np
 from ..runtime import PURE, RUNTIME
 from .control import simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
-from .peephole import dead_stores, fold_resets, propagate_copies
+from .peephole import assign_onto_zeros, dead_stores, fold_resets, propagate_copies
 from .syntax import walk
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
@@ -55,7 +55,7 @@ class _Folder:
             changed = drop_unseen_declarations(self.fn) if unread is None \
                 else self._drop_dead(self.fn, unread)
             if not (changed | propagate_copies(self.fn, self.stores, self.loads, self.params)
-                    | fold_resets(self.fn)):
+                    | fold_resets(self.fn) | assign_onto_zeros(self.fn)):
                 return
 
     def _drop_dead(self, node, unread=()):
