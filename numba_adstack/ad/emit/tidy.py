@@ -8,8 +8,8 @@ has fewer named variables to track (its liveness analysis is quadratic in them).
 Before that, control flow is made plain (:mod:`.control`: guards one state reaches,
 tails all arms share); then stores no path reads go (a liveness, or where it does not
 follow the code the declarations no read can see, :mod:`.declarations`), copies are
-propagated and resets folded into the next ``+=``; declarations of one value end up on
-one line.
+propagated, and ``g += e`` where ``g`` is known to hold ``-0.0`` becomes ``g = e``
+(:mod:`.peephole`); declarations of one value end up on one line.
 """
 import ast
 import builtins
