@@ -115,9 +115,10 @@ def markdown(rows, png):
               "the function), then made plain by exact rewrites of its text (guards only "
               "one state reaches, stores no path reads, tails every arm shares, copies; "
               "docs/design.md, \"Tidying the text\"). What is left over the primal is "
-              "Numba compiling about seven lines per source line: lowering and LLVM about "
-              "half of it, type inference, bytecode analysis and Numba's rewrites most of "
-              "the rest, and the capture of the typed IR, which types the function again "
+              "Numba compiling about six and a half lines per source line: lowering and "
+              "LLVM about half of it, type inference, bytecode analysis and Numba's "
+              "rewrites most of the rest, and the capture of the typed IR, which types the "
+              "function again "
               "(docs/design.md, \"Compiling the backward\"). CPU times on a shared "
               "machine vary by about 20% from run to run.", "",
               "![size and compile time against source lines](%s)" % png, ""]
