@@ -28,15 +28,17 @@ STACK_CALLS = {"push", "pop", "top", "clear", "size", "overflowed", "adstack"}
 _PURE_BUILTINS = {bool, float, int, abs, min, max, len, round, range} | {RUNTIME[n] for n in PURE}
 
 
-def tidy(source, namespace):
+def tidy(source, namespace, helpers=()):
     """``source`` with its single-use temporaries folded (see the module docstring);
-    ``namespace`` holds the globals it will run with (to tell pure calls)."""
+    ``namespace`` holds the globals it will run with (to tell pure calls); ``helpers``
+    names the iteration helpers of parallel loops (see :meth:`_Folder.run`)."""
     tree = ast.parse(source)
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
             simplify_control(fn)
-            _Folder(fn, namespace).run()
-            chain_declarations(fn)
+            _Folder(fn, namespace).run(inlined=fn.name in helpers)
+            if fn.name not in helpers:
+                chain_declarations(fn)
     return ast.unparse(tree) + "\n"
 
 
@@ -46,10 +48,18 @@ class _Folder:
         self.namespace = namespace
         self.params = {a.arg for a in fn.args.args}
 
-    def run(self):
+    def run(self, inlined=False):
+        """``inlined``: a parallel loop's iteration helper that Numba inlines into a
+        ``prange`` body. Its adjoints keep their declarations and resets as written: Numba's
+        parfor passes hoist a constant declaration out of the loop, and a value assigned
+        on one path would then reach the next iteration."""
         while True:
             self.stores, self.loads = _count_names(self.fn)
             if self._fold_in(self.fn) | self._drop_dead(self.fn):
+                continue
+            if inlined:
+                if not drop_unseen_declarations(self.fn):
+                    return
                 continue
             unread = dead_stores(self.fn)
             changed = drop_unseen_declarations(self.fn) if unread is None \
