@@ -1,7 +1,7 @@
 """Compile time of gradients: a family of long branchy functions of growing size
 (benchmarks/branchy.py), the primal's ``njit`` compile against the gradient's first call.
 
-    python -m benchmarks.bench_compile [--quick] [--out DIR]
+    python -m benchmarks.bench_compile [--quick] [--segments N ...] [--out DIR]
 
 Each size runs in a fresh process: the primal is compiled and called first (as a user
 would), then the gradient's first call is timed (typed-IR capture, rewrite, compile). It
@@ -112,11 +112,15 @@ def markdown(rows, png):
                                        "%d lines (%.1fx)" % (r["source_lines"], r[key])
                                        for r in missed)))
     lines += ["", "The generated backward is written once per reverse statement (linear in "
-              "the function); what is left over the primal is Numba compiling about ten "
-              "lines per source line: lowering and LLVM about half of it, type inference, "
-              "bytecode analysis and Numba's rewrites most of the rest (docs/design.md, "
-              "\"Compiling the backward\"). CPU times on a shared machine vary by about "
-              "20% from run to run.", "",
+              "the function), then made plain by exact rewrites of its text (guards only "
+              "one state reaches, stores no path reads, tails every arm shares, copies; "
+              "docs/design.md, \"Tidying the text\"). What is left over the primal is "
+              "Numba compiling about six and a half lines per source line: lowering and "
+              "LLVM about half of it, type inference, bytecode analysis and Numba's "
+              "rewrites most of the rest, and the capture of the typed IR, which types the "
+              "function again "
+              "(docs/design.md, \"Compiling the backward\"). CPU times on a shared "
+              "machine vary by about 20% from run to run.", "",
               "![size and compile time against source lines](%s)" % png, ""]
     return "\n".join(lines)
 
@@ -134,14 +138,17 @@ def write_all(rows, out):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks.bench_compile", description=__doc__)
     p.add_argument("--quick", action="store_true", help="two small sizes only")
+    p.add_argument("--segments", type=int, nargs="+", default=None,
+                   help="sizes to run (segments of about 24 lines; default %s); the "
+                        "tables are then written under build/" % " ".join(map(str, SEGMENTS)))
     p.add_argument("--out", default=None, help="folder (default docs/, or build/ with --quick)")
     p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.child is not None:
         print(json.dumps(measure(a.child)))
         return
-    rows = run(QUICK_SEGMENTS if a.quick else SEGMENTS)
-    out = a.out or (REPO / ("build/benchmarks-quick" if a.quick else "docs"))
+    rows = run(a.segments or (QUICK_SEGMENTS if a.quick else SEGMENTS))
+    out = a.out or (REPO / ("build/benchmarks-quick" if a.quick or a.segments else "docs"))
     for path in write_all(rows, out):
         print("wrote", path)
 

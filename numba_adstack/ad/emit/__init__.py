@@ -140,7 +140,8 @@ def emit_backward(facts, activity, plan, names, src, wrt=None):
     rev = Lines(level=1)
     cx.reverse.top(rev)
     fname, source = _assemble(cx, fwd, rev, wrt)
-    return fname, tidy(cx.states.resolve(source), names.globals), sorted(cx.helpers)
+    return fname, tidy(cx.states.resolve(source), names.globals, set(cx.helpers)), \
+        sorted(cx.helpers)
 
 
 def _assemble(cx, fwd, rev, wrt):

@@ -11,6 +11,8 @@ declarations some read may see.
 """
 import ast
 
+from .syntax import walk
+
 
 class _Unsure(Exception):
     """A construct the analysis does not follow: every declaration is kept."""
@@ -47,7 +49,7 @@ def _declarations(fn):
                 out[name] = s
                 named.add(name)
                 continue
-        named |= {n.id for n in ast.walk(s) if isinstance(n, ast.Name)}
+        named |= {n.id for n in walk(s) if isinstance(n, ast.Name)}
     return {n: id(s) for n, s in out.items()}
 
 
@@ -77,7 +79,7 @@ class _DefiniteAssignment:
         return assigned
 
     def reads(self, node, assigned):
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, (ast.Lambda, ast.comprehension, ast.NamedExpr)):
                 raise _Unsure()
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) \
@@ -141,7 +143,7 @@ class _DefiniteAssignment:
 
 
 def _stored(targets):
-    return {n.id for t in targets for n in ast.walk(t)
+    return {n.id for t in targets for n in walk(t)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
@@ -152,3 +154,45 @@ def _meet(a, b):
     if b is None:
         return a
     return a & b
+
+
+#: Width up to which declarations of one value share a line (``a = b = -0.0``).
+CHAIN_WIDTH = 88
+
+
+def chain_declarations(fn):
+    """Write each run of top-level constant declarations as one chained assignment per
+    value (``a_bar = b_bar = -0.0``), wrapped at :data:`CHAIN_WIDTH` columns."""
+    body, out, run = fn.body, [], []
+    for s in body + [None]:
+        if s is not None and isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) and _constant(s.value) \
+                and s.targets[0].id not in {t.id for r in run for t in r.targets}:
+            run.append(s)
+            continue
+        out.extend(_chained(run))
+        run = []
+        if s is not None:
+            out.append(s)
+    body[:] = out
+
+
+def _chained(run):
+    groups = {}
+    for s in run:
+        groups.setdefault(ast.dump(s.value), []).append(s)
+    out = []
+    for stmts in groups.values():
+        value = ast.unparse(stmts[0].value)
+        line = None
+        for s in stmts:
+            name = s.targets[0].id
+            if line is not None and len(" = ".join(
+                    [t.id for t in line.targets] + [name, value])) + 4 <= CHAIN_WIDTH:
+                line.targets.append(ast.Name(name, ast.Store()))
+                continue
+            line = ast.Assign(targets=[ast.Name(name, ast.Store())], value=stmts[0].value,
+                              lineno=0)
+            out.append(line)
+    return out
+

@@ -2,9 +2,10 @@
 
 Code is emitted region by region (:mod:`..structure`): a branch becomes ``if``/``else`` up
 to its post-dominator, a loop ``while True`` with ``continue`` on its back edges and
-``break`` on its exits. Before a kept value is overwritten its old value is pushed; where
-arms merge inside a loop, which arm arrived is pushed too (a local where the merge runs
-once per reversal unit); a loop records its iteration count and the exit it took.
+``break`` on its exits (a ``range`` loop left only when exhausted: ``for i in range(n)``).
+Before a kept value is overwritten its old value is pushed; where arms merge inside a
+loop, which arm arrived is pushed too (a local where the merge runs once per reversal
+unit); a loop records its iteration count and the exit it took.
 """
 from numba.core import ir, types
 
@@ -43,6 +44,7 @@ class Forward:
         self.cx = cx
         self.facts = cx.facts
         self.src = cx.src
+        self.plain = set()      # headers of the loops replayed as ``for i in range(n)``
 
     # ------------------------------------------------------------------ regions
     def region(self, L, region):
@@ -163,14 +165,16 @@ class Forward:
                 if len(lp.latches) > 1:
                     self.record(L, "_l%d" % lp.header, lp.latches.index(e[0]),
                                 self.facts.s.enclosing(lp.header), lp.header)
-                L("_n%d += 1" % lp.header)
+                if lp.header not in self.plain:
+                    L("_n%d += 1" % lp.header)
             L("break" if lp is cx.helper_loop else "continue")
             return None
         self.copies(L, e)
         m = R.node_of(e[1])
         ins = R.ins[m]
         if len(ins) > 1:
-            self.record(L, "_c%s" % node_key(m), ins.index(e), cx.region_loops(R), R.entry)
+            self.record(L, "_c%s" % node_key(m), cx.plan.shapes.in_order(R, m).index(e),
+                        cx.region_loops(R), R.entry)
         return m
 
     # ------------------------------------------------------------------ records, pushes
@@ -299,6 +303,60 @@ class Forward:
             L("for %s in range(%s.shape[0]):" % (k, names.bar(name)))
             L("    %s[%s] = 0.0" % (names.bar(name), k))
 
+    # ------------------------------------------------------------------ plain range loops
+    def plain_range(self, lp):
+        """Is ``lp`` a ``for`` loop over a range (or a 1-d array) left only when its range
+        is exhausted, whose header does nothing else that the replay or the sweep could
+        see after the loop? It is then replayed as ``for i in range(n):``, as Numba
+        compiles and the source reads; its count is the range's length."""
+        facts, rl, h = self.facts, lp.range, lp.header
+        R = facts.s.regions[lp]
+        if rl is None or rl.block != h or len(lp.exits) != 1 or lp.exits[0][0] != h \
+                or lp is self.cx.helper_loop or not self.cx.plan.shapes.forward_structured(R):
+            return False
+        term = facts.fir.blocks[h].terminator
+        if not isinstance(term, ir.Branch) or lp.exits[0][1] != term.falsebr \
+                or term.truebr not in lp.blocks:
+            return False
+        made = set()
+        for stmt in facts.fir.blocks[h].body:
+            if isinstance(stmt, ir.Assign) and not (isinstance(stmt.value, ir.Expr)
+                                                    and stmt.value.op == "phi"):
+                if self.cx.value_stack(stmt.target.name) is not None:
+                    return False        # pushed on the exit test too
+                made.add(stmt.target.name)
+        # What the header makes is not read after the loop (its last run is not replayed).
+        for name in made:
+            for label, _ in facts.uses.get(name, ()):
+                if label not in lp.blocks:
+                    return False
+        return not any(isinstance(v, ir.Var) and v.name in made
+                       for _, v in facts.edge_copies(lp.exits[0]))
+
+    def range_loop(self, L, lp):
+        rl = lp.range
+        if rl.array is None and rl.first is not None:     # the index itself
+            L("for %s in range(%s):" % (self.cx.names.n(rl.first), ", ".join(
+                self.src.operand(a) for a in rl.args)))
+        else:
+            L("for %s in range(%s):" % (rl.ctr, rl.len))
+
+    def range_body(self, L, lp):
+        """The header of a plain range loop (its index), then its body."""
+        facts, h, rl = self.facts, lp.header, lp.range
+        R = facts.s.regions[lp]
+        for stmt in facts.fir.blocks[h].body:
+            op = stmt.value.op if isinstance(stmt, ir.Assign) \
+                and isinstance(stmt.value, ir.Expr) else None
+            if op == "pair_second" or (op == "pair_first" and rl.array is None):
+                continue        # the loop's own test, the loop's own variable
+            if not isinstance(stmt, (ir.Jump, ir.Branch, ir.Return)):
+                self.stmt(L, h, stmt)
+        self.plain.add(h)
+        nxt = self.follow(L, R, (h, facts.fir.blocks[h].terminator.truebr))
+        if nxt is not None:
+            self.seq(L, R, nxt, None)
+
     def _bool_of_bool(self, e):
         return (isinstance(e, ir.Expr) and e.op == "call" and len(e.args) == 1
                 and not e.kws and self.facts.resolve_global(e.func) is bool
@@ -346,14 +404,23 @@ class Forward:
         for line in reserve_lines(cx.stack_specs(), lp):    # room for what the loop pushes
             if not cx.fused.replaying:
                 L(line)
-        L("_n%d = 0" % h)
-        L("while True:")
+        plain = self.plain_range(lp)
+        if plain:
+            self.range_loop(L, lp)
+        else:
+            L("_n%d = 0" % h)
+            L("while True:")
         cx.open_loops.append(h)
         with L.indent():
             m = L.mark()
-            self.region(L, self.facts.s.regions[lp])
+            if plain:
+                self.range_body(L, lp)
+            else:
+                self.region(L, self.facts.s.regions[lp])
             L.close_block(m)
         cx.open_loops.pop()
+        if plain:
+            L("_n%d = %s" % (h, lp.range.len))
         loops = self.facts.s.enclosing(h)[1:]
         if len(lp.exits) > 1:
             self.record_after(L, "_x%d" % h, loops, h)

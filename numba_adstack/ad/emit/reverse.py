@@ -10,7 +10,7 @@ each variable holds the value it had at the same point of the replay).
 """
 from numba.core import ir
 
-from ..plan.shapes import ancestors
+from ..plan.shapes import ancestors, join_leaves
 from ..structure import LoopNode, node_key
 from ..typeinfo import array_zero_src, is_float, is_float_array
 from .adjoints import OUT
@@ -66,17 +66,39 @@ class Reverse:
             d = R.idom[n]
             cname = "_c%s" % node_key(n)
             self.record(L, cname, self.cx.region_loops(R), R.entry)
-            for k, e in enumerate(ins):
-                kw = "if" if k == 0 else ("elif" if k < len(ins) - 1 else "else")
-                L("%s %s == %d:" % (kw, cname, k) if kw != "else" else "else:")
-                with L.indent():
-                    m = L.mark()
-                    self.edge(L, e)
-                    p = R.node_of(e[0])
-                    if p != d:
-                        self.seq(L, R, p, d)
-                    L.close_block(m)
+            shapes = self.cx.plan.shapes
+            number = {e: k for k, e in enumerate(shapes.in_order(R, n))}
+            self.join(L, R, shapes.join(R, n), cname, number, d)
             n = d
+
+    def join(self, L, R, tree, cname, number, stop):
+        """Reverse the edges of a join tree (:func:`..plan.shapes.join_tree`) back to
+        ``stop``: one arm per branch, chosen by the range of record numbers it holds;
+        the branch node itself once, after them."""
+        kind = tree[0]
+        if kind == "edge":
+            e = tree[1]
+            self.edge(L, e)
+            p = R.node_of(e[0])
+            if p != stop:
+                self.seq(L, R, p, stop)
+            return
+        arms = [("edge", e) for e in tree[1]] if kind == "flat" else tree[2]
+        b = stop if kind == "flat" else tree[1]
+        for k, arm in enumerate(arms):
+            last = [number[e] for e in join_leaves(arm)]
+            if k == len(arms) - 1:
+                L("else:")
+            else:
+                test = "%s == %d" % (cname, last[0]) if len(last) == 1 \
+                    else "%s <= %d" % (cname, last[-1])
+                L("%s %s:" % ("if" if k == 0 else "elif", test))
+            with L.indent():
+                m = L.mark()
+                self.join(L, R, arm, cname, number, b)
+                L.close_block(m)
+        if b != stop:
+            self.seq(L, R, b, stop)
 
     def region_from(self, L, R, start):
         """Reverse region ``R`` from node ``start`` back to its entry."""
@@ -126,6 +148,7 @@ class Reverse:
             return
         cname = "_c%s" % node_key(n)
         self.record(L, cname, self.cx.region_loops(R), R.entry)
+        ins = self.cx.plan.shapes.in_order(R, n)
         for k, e in enumerate(ins):
             kw = "if" if k == 0 else ("elif" if k < len(ins) - 1 else "else")
             L("%s %s == %d:" % (kw, cname, k) if kw != "else" else "else:")
@@ -133,10 +156,13 @@ class Reverse:
                 self.edge(L, e)
                 L("%s = %s" % (var, self.state(R, R.node_of(e[0]))))
 
-    def record(self, L, name, loops, block):
-        """Pop a control-flow record made in a loop of its unit (a local otherwise)."""
+    def record(self, L, name, loops, block, into=None):
+        """Pop a control-flow record made in a loop of its unit (a local otherwise) into
+        ``into`` (its own name by default); whether it popped."""
         if self.cx.plan.sites.site_loops(loops, block):
-            L("%s = pop(%s)" % (name, self.cx.record_stack(name)))
+            L("%s = pop(%s)" % (into or name, self.cx.record_stack(name)))
+            return True
+        return False
 
     def node(self, L, R, n):
         cx = self.cx
@@ -186,6 +212,13 @@ class Reverse:
                 L("_n%d = len(range(%s))" % (h, ", ".join(cx.adjoints.ref(a)
                                                           for a in lp.range.args)))
         else:
+            straight = cx.plan.shapes.straight_exits(lp)
+            # An entered loop counts down its count at once: pop it there.
+            if not straight and self.record(L, "_n%d" % h, loops, h, into="_m%d" % h):
+                if len(lp.exits) > 1:
+                    self.record(L, "_x%d" % h, loops, h)
+                self.entered_loop(L, lp, counted=True)
+                return
             self.record(L, "_n%d" % h, loops, h)
         if len(lp.exits) > 1:
             self.record(L, "_x%d" % h, loops, h)
@@ -246,16 +279,18 @@ class Reverse:
                 self.edge(L, (latch, h))
                 L("%s = %s" % (var, self.state(Rl, Rl.node_of(latch))))
 
-    def entered_loop(self, L, lp):
+    def entered_loop(self, L, lp, counted=False):
         """One copy of the body's reverse serves the partial last iteration and the full
         ones: each pass enters it at the node its iteration ended on (an exit, then a back
-        edge), then reverses the back edge before the pass for the iteration before."""
+        edge), then reverses the back edge before the pass for the iteration before.
+        ``counted``: its count is in ``_m<header>`` already."""
         h = lp.header
         Rl = self.facts.s.regions[lp]
         var = self.state_var(Rl)
         srcs = [Rl.node_of(src) for src, _ in lp.exits]
         mvar = "_m%d" % h
-        L("%s = _n%d" % (mvar, h))
+        if not counted:
+            L("%s = _n%d" % (mvar, h))
         if len(srcs) == 1:
             L("%s = %s" % (var, self.state(Rl, srcs[0])))
         else:

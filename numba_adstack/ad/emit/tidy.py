@@ -5,7 +5,11 @@ IR has them. A variable assigned once and read once, by a later statement of the
 block, is folded into that read (``y = a * b + c``) when nothing in between can change
 what its expression reads. The backward then reads like code written by hand, and Numba
 has fewer named variables to track (its liveness analysis is quadratic in them).
-Declarations that no read can see go too (:mod:`.declarations`).
+Before that, control flow is made plain (:mod:`.control`: guards one state reaches,
+tails all arms share); then stores no path reads go (a liveness, or where it does not
+follow the code the declarations no read can see, :mod:`.declarations`), copies are
+propagated, and ``g += e`` where ``g`` is known to hold ``-0.0`` becomes ``g = e``
+(:mod:`.peephole`); declarations of one value end up on one line.
 """
 import ast
 import builtins
@@ -14,20 +18,27 @@ import math
 import numpy as np
 
 from ..runtime import PURE, RUNTIME
-from .declarations import drop_unseen_declarations
+from .control import simplify_control
+from .declarations import chain_declarations, drop_unseen_declarations
+from .peephole import assign_onto_zeros, dead_stores, fold_resets, propagate_copies
+from .syntax import walk
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
 STACK_CALLS = {"push", "pop", "top", "clear", "size", "overflowed", "adstack"}
-_PURE_BUILTINS = {bool, float, int, abs, min, max, len, round} | {RUNTIME[n] for n in PURE}
+_PURE_BUILTINS = {bool, float, int, abs, min, max, len, round, range} | {RUNTIME[n] for n in PURE}
 
 
-def tidy(source, namespace):
+def tidy(source, namespace, helpers=()):
     """``source`` with its single-use temporaries folded (see the module docstring);
-    ``namespace`` holds the globals it will run with (to tell pure calls)."""
+    ``namespace`` holds the globals it will run with (to tell pure calls); ``helpers``
+    names the iteration helpers of parallel loops (see :meth:`_Folder.run`)."""
     tree = ast.parse(source)
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
-            _Folder(fn, namespace).run()
+            simplify_control(fn)
+            _Folder(fn, namespace).run(inlined=fn.name in helpers)
+            if fn.name not in helpers:
+                chain_declarations(fn)
     return ast.unparse(tree) + "\n"
 
 
@@ -37,16 +48,30 @@ class _Folder:
         self.namespace = namespace
         self.params = {a.arg for a in fn.args.args}
 
-    def run(self):
+    def run(self, inlined=False):
+        """``inlined``: a parallel loop's iteration helper that Numba inlines into a
+        ``prange`` body. Its adjoints keep their declarations and resets as written: Numba's
+        parfor passes hoist a constant declaration out of the loop, and a value assigned
+        on one path would then reach the next iteration."""
         while True:
             self.stores, self.loads = _count_names(self.fn)
-            if not (self._fold_in(self.fn) | self._drop_dead(self.fn)
-                    | drop_unseen_declarations(self.fn)):
+            if self._fold_in(self.fn) | self._drop_dead(self.fn):
+                continue
+            if inlined:
+                if not drop_unseen_declarations(self.fn):
+                    return
+                continue
+            unread = dead_stores(self.fn)
+            changed = drop_unseen_declarations(self.fn) if unread is None \
+                else self._drop_dead(self.fn, unread)
+            if not (changed | propagate_copies(self.fn, self.stores, self.loads, self.params)
+                    | fold_resets(self.fn) | assign_onto_zeros(self.fn)):
                 return
 
-    def _drop_dead(self, node):
+    def _drop_dead(self, node, unread=()):
         """Remove assignments of pure values to names nothing reads (declarations of
-        records a function never makes, say)."""
+        records a function never makes, say), or to names no path reads afterwards
+        (the statements ``unread`` holds, see :func:`.peephole.dead_stores`)."""
         changed = False
         for field in ("body", "orelse"):
             stmts = getattr(node, field, None)
@@ -56,11 +81,11 @@ class _Folder:
             for s in stmts:
                 if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                         and isinstance(s.targets[0], ast.Name) \
-                        and not self.loads.get(s.targets[0].id) \
+                        and (not self.loads.get(s.targets[0].id) or id(s) in unread) \
                         and s.targets[0].id not in self.params and self._pure(s.value):
                     changed = True
                     continue
-                changed |= self._drop_dead(s)
+                changed |= self._drop_dead(s, unread)
                 keep.append(s)
             stmts[:] = keep or [ast.Pass()]
         return changed
@@ -101,8 +126,8 @@ class _Folder:
     def _fold_one(self, stmts, i):
         s = stmts[i]
         name = s.targets[0].id
-        reads = {n.id for n in ast.walk(s.value) if isinstance(n, ast.Name)}
-        memory = any(isinstance(n, ast.Subscript) for n in ast.walk(s.value))
+        reads = {n.id for n in walk(s.value) if isinstance(n, ast.Name)}
+        memory = any(isinstance(n, ast.Subscript) for n in walk(s.value))
         for j in range(i + 1, len(stmts)):
             use = stmts[j]
             spot = _immediate_load(use, name)
@@ -117,7 +142,7 @@ class _Folder:
 
     def _pure(self, expr):
         """No call in ``expr`` has an effect, and nothing it reads is written by it."""
-        for n in ast.walk(expr):
+        for n in walk(expr):
             if isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.Lambda)):
                 return False
             if isinstance(n, ast.Call) and not self._pure_call(n.func):
@@ -136,7 +161,7 @@ class _Folder:
         return False
 
     def _may_write_memory(self, stmt):
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, (ast.Assign, ast.AugAssign)):
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                 if any(not isinstance(t, ast.Name) for t in targets):
@@ -149,7 +174,7 @@ class _Folder:
 
 def _count_names(fn):
     stores, loads = {}, {}
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Name):
             d = stores if isinstance(n.ctx, ast.Store) else loads
             d[n.id] = d.get(n.id, 0) + 1
@@ -159,11 +184,11 @@ def _count_names(fn):
 
 
 def _mentions(stmt, name):
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt))
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(stmt))
 
 
 def _assigns_any(stmt, names):
-    for n in ast.walk(stmt):
+    for n in walk(stmt):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in names:
             return True
         if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) \
@@ -202,7 +227,7 @@ def _immediate_load(stmt, name):
         root = getattr(stmt, field) if k is None else getattr(stmt, field)[k]
         if _is_load(root, name):
             return _Spot(stmt, field, k)
-        for parent in ast.walk(root):
+        for parent in walk(root):
             for f, value in ast.iter_fields(parent):
                 if _is_load(value, name):
                     return _Spot(parent, f)

@@ -78,6 +78,9 @@ class _Context:
     def stack_specs(self):
         return {}
 
+    def value_stack(self, name):
+        return None     # nothing is kept
+
     def region_loops(self, region):
         return [] if region.loop is None else self.facts.s.enclosing(region.loop.header)
 
