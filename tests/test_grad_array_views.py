@@ -186,3 +186,17 @@ def whole_and_slice_updates(x, n):
 @pytest.mark.parametrize("n", [0, 1, 3])
 def test_whole_array_and_slice_updates_in_one_loop(n):
     check_fd(whole_and_slice_updates, rand(4), n)
+
+
+@nad.grad_jit
+def scaled_by_its_own_sum(u, v):
+    """``u *= c(u)``: the reverse reads the adjoint of ``u`` for ``c`` before scaling it
+    in place, so nothing may move that read past the scaling."""
+    p = 0.5 * u
+    u *= 1.0 + 0.3 * np.tanh(np.sum(0.5 * u))
+    return np.dot(p, u) + 0.3 * np.sum(u) + np.sum(v * u[:3])
+
+
+def test_in_place_scaling_by_a_function_of_the_array():
+    u, v = rand(4), rand(3)
+    check_fd(scaled_by_its_own_sum, u, v)

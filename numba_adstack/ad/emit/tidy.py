@@ -47,6 +47,7 @@ class _Folder:
         self.fn = fn
         self.namespace = namespace
         self.params = {a.arg for a in fn.args.args}
+        self._array_names = None
 
     def run(self, inlined=False):
         """``inlined``: a parallel loop's iteration helper that Numba inlines into a
@@ -55,6 +56,7 @@ class _Folder:
         on one path would then reach the next iteration."""
         while True:
             self.stores, self.loads = _count_names(self.fn)
+            self._array_names = None
             if self._fold_in(self.fn) | self._drop_dead(self.fn):
                 continue
             if inlined:
@@ -127,7 +129,11 @@ class _Folder:
         s = stmts[i]
         name = s.targets[0].id
         reads = {n.id for n in walk(s.value) if isinstance(n, ast.Name)}
-        memory = any(isinstance(n, ast.Subscript) for n in walk(s.value))
+        if self._array_names is None:
+            self._array_names = _maybe_array_names(self.fn)
+        memory = any(isinstance(n, ast.Subscript) or (
+            isinstance(n, ast.Call) and self._reads_arrays(n.func)) for n in walk(s.value)) \
+            or bool(reads & self._array_names)
         for j in range(i + 1, len(stmts)):
             use = stmts[j]
             spot = _immediate_load(use, name)
@@ -136,7 +142,7 @@ class _Folder:
                 del stmts[i]
                 return True
             if _mentions(use, name) or _assigns_any(use, reads) or (
-                    memory and self._may_write_memory(use)):
+                    memory and (self._may_write_memory(use) or self._updates_array(use))):
                 return False
         return False
 
@@ -160,6 +166,22 @@ class _Folder:
                 isinstance(obj, type) and issubclass(obj, np.generic))
         return False
 
+    def _reads_arrays(self, func):
+        """A NumPy function or a method: it may read whole arrays (``np.sum(u_bar * c)``)."""
+        if isinstance(func, ast.Attribute):
+            return not (isinstance(func.value, ast.Name)
+                        and self.namespace.get(func.value.id) is math)
+        return isinstance(func, ast.Name) and isinstance(
+            self.namespace.get(func.id), np.ufunc)
+
+    def _updates_array(self, stmt):
+        """``v += e`` where ``v`` may be an array or a view of one (``_view = u_bar``): an
+        update in place of memory that an expression of whole arrays may read."""
+        if self._array_names is None:
+            self._array_names = _maybe_array_names(self.fn)
+        return any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+                   and n.target.id in self._array_names for n in walk(stmt))
+
     def _may_write_memory(self, stmt):
         for n in walk(stmt):
             if isinstance(n, (ast.Assign, ast.AugAssign)):
@@ -170,6 +192,16 @@ class _Folder:
                     isinstance(n.func, ast.Name) and n.func.id in STACK_CALLS):
                 return True
         return False
+
+
+def _maybe_array_names(fn):
+    """Names ever bound to another name, an element or view, or a call's result: those
+    that may hold an array (scalars are bound to arithmetic and constants)."""
+    names = set(a.arg for a in fn.args.args)
+    for n in walk(fn):
+        if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Name, ast.Subscript, ast.Call)):
+            names.update(t.id for t in n.targets if isinstance(t, ast.Name))
+    return names
 
 
 def _count_names(fn):
