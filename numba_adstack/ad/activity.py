@@ -183,7 +183,11 @@ def _useful(facts, varied):
                 useful_roots.add(facts.array_root(a))
             if is_float_array(facts.ty(name)):
                 useful_roots.add(facts.array_root(name))
-        _grow_useful_copies(facts, varied, useful, useful_roots)
+        # A copy of an array read usefully makes its source read usefully, and a
+        # computed source useful: through the worklist, so that its own operands are.
+        work.extend(_useful_copy_sources(facts, varied, useful_roots))
+        if work:
+            continue
         # A computed array (or a phi of arrays) read usefully (by elements, through
         # views) is useful itself: its adjoint flows on into its operands.
         work.extend(r for r in useful_roots if r in varied and r not in useful
@@ -213,8 +217,10 @@ def _useful(facts, varied):
     return useful, useful_roots
 
 
-def _grow_useful_copies(facts, varied, useful, useful_roots):
-    """A copy of an array read usefully makes its source read usefully."""
+def _useful_copy_sources(facts, varied, useful_roots):
+    """Add the roots of the arrays that useful copies read to ``useful_roots``; return
+    the varied sources (their adjoints flow on into their operands)."""
+    out = []
     grew = True
     while grew:
         grew = False
@@ -225,7 +231,8 @@ def _grow_useful_copies(facts, varied, useful, useful_roots):
                 useful_roots.add(facts.array_root(src.name))
                 grew = True
                 if src.name in varied:
-                    useful.add(src.name)
+                    out.append(src.name)
+    return out
 
 
 # ---------------------------------------------------------------------- array adjoints
