@@ -196,6 +196,16 @@ def _refuse(state, what, loc):
     raise_non_differentiable(state.func_id.func_qualname, what, loc)
 
 
+def _derivative_called(func_ir, expr):
+    """``(h, attribute)`` when ``expr`` calls ``h.grad`` (or another derivative, see
+    :mod:`.jitted`): its jitted form, or the call inside it once inlined."""
+    val = _called_object(func_ir, expr)
+    kind = getattr(val, "_numba_adstack_derivative_call", None)
+    if kind is not None and expr.args:
+        return _constant(func_ir, expr.args[0]), kind
+    return getattr(val, "_numba_adstack_derivative", None)
+
+
 def _refuse_derivative(state, derivative, loc):
     """A call to ``h.grad`` (or ``value_and_grad``, ``vjp_call``, ``jvp``: ``derivative``
     is ``(h, attribute)``, see :mod:`.jitted`) in a function being differentiated: its
@@ -286,8 +296,7 @@ class InlineDispatcherCalls(FunctionPass):
                                       lambda v: _defined_value(fir, v),
                                       lambda v: _tuple_items(fir, v, tuple(state.args)))
                 return [(None, block)]
-            _refuse_derivative(state, getattr(_called_object(fir, e), "_numba_adstack_derivative",
-                                              None), e.loc)
+            _refuse_derivative(state, _derivative_called(fir, e), e.loc)
             callee = _callee_py_func(fir, e, getattr(state.pipeline, "callee_of", None))
             if callee is None:
                 i += 1

@@ -75,7 +75,7 @@ def _make_method(disp, kind):
     fn.__defaults__ = defaults
     fn.__qualname__ = "%s.%s" % (py_func.__qualname__, kind)
     options = {k: v for k, v in disp.backward_options.items() if k not in ("cache",)}
-    m = njit(**options)(fn)
+    m = njit(inline="always", **options)(fn)
     m._numba_adstack_derivative = (disp, kind)
     return m
 
@@ -177,17 +177,17 @@ def _gradient_impl(f, args, with_value):
                            {"_bw": bw.njit_fn})
 
 
-@overload(_grad_call)
+@overload(_grad_call, inline="always")
 def _overload_grad(f, args):
     return _gradient_impl(f, args, False)
 
 
-@overload(_value_and_grad_call)
+@overload(_value_and_grad_call, inline="always")
 def _overload_value_and_grad(f, args):
     return _gradient_impl(f, args, True)
 
 
-@overload(_vjp_call_call)
+@overload(_vjp_call_call, inline="always")
 def _overload_vjp_call(f, args):
     disp = f.dispatcher
     qualname = disp.py_func.__qualname__
@@ -247,7 +247,7 @@ def _cotangent_reads(sig, tree, t, expr, path, reads, checks):
         reads.append(expr if t.layout == "C" else "np.ascontiguousarray(%s)" % expr)
 
 
-@overload(_jvp_call)
+@overload(_jvp_call, inline="always")
 def _overload_jvp(f, args, tangents):
     disp = f.dispatcher
     qualname = disp.py_func.__qualname__
@@ -309,6 +309,8 @@ def _tangent_reads(qualname, tree, value, vt, tangent, tt, name, out, checks):
 
 _CALLS = {"grad": _grad_call, "value_and_grad": _value_and_grad_call,
           "vjp_call": _vjp_call_call, "jvp": _jvp_call}
+for _kind, _call in _CALLS.items():
+    _call._numba_adstack_derivative_call = _kind      # for the capture's refusal
 
 
 # ---------------------------------------------------------------------- typing, lowering

@@ -1,0 +1,168 @@
+"""Gradients called from jitted code, against hand-written gradients.
+
+    python -m benchmarks.bench_from_jit [--quick] [--out DIR]
+
+1. A UMAP-style SGD layout epoch: an embedding of 2,000 points of dimension 16 and 60,000
+   edges; per edge, a jitted loop takes the gradient of the Euclidean distance between the
+   two ends and moves both. Ours calls ``dist.grad`` (``dist`` a ``grad_jit`` function);
+   the twin calls a hand-written ``euclidean_grad``, as UMAP keeps one beside each of its
+   distances. Both loops are the same ``numba.njit`` code; both gradients return two new
+   arrays. The layouts are compared before anything is timed.
+2. The cost of one call from Python: ``dist.grad(x, y)`` on 16-element arrays against a
+   call of the hand-written twin (an ``njit`` function) with the same arguments.
+
+Reported: medians of the runs, and ours over the twin. ``run(quick)`` returns the rows;
+``write_all(rows, out)`` writes ``from_jit.{json,md}``.
+"""
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+import numba_adstack as nad
+
+POINTS, DIM, EDGES = 2_000, 16, 60_000
+QUICK = (200, 16, 2_000)
+
+
+@nad.grad_jit
+def dist(x, y):
+    s = 0.0
+    for i in range(x.shape[0]):
+        d = x[i] - y[i]
+        s += d * d
+    return math.sqrt(s)
+
+
+@numba.njit
+def euclidean_grad(x, y):
+    """The hand-written gradient of ``dist`` with respect to both arguments."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        d = x[i] - y[i]
+        s += d * d
+    r = math.sqrt(s)
+    gx = np.empty_like(x)
+    gy = np.empty_like(y)
+    for i in range(x.shape[0]):
+        g = (x[i] - y[i]) / r
+        gx[i] = g
+        gy[i] = -g
+    return gx, gy
+
+
+@numba.njit
+def epoch_ours(E0, heads, tails, lr):
+    E = E0.copy()
+    for k in range(heads.shape[0]):
+        gx, gy = dist.grad(E[heads[k]], E[tails[k]])
+        E[heads[k]] -= lr * gx
+        E[tails[k]] -= lr * gy
+    return E
+
+
+@numba.njit
+def epoch_hand(E0, heads, tails, lr):
+    E = E0.copy()
+    for k in range(heads.shape[0]):
+        gx, gy = euclidean_grad(E[heads[k]], E[tails[k]])
+        E[heads[k]] -= lr * gx
+        E[tails[k]] -= lr * gy
+    return E
+
+
+def _median(call, repeat, number=1):
+    """Median seconds of one call, over ``repeat`` runs of ``number`` calls after a
+    warm-up."""
+    call()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            call()
+        times.append((time.perf_counter() - t0) / number)
+    return float(np.median(times))
+
+
+def layout_epoch(points, dim, edges, repeat):
+    rng = np.random.default_rng(7)
+    E = rng.standard_normal((points, dim))
+    heads = rng.integers(0, points, edges)
+    tails = (heads + rng.integers(1, points, edges)) % points     # no edge to itself
+    lr = 1e-3
+    ours, hand = epoch_ours(E, heads, tails, lr), epoch_hand(E, heads, tails, lr)
+    if not np.allclose(ours, hand, rtol=1e-12, atol=1e-12):
+        raise AssertionError("the two layouts differ")
+    row = {"case": "UMAP-style layout epoch (%d points, dim %d, %d edges)"
+                   % (points, dim, edges),
+           "ours_s": _median(lambda: epoch_ours(E, heads, tails, lr), repeat),
+           "hand_s": _median(lambda: epoch_hand(E, heads, tails, lr), repeat)}
+    row["ours_over_hand"] = row["ours_s"] / row["hand_s"]
+    row["ours_per_edge_ns"] = 1e9 * row["ours_s"] / edges
+    return row
+
+
+def python_call(dim, repeat, number):
+    rng = np.random.default_rng(8)
+    x, y = rng.standard_normal(dim), rng.standard_normal(dim)
+    got, want = dist.grad(x, y), euclidean_grad(x, y)
+    if not all(np.allclose(g, w, rtol=1e-13) for g, w in zip(got, want)):
+        raise AssertionError("dist.grad differs from euclidean_grad")
+    row = {"case": "one call from Python (%d-element distance)" % dim,
+           "ours_s": _median(lambda: dist.grad(x, y), repeat, number),
+           "hand_s": _median(lambda: euclidean_grad(x, y), repeat, number)}
+    row["ours_over_hand"] = row["ours_s"] / row["hand_s"]
+    return row
+
+
+def run(quick=False):
+    points, dim, edges = QUICK if quick else (POINTS, DIM, EDGES)
+    repeat = 3 if quick else 15
+    return [layout_epoch(points, dim, edges, repeat),
+            python_call(DIM, repeat, 200 if quick else 20_000)]
+
+
+def _time(s):
+    return "%.3g ms" % (1e3 * s) if s >= 1e-4 else "%.3g us" % (1e6 * s)
+
+
+def write_all(rows, out):
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "from_jit.json", out / "from_jit.md"]
+    paths[0].write_text(json.dumps(rows, indent=1) + "\n")
+    lines = ["# Gradients from jitted code", "",
+             "Written by `python -m benchmarks.bench_from_jit`: `dist.grad` of a `grad_jit` "
+             "Euclidean distance against a hand-written `euclidean_grad` (`numba.njit`), "
+             "called per edge from a jitted SGD layout loop and once from Python. Medians of "
+             "the runs (15; one call from Python: the median of 15 runs of 20,000 calls); "
+             "lower ratios are better.", "",
+             "| case | ours (`dist.grad`) | hand-written | ours / hand-written |",
+             "|---|---|---|---|"]
+    for r in rows:
+        lines.append("| %s | %s | %s | %.2f |" % (r["case"], _time(r["ours_s"]),
+                                                  _time(r["hand_s"]), r["ours_over_hand"]))
+    paths[1].write_text("\n".join(lines) + "\n")
+    return paths
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks.bench_from_jit",
+                                description=__doc__)
+    p.add_argument("--quick", action="store_true", help="a small epoch, few repeats")
+    p.add_argument("--out", default=None, help="folder (default: docs/ or build/)")
+    a = p.parse_args(argv)
+    rows = run(a.quick)
+    out = a.out or ("build/benchmarks-quick" if a.quick else "docs")
+    for path in write_all(rows, out):
+        print("wrote", path)
+    for r in rows:
+        print(r)
+
+
+if __name__ == "__main__":
+    main()
