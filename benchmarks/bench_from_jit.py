@@ -146,6 +146,23 @@ def write_all(rows, out):
     for r in rows:
         lines.append("| %s | %s | %s | %.2f |" % (r["case"], _time(r["ours_s"]),
                                                   _time(r["hand_s"]), r["ours_over_hand"]))
+    epoch, call = rows
+    lines += ["", "Goals: the layout epoch within 1.2x of the hand-written gradient: %s "
+              "(%.2f); one call from Python as cheap as the `njit` call of the twin: %s "
+              "(%.2f)." % ("met" if epoch["ours_over_hand"] <= 1.2 else "**missed**",
+                           epoch["ours_over_hand"],
+                           "met" if call["ours_over_hand"] <= 1.1 else "**missed**",
+                           call["ours_over_hand"]),
+              "",
+              "In the jitted loop the call is the backward's own: the attribute's function "
+              "and the per-signature call are inlined into the loop, which calls the "
+              "generated backward directly (%.0f ns per edge, two gradients of 16 elements "
+              "and the update); both gradients run two loops over the elements, and both "
+              "allocate their two result arrays. From "
+              "Python, the call pays for `GradDispatcher.grad` in the interpreter (binding "
+              "the arguments, finding the backward by the arguments' fingerprints, the "
+              "call's error handling) before Numba's own dispatch of the backward." %
+              epoch["ours_per_edge_ns"]]
     paths[1].write_text("\n".join(lines) + "\n")
     return paths
 

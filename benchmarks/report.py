@@ -261,6 +261,8 @@ _OTHER_PAGES = (
      "against hand-written gradients", "python -m benchmarks.bench_real"),
     ("compile.md", "compile.md", "compile time of long branchy functions: the gradient's "
      "first call against the primal's `njit` compile", "python -m benchmarks.bench_compile"),
+    ("from_jit.md", "from_jit.md", "gradients called from jitted code against hand-written "
+     "ones", "python -m benchmarks.bench_from_jit"),
 )
 
 
