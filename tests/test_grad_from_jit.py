@@ -353,3 +353,27 @@ def test_cache_true_caller_loads_the_backward_in_a_new_process(tmp_path):
     second = run()
     # Loaded with the backward's machine code: nothing generated or compiled for it.
     assert second["hits"] == 1 and second["generated"] == 0 and second["error"] < 1e-14
+
+
+@nad.grad_jit(parallel=True)
+def parallel_sum(x, w):
+    s = 0.0
+    for i in numba.prange(x.shape[0]):
+        s += math.sin(x[i] * w)
+    return s
+
+
+@numba.njit
+def call_parallel_sum(x, w):
+    return parallel_sum.value_and_grad(x, w)
+
+
+def test_parallel_function_called_from_jitted_code():
+    """Its serial backward from jitted code, its parallel one from Python: one result."""
+    x = np.linspace(0.0, 1.0, 500)
+    value, grads = call_parallel_sum(x, 1.3)
+    want = parallel_sum.value_and_grad(x, 1.3)
+    assert value == pytest.approx(want[0], rel=1e-13)
+    _assert_same(grads, want[1], rtol=1e-12)
+    np.testing.assert_allclose(grads[0], 1.3 * np.cos(1.3 * x), rtol=1e-13)
+    assert grads[1] == pytest.approx(np.sum(x * np.cos(1.3 * x)), rel=1e-12)
