@@ -1,6 +1,13 @@
 """PyTorch and JAX interop (``numba_adstack.torch``, ``numba_adstack.jax``): gradients through
 ``.backward()``, ``jax.grad`` and ``jax.jit`` against finite differences and the
 libraries' own gradient checks. Skipped where a library is missing."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,6 +16,7 @@ from funcval_helpers import fd_tree
 from test_vjp import nested, polar, trajectory
 
 STATE = np.array([1.0, 0.2])
+RNG = np.random.default_rng(20)
 
 
 def fd_loss(k, c, state, steps):
@@ -91,6 +99,103 @@ def test_jax_float32_by_default():
         assert g.dtype == jnp.float32
         want = 2.0 * np.cos(np.asarray(theta)) + np.sin(np.asarray(theta))
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5)
+
+
+INTEROP_MD = Path(__file__).resolve().parent.parent / "docs" / "interop.md"
+
+
+def interop_code():
+    text = INTEROP_MD.read_text()
+    return "\n".join(re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL))
+
+
+def test_jax_documented_example_on_a_default_install():
+    """The page's code as written, in a fresh process where JAX computes in float32: the
+    float64 output of ``trajectory`` reaches JAX as float32 and its float32 cotangent is
+    converted back. Against finite differences of the pure-Python function."""
+    pytest.importorskip("jax")
+    report = ("\nimport json\nprint(json.dumps({'x64': jax.config.jax_enable_x64, "
+              "'dtype': str(dk.dtype), 'dk': float(dk), 'ds': [float(v) for v in ds], "
+              "'dks': [float(v) for v in dks]}))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    root = str(INTEROP_MD.parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+    r = subprocess.run([sys.executable, "-c", interop_code() + report], capture_output=True,
+                       text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["x64"] is False and got["dtype"] == "float32"
+    ns = {}
+    exec(re.findall(r"^```python\n(.*?)^```", INTEROP_MD.read_text(),
+                    re.MULTILINE | re.DOTALL)[0], ns)
+    py = ns["trajectory"].py_func
+
+    def fd_at(k):
+        return fd_tree(lambda k, s: float(np.sum(py(k, s, 50) ** 2)),
+                       (k, np.array([1.0, 0.0])))
+    want = fd_at(3.0)
+    np.testing.assert_allclose(got["dk"], want[0], rtol=1e-5)
+    np.testing.assert_allclose(got["ds"], want[1], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got["dks"], [fd_at(k)[0] for k in (2.0, 3.0, 4.0)],
+                               rtol=1e-5)
+
+
+def test_jax_float64_output_in_float32_mode():
+    """A float64 output (``np.empty`` in ``trajectory``) under float32 JAX: float32 to JAX,
+    the gradient against finite differences."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    import numba_adstack.jax as naj
+
+    traj = naj.function(trajectory, static_argnums=3)
+    with jax.enable_x64(False):
+        s = jnp.array(STATE)
+        assert traj(3.0, 0.4, s, 8).dtype == jnp.float32
+        got = jax.grad(lambda k, c, s: jnp.sum(traj(k, c, s, 8) ** 2), argnums=(0, 1, 2))(
+            3.0, 0.4, s)
+    assert got[2].dtype == jnp.float32
+    want = fd_loss(3.0, 0.4, np.asarray(s, np.float64), 8)
+    np.testing.assert_allclose([float(got[0]), float(got[1])], want[:2], rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(got[2]), want[2], rtol=1e-5)
+
+
+def test_jax_vmap_values_gradients_and_jacrev():
+    """``jax.vmap`` of the function and of its gradient, mapped and unmapped arguments,
+    nested maps, and ``jax.jacrev`` (a map over the pullback): against single calls and
+    finite differences."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    import numba_adstack.jax as naj
+
+    traj = naj.function(trajectory, static_argnums=3)
+    ks, cs = np.array([2.0, 3.0, 4.5]), np.array([0.1, 0.4, 0.2])
+    states = np.array([[1.0, 0.2], [0.5, -0.1], [-0.3, 0.7]])
+    with jax.enable_x64(True):
+        out = jax.vmap(lambda k, s: traj(k, 0.4, s, 6))(jnp.array(ks), jnp.array(states))
+        for b in range(3):
+            np.testing.assert_array_equal(np.asarray(out[b]),
+                                          trajectory(ks[b], 0.4, states[b].copy(), 6))
+        loss = jax.grad(lambda k, c, s: jnp.sum(traj(k, c, s, 6) ** 2), argnums=(0, 1, 2))
+        # every argument mapped; then the state shared (not mapped), under jit
+        got = jax.vmap(loss)(jnp.array(ks), jnp.array(cs), jnp.array(states))
+        shared = jax.jit(jax.vmap(loss, in_axes=(0, 0, None)))(
+            jnp.array(ks), jnp.array(cs), jnp.array(STATE))
+        for b in range(3):
+            want = fd_loss(ks[b], cs[b], states[b], 6)
+            np.testing.assert_allclose([got[0][b], got[1][b]], want[:2], rtol=1e-6)
+            np.testing.assert_allclose(np.asarray(got[2][b]), want[2], rtol=1e-6)
+            want = fd_loss(ks[b], cs[b], STATE, 6)
+            np.testing.assert_allclose([shared[0][b], shared[1][b]], want[:2], rtol=1e-6)
+            np.testing.assert_allclose(np.asarray(shared[2][b]), want[2], rtol=1e-6)
+        jac = jax.jacrev(lambda s: traj(3.0, 0.4, s, 6))(jnp.array(STATE))
+        want = np.stack([fd_tree(lambda s: float(trajectory.py_func(3.0, 0.4, s, 6)[i]),
+                                 (STATE,))[0] for i in np.ndindex(6, 2)]).reshape(6, 2, 2)
+        np.testing.assert_allclose(np.asarray(jac), want, rtol=1e-6, atol=1e-9)
+        p = naj.function(polar)
+        r, theta = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((2, 3, 4))
+        g = jax.vmap(jax.vmap(jax.grad(lambda r, t: jnp.sum(p(r, t)[1]), argnums=1)))(
+            jnp.array(r), jnp.array(theta))
+        np.testing.assert_allclose(np.asarray(g), r * np.cos(theta), rtol=1e-12)
 
 
 # ---------------------------------------------------------------------- the worked example
