@@ -64,6 +64,67 @@ def test_torch_float32():
     np.testing.assert_allclose(r.grad.numpy(), want, rtol=1e-6)
 
 
+def test_torch_second_derivatives_gradgradcheck():
+    """Double backward (f.hvp and f.jvp underneath) against PyTorch's finite differences
+    of the gradient: scalar and array arguments, a tuple output, a nested tuple with an
+    integer output, float32 against float64."""
+    torch = pytest.importorskip("torch")
+    import numba_adstack.torch as nat
+
+    k = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    c = torch.tensor(0.4, dtype=torch.float64, requires_grad=True)
+    s = torch.tensor(STATE, requires_grad=True)
+    traj = nat.function(trajectory)
+    assert torch.autograd.gradgradcheck(lambda k, c, s: traj(k, c, s, 5), (k, c, s))
+    r = torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64, requires_grad=True)
+    theta = torch.tensor([0.1, 1.2, -0.7], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradgradcheck(nat.function(polar), (r, theta))
+    assert torch.autograd.gradgradcheck(
+        lambda x, a: (lambda o: (o[0][0], o[0][1][0], o[1]))(nat.function(nested)(x, a)),
+        (k, r))
+
+    def second(r, theta):
+        x, y = nat.function(polar)(r, theta)
+        g = torch.autograd.grad((x * y).sum(), (r, theta), create_graph=True)
+        return torch.autograd.grad(g[0].sum() + 2.0 * g[1].sum(), (r, theta))
+    want = second(r, theta)
+    got = second(*[t.detach().float().requires_grad_() for t in (r, theta)])
+    for g, w in zip(got, want):
+        assert g.dtype == torch.float32
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_torch_documented_second_derivative_and_third_refused():
+    """The page's PyTorch block: its first derivatives against finite differences of the
+    function, its Hessian row against finite differences of the gradient; a third
+    derivative raises ThirdDerivativeError (not a silently partial value)."""
+    torch = pytest.importorskip("torch")
+    from numba_adstack.errors import ThirdDerivativeError
+
+    ns = {}
+    exec(interop_code("torch"), ns)
+    want = doc_loss_grad(3.0, [1.0, 0.0])
+    np.testing.assert_allclose(ns["dk"].item(), want[0], rtol=1e-6)
+    np.testing.assert_allclose(ns["ds"].detach().numpy(), want[1], rtol=1e-6, atol=1e-7)
+
+    def grad_k(k, s):
+        kt = torch.tensor(k, dtype=torch.float64, requires_grad=True)
+        st = torch.tensor(s, dtype=torch.float64, requires_grad=True)
+        return torch.autograd.grad((ns["traj_t"](kt, st, 50) ** 2).sum(), kt)[0].item()
+    h, s0 = 1e-6, np.array([1.0, 0.0])
+    np.testing.assert_allclose(ns["d2k"].item(),
+                               (grad_k(3.0 + h, s0) - grad_k(3.0 - h, s0)) / (2 * h), rtol=1e-5)
+    fd_row = [(grad_k(3.0, s0 + h * e) - grad_k(3.0, s0 - h * e)) / (2 * h) for e in np.eye(2)]
+    np.testing.assert_allclose(ns["d2s"].numpy(), fd_row, rtol=1e-5, atol=1e-6)
+
+    k, s = ns["k"], ns["s"]
+    loss = (ns["traj_t"](k, s, 50) ** 2).sum()
+    dk, = torch.autograd.grad(loss, k, create_graph=True)
+    d2k, = torch.autograd.grad(dk, k, create_graph=True)
+    with pytest.raises(ThirdDerivativeError, match=r"trajectory .*third order"):
+        torch.autograd.grad(d2k, k)
+
+
 # ---------------------------------------------------------------------- JAX
 def test_jax_grad_inside_jit_and_check_grads():
     jax = pytest.importorskip("jax")
@@ -104,9 +165,25 @@ def test_jax_float32_by_default():
 INTEROP_MD = Path(__file__).resolve().parent.parent / "docs" / "interop.md"
 
 
-def interop_code():
-    text = INTEROP_MD.read_text()
-    return "\n".join(re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL))
+def interop_blocks():
+    """The page's Python blocks: the vjp example, then PyTorch's and JAX's."""
+    return re.findall(r"^```python\n(.*?)^```", INTEROP_MD.read_text(), re.MULTILINE | re.DOTALL)
+
+
+def interop_code(library):
+    """The vjp example and the block that imports ``library``, as one program."""
+    first, *rest = interop_blocks()
+    block, = [b for b in rest if re.search(r"^import %s" % library, b, re.MULTILINE)]
+    return first + block
+
+
+def doc_loss_grad(k, s):
+    """The gradient of the page's loss ``sum(trajectory(k, s, 50) ** 2)``, by finite
+    differences of the pure-Python function."""
+    ns = {}
+    exec(interop_blocks()[0], ns)
+    py = ns["trajectory"].py_func
+    return fd_tree(lambda k, s: float(np.sum(py(k, s, 50) ** 2)), (k, np.asarray(s, float)))
 
 
 def test_jax_documented_example_on_a_default_install():
@@ -120,24 +197,16 @@ def test_jax_documented_example_on_a_default_install():
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
     root = str(INTEROP_MD.parent.parent)
     env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
-    r = subprocess.run([sys.executable, "-c", interop_code() + report], capture_output=True,
-                       text=True, env=env, timeout=600)
+    r = subprocess.run([sys.executable, "-c", interop_code("jax") + report],
+                       capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-4000:]
     got = json.loads(r.stdout.strip().splitlines()[-1])
     assert got["x64"] is False and got["dtype"] == "float32"
-    ns = {}
-    exec(re.findall(r"^```python\n(.*?)^```", INTEROP_MD.read_text(),
-                    re.MULTILINE | re.DOTALL)[0], ns)
-    py = ns["trajectory"].py_func
-
-    def fd_at(k):
-        return fd_tree(lambda k, s: float(np.sum(py(k, s, 50) ** 2)),
-                       (k, np.array([1.0, 0.0])))
-    want = fd_at(3.0)
+    want = doc_loss_grad(3.0, [1.0, 0.0])
     np.testing.assert_allclose(got["dk"], want[0], rtol=1e-5)
     np.testing.assert_allclose(got["ds"], want[1], rtol=1e-5, atol=1e-4)
-    np.testing.assert_allclose(got["dks"], [fd_at(k)[0] for k in (2.0, 3.0, 4.0)],
-                               rtol=1e-5)
+    np.testing.assert_allclose(got["dks"], [doc_loss_grad(k, [1.0, 0.0])[0]
+                                            for k in (2.0, 3.0, 4.0)], rtol=1e-5)
 
 
 def test_jax_float64_output_in_float32_mode():
