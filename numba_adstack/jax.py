@@ -118,6 +118,9 @@ def _over_batch(one, values, ndims, spec_leaves):
     """``one(values)`` (a list of leaves) as arrays of ``spec_leaves``' shapes and dtypes;
     under ``jax.vmap``, once per element of the leading batch axes of ``values`` (those
     beyond ``ndims``; an axis of size 1 is an unbatched operand, broadcast)."""
+    # The callback gets JAX arrays: as NumPy arrays (no copy on the CPU), an element is a
+    # view, not a JAX operation.
+    values = [np.asarray(v) for v in values]
     extra = {np.ndim(v) - n for v, n in zip(values, ndims)}
     if extra in (set(), {0}):
         return [_leaf(v, s) for v, s in zip(one(values), spec_leaves)]
