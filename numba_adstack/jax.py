@@ -15,8 +15,8 @@ returning one) gives them instead. The dtypes are JAX's canonical ones: without
 float32 too, is converted back to float64 for ``f.vjp_call``.
 
 Under ``jax.vmap`` each callback receives the whole batch (``vmap_method="expand_dims"``:
-unbatched operands keep a leading axis of size 1) and loops over it on the host, calling
-``f`` or ``f.vjp_call`` once per element.
+unbatched operands keep a leading axis of size 1) and runs it in one Numba loop that
+calls ``f``, or the backward of its vjp, once per element (:mod:`.jax_batch`).
 """
 import functools
 
@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import jax_batch
 from .ad.vjp import signature_for
 
 __all__ = ["function"]
@@ -60,7 +61,9 @@ def function(f, static_argnums=(), result_shape=None):
             return jax.tree_util.tree_leaves(out)
 
         def host(*values):
-            leaves = _over_batch(one, values, [np.ndim(a) for a in dynamic], spec_leaves)
+            leaves = _over_batch(one, values, [np.ndim(a) for a in dynamic], spec_leaves,
+                                 lambda ops, n: jax_batch.primal(f, args, static, ops, n,
+                                                                 spec_leaves))
             return jax.tree_util.tree_unflatten(tree, leaves)
         return jax.pure_callback(host, spec, *dynamic, vmap_method="expand_dims")
 
@@ -102,7 +105,10 @@ def function(f, static_argnums=(), result_shape=None):
         ndims = [np.ndim(a) for a in dynamic] + [len(spec_leaves[k].shape) for k in floating]
 
         def host(*values):
-            return tuple(_over_batch(one, values, ndims, in_spec))
+            return tuple(_over_batch(
+                one, values, ndims, in_spec,
+                lambda ops, n: jax_batch.vjp(f, args, static, ops[:len(dynamic)],
+                                             ops[len(dynamic):], n, in_spec, diff)))
         got = iter(jax.pure_callback(host, tuple(in_spec), *dynamic,
                                      *[g_leaves[k] for k in floating],
                                      vmap_method="expand_dims"))
@@ -114,10 +120,12 @@ def function(f, static_argnums=(), result_shape=None):
     return fn
 
 
-def _over_batch(one, values, ndims, spec_leaves):
-    """``one(values)`` (a list of leaves) as arrays of ``spec_leaves``' shapes and dtypes;
-    under ``jax.vmap``, once per element of the leading batch axes of ``values`` (those
-    beyond ``ndims``; an axis of size 1 is an unbatched operand, broadcast)."""
+def _over_batch(one, values, ndims, spec_leaves, loop):
+    """``one(values)`` (a list of leaves) as arrays of ``spec_leaves``' shapes and dtypes.
+    Under ``jax.vmap``, ``values`` have leading batch axes beyond ``ndims`` (of size 1
+    for an operand not mapped): they are collapsed into one, and ``loop(operands, n)``
+    runs the batch in Numba (:mod:`.jax_batch`), or, where it returns None, ``one`` runs
+    once per element."""
     # The callback gets JAX arrays: as NumPy arrays (no copy on the CPU), an element is a
     # view, not a JAX operation.
     values = [np.asarray(v) for v in values]
@@ -126,17 +134,24 @@ def _over_batch(one, values, ndims, spec_leaves):
         return [_leaf(v, s) for v, s in zip(one(values), spec_leaves)]
     nb, = extra
     batch = np.broadcast_shapes(*[np.shape(v)[:nb] for v in values])
-    out = [np.empty(batch + tuple(s.shape), s.dtype) for s in spec_leaves]
-    for index in np.ndindex(*batch):
-        at = [v[tuple(i if n > 1 else 0 for i, n in zip(index, np.shape(v)[:nb]))]
-              for v in values]
-        for o, v, s in zip(out, one(at), spec_leaves):
-            o[index] = _leaf(v, s)
-    return out
+    n = int(np.prod(batch))
+    operands = [v.reshape((1,) + v.shape[nb:]) if v.shape[:nb] == (1,) * nb else
+                np.broadcast_to(v, batch + v.shape[nb:]).reshape((n,) + v.shape[nb:])
+                for v in values]
+    out = loop(operands, n)
+    if out is None:
+        out = [np.empty((n,) + tuple(s.shape), s.dtype) for s in spec_leaves]
+        for b in range(n):
+            for o, v, s in zip(out, one([v[b % v.shape[0]] for v in operands]), spec_leaves):
+                o[b] = _leaf(v, s)
+    return [o.reshape(batch + tuple(s.shape)) for o, s in zip(out, spec_leaves)]
 
 
 def _leaf(v, s):
-    return np.asarray(v, s.dtype).reshape(s.shape)
+    v = np.asarray(v, s.dtype)
+    if v.shape != tuple(s.shape):
+        raise ValueError(jax_batch.SHAPE_ERROR)
+    return v
 
 
 def _merge(args, static, values):

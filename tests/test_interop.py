@@ -228,13 +228,26 @@ def test_jax_float64_output_in_float32_mode():
     np.testing.assert_allclose(np.asarray(got[2]), want[2], rtol=1e-5)
 
 
-def test_jax_vmap_values_gradients_and_jacrev():
+@pytest.mark.parametrize("numba_loop", [True, False], ids=["numba-loop", "python-loop"])
+def test_jax_vmap_values_gradients_and_jacrev(numba_loop, monkeypatch):
     """``jax.vmap`` of the function and of its gradient, mapped and unmapped arguments,
     nested maps, and ``jax.jacrev`` (a map over the pullback): against single calls and
-    finite differences."""
+    finite differences; the batch run in one Numba loop, and once per element from
+    Python (where the loop cannot be used)."""
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
     import numba_adstack.jax as naj
+    from numba_adstack import jax_batch
+    from test_vjp import squares_in_place
+
+    looped = set()
+    for name in ("primal", "vjp"):
+        def spy(*a, _name=name, _run=getattr(jax_batch, name)):
+            out = _run(*a) if numba_loop else None
+            if out is not None:
+                looped.add(_name)
+            return out
+        monkeypatch.setattr(jax_batch, name, spy)
 
     traj = naj.function(trajectory, static_argnums=3)
     ks, cs = np.array([2.0, 3.0, 4.5]), np.array([0.1, 0.4, 0.2])
@@ -265,6 +278,30 @@ def test_jax_vmap_values_gradients_and_jacrev():
         g = jax.vmap(jax.vmap(jax.grad(lambda r, t: jnp.sum(p(r, t)[1]), argnums=1)))(
             jnp.array(r), jnp.array(theta))
         np.testing.assert_allclose(np.asarray(g), r * np.cos(theta), rtol=1e-12)
+        # a nested tuple with an integer output, the float argument shared
+        n = naj.function(nested)
+        a = RNG.standard_normal((4, 3))
+        vals = jax.vmap(n, in_axes=(None, 0))(1.3, jnp.array(a))
+        ct_m = RNG.standard_normal((2, 3))
+        loss = jax.grad(lambda x, a: (lambda o: 0.7 * o[0][0] + jnp.sum(ct_m * o[0][1][0])
+                                      - 1.5 * o[1])(n(x, a)), argnums=(0, 1))
+        grads = jax.vmap(loss, in_axes=(None, 0))(1.3, jnp.array(a))
+        for b in range(4):
+            want = nested(1.3, a[b])
+            np.testing.assert_allclose(np.asarray(vals[0][0][b]), want[0][0], rtol=1e-14)
+            np.testing.assert_allclose(np.asarray(vals[0][1][0][b]), want[0][1][0], rtol=1e-14)
+            assert int(vals[0][1][1][b]) == 3
+            fd = fd_tree(lambda x, a: (lambda o: 0.7 * o[0][0] + np.sum(ct_m * o[0][1][0])
+                                       - 1.5 * o[1])(nested.py_func(x, a)), (1.3, a[b]))
+            np.testing.assert_allclose(float(grads[0][b]), fd[0], rtol=1e-6)
+            np.testing.assert_allclose(np.asarray(grads[1][b]), fd[1], rtol=1e-6, atol=1e-9)
+        # a function writing into its argument: each element on its own copy
+        xs = RNG.standard_normal((3, 4))
+        sq = naj.function(squares_in_place)
+        np.testing.assert_allclose(np.asarray(jax.vmap(sq)(jnp.array(xs))), xs ** 2)
+        g = jax.vmap(jax.grad(lambda x: jnp.sum(sq(x) * jnp.arange(4.0))))(jnp.array(xs))
+        np.testing.assert_allclose(np.asarray(g), 2.0 * xs * np.arange(4.0), rtol=1e-14)
+    assert looped == ({"primal", "vjp"} if numba_loop else set())
 
 
 # ---------------------------------------------------------------------- the worked example
@@ -316,6 +353,13 @@ def test_jax_result_shape_given():
             p = naj.function(polar, result_shape=shape)
             g = jax.jit(jax.grad(lambda r, t: jnp.sum(p(r, t)[1])))(r, theta)
             np.testing.assert_allclose(np.asarray(g), np.sin(np.asarray(theta)), rtol=1e-12)
+        # a shape other than the one declared: an error, alone and under vmap, not a
+        # reshaped or broadcast value
+        wrong = jax.ShapeDtypeStruct((1,), jnp.float64)
+        p = naj.function(polar, result_shape=(wrong, wrong))
+        for fn, x in ((p, r), (jax.vmap(p), jnp.stack([r, r]))):
+            with pytest.raises(Exception, match="shape other than the one given to JAX"):
+                jax.block_until_ready(fn(x, x))
 
 
 @nad.grad_jit
