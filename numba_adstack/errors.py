@@ -33,6 +33,11 @@ class AdjointArgumentError(AdStackError, TypeError):
     """Call time: the adjoint arguments of a backward call have the wrong count, shape or dtype."""
 
 
+class ThirdDerivativeError(AdStackError, NotImplementedError):
+    """Backward time: a third derivative through ``numba_adstack.torch.function``, whose
+    first and second derivatives only are defined."""
+
+
 class AdStackCacheWarning(NumbaWarning):
     """A gradient cache entry was unreadable or could not be written: the gradient was
     compiled again (or is not cached), and the result is unaffected."""

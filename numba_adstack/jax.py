@@ -1,22 +1,31 @@
 """JAX interop: a ``grad_jit`` function as a ``jax.custom_vjp`` over ``jax.pure_callback``.
 
 ``numba_adstack.jax.function(f)`` returns a JAX function: it may be called inside
-``jax.jit``, ``jax.grad`` and ``jax.vjp``. Its forward is ``f`` run on the host through
-``jax.pure_callback``, its reverse ``f.vjp_call`` with JAX's cotangent. Arguments listed in
-``static_argnums`` (integers such as a number of steps) are passed to ``f`` as they are
-and are not differentiated. Install with ``pip install numba_adstack[jax]``.
+``jax.jit``, ``jax.grad``, ``jax.vjp`` and ``jax.vmap``. Its forward is ``f`` run on the
+host through ``jax.pure_callback``, its reverse ``f.vjp_call`` with JAX's cotangent.
+Arguments listed in ``static_argnums`` (integers such as a number of steps) are passed to
+``f`` as they are and are not differentiated. Install with ``pip install numba_adstack[jax]``.
 
 ``pure_callback`` needs the output's shapes and dtypes while JAX traces: by default they
 are found by running ``f`` once on arrays of ones of the arguments' shapes and dtypes (so
 the shapes of the output may depend on those shapes and on the static arguments only);
 ``result_shape`` (a ``jax.ShapeDtypeStruct`` tree, or a function of the arguments
-returning one) gives them instead.
+returning one) gives them instead. The dtypes are JAX's canonical ones: without
+``jax_enable_x64`` a float64 output of ``f`` reaches JAX as float32, and its cotangent,
+float32 too, is converted back to float64 for ``f.vjp_call``.
+
+Under ``jax.vmap`` each callback receives the whole batch (``vmap_method="expand_dims"``:
+unbatched operands keep a leading axis of size 1) and runs it in one Numba loop that
+calls ``f``, or the backward of its vjp, once per element (:mod:`.jax_batch`).
 """
 import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from . import jax_batch
+from .ad.vjp import signature_for
 
 __all__ = ["function"]
 
@@ -45,11 +54,18 @@ def function(f, static_argnums=(), result_shape=None):
     def run(args):
         spec = output_shape(args)
         dynamic = [a for k, a in enumerate(args) if k not in static]
+        spec_leaves, tree = jax.tree_util.tree_flatten(spec)
+
+        def one(values):
+            out = f(*_host_args(_merge(args, static, values), static))
+            return jax.tree_util.tree_leaves(out)
 
         def host(*values):
-            out = f(*_host_args(_merge(args, static, values), static))
-            return jax.tree_util.tree_map(lambda s, v: np.asarray(v, s.dtype), spec, out)
-        return jax.pure_callback(host, spec, *dynamic)
+            leaves = _over_batch(one, values, [np.ndim(a) for a in dynamic], spec_leaves,
+                                 lambda ops, n: jax_batch.primal(f, args, static, ops, n,
+                                                                 spec_leaves))
+            return jax.tree_util.tree_unflatten(tree, leaves)
+        return jax.pure_callback(host, spec, *dynamic, vmap_method="expand_dims")
 
     @functools.partial(jax.custom_vjp, nondiff_argnums=static)
     def fn(*args):
@@ -68,29 +84,74 @@ def function(f, static_argnums=(), result_shape=None):
         # Cotangents for the float arguments; the others (integers) get None, JAX's zero.
         diff = [j for j, a in enumerate(dynamic)
                 if jnp.issubdtype(jnp.result_type(a), jnp.floating)]
-        in_spec = tuple(jax.ShapeDtypeStruct(np.shape(dynamic[j]), jnp.result_type(dynamic[j]))
-                        for j in diff)
+        in_spec = [jax.ShapeDtypeStruct(np.shape(dynamic[j]), jnp.result_type(dynamic[j]))
+                   for j in diff]
 
-        def host(*values):
+        def one(values):
             vals, gs = values[:len(dynamic)], values[len(dynamic):]
             flat = [None] * len(spec_leaves)
             for k, v in zip(floating, gs):
                 flat[k] = np.asarray(v) if np.ndim(v) else float(v)
-            cotangent = jax.tree_util.tree_unflatten(tree, flat)
             full = _host_args(_merge(args, static, vals), static)
+            # JAX's cotangent has the output's canonical dtype (float32 without
+            # jax_enable_x64); f.vjp_call takes the dtype f returns.
+            cotangent = signature_for(f, full).cast_cotangent(
+                jax.tree_util.tree_unflatten(tree, flat))
             cts = f.vjp_call(*full, cotangent)
             dyn_cts = [c for k, c in enumerate(cts) if k not in static]
-            return tuple(np.zeros(s.shape, s.dtype) if dyn_cts[j] is None else
-                         np.asarray(dyn_cts[j], s.dtype).reshape(s.shape)
-                         for s, j in zip(in_spec, diff))
-        got = iter(jax.pure_callback(host, in_spec, *dynamic,
-                                     *[g_leaves[k] for k in floating]))
+            return [np.zeros(s.shape, s.dtype) if dyn_cts[j] is None else dyn_cts[j]
+                    for s, j in zip(in_spec, diff)]
+
+        ndims = [np.ndim(a) for a in dynamic] + [len(spec_leaves[k].shape) for k in floating]
+
+        def host(*values):
+            return tuple(_over_batch(
+                one, values, ndims, in_spec,
+                lambda ops, n: jax_batch.vjp(f, args, static, ops[:len(dynamic)],
+                                             ops[len(dynamic):], n, in_spec, diff)))
+        got = iter(jax.pure_callback(host, tuple(in_spec), *dynamic,
+                                     *[g_leaves[k] for k in floating],
+                                     vmap_method="expand_dims"))
         return tuple(next(got) if j in diff else None for j in range(len(dynamic)))
 
     fn.defvjp(fwd, bwd)
     functools.update_wrapper(fn, f.py_func)
     fn.__qualname__ = name
     return fn
+
+
+def _over_batch(one, values, ndims, spec_leaves, loop):
+    """``one(values)`` (a list of leaves) as arrays of ``spec_leaves``' shapes and dtypes.
+    Under ``jax.vmap``, ``values`` have leading batch axes beyond ``ndims`` (of size 1
+    for an operand not mapped): they are collapsed into one, and ``loop(operands, n)``
+    runs the batch in Numba (:mod:`.jax_batch`), or, where it returns None, ``one`` runs
+    once per element."""
+    # The callback gets JAX arrays: as NumPy arrays (no copy on the CPU), an element is a
+    # view, not a JAX operation.
+    values = [np.asarray(v) for v in values]
+    extra = {np.ndim(v) - n for v, n in zip(values, ndims)}
+    if extra in (set(), {0}):
+        return [_leaf(v, s) for v, s in zip(one(values), spec_leaves)]
+    nb, = extra
+    batch = np.broadcast_shapes(*[np.shape(v)[:nb] for v in values])
+    n = int(np.prod(batch))
+    operands = [v.reshape((1,) + v.shape[nb:]) if v.shape[:nb] == (1,) * nb else
+                np.broadcast_to(v, batch + v.shape[nb:]).reshape((n,) + v.shape[nb:])
+                for v in values]
+    out = loop(operands, n)
+    if out is None:
+        out = [np.empty((n,) + tuple(s.shape), s.dtype) for s in spec_leaves]
+        for b in range(n):
+            for o, v, s in zip(out, one([v[b % v.shape[0]] for v in operands]), spec_leaves):
+                o[b] = _leaf(v, s)
+    return [o.reshape(batch + tuple(s.shape)) for o, s in zip(out, spec_leaves)]
+
+
+def _leaf(v, s):
+    v = np.asarray(v, s.dtype)
+    if v.shape != tuple(s.shape):
+        raise ValueError(jax_batch.SHAPE_ERROR)
+    return v
 
 
 def _merge(args, static, values):

@@ -169,6 +169,20 @@ class VjpSignature:
         else:
             flat.append(self._array_leaf(c, t, path, value))
 
+    def cast_cotangent(self, cotangent, tree=None):
+        """``cotangent`` with each float array leaf converted to its output's dtype: for
+        callers whose cotangents come in another precision (JAX's float32 without
+        ``jax_enable_x64``). Other leaves, and a structure that is not the output's, are
+        left for :meth:`cotangent_leaves` to check."""
+        kind, t = self.tree if tree is None else tree
+        if kind == _TUPLE and isinstance(cotangent, (tuple, list)) and \
+                len(cotangent) == len(t):
+            return tuple(self.cast_cotangent(c, sub) for c, sub in zip(cotangent, t))
+        if kind == _ARRAY and isinstance(cotangent, np.ndarray) and \
+                cotangent.dtype.kind == "f":
+            return cotangent.astype(self.expected[id(t)][0], copy=False)
+        return cotangent
+
     def _name(self, path):
         return _output_name(path, self.qualname)
 
