@@ -14,6 +14,7 @@ when the length of ``args`` is known, and leaves a solver marked ``implicit_root
 """
 import inspect
 import operator
+import types as pytypes
 
 from numba.core import ir
 from numba.core.compiler import (CompilerBase, DefaultPassBuilder, Flags, compile_extra,
@@ -57,6 +58,8 @@ def _defined_value(func_ir, var):
             defn = func_ir.get_definition(var)
         except Exception:
             return None
+        if isinstance(defn, ir.Expr) and defn.op == "getattr":
+            return _module_attribute(func_ir, defn)
         if isinstance(defn, ir.Expr) and defn.op in ("static_getitem", "getitem"):
             idx = defn.index if defn.op == "static_getitem" else _constant(func_ir,
                                                                             defn.index)
@@ -68,6 +71,21 @@ def _defined_value(func_ir, var):
             return None
         return defn
     return None
+
+
+def _module_attribute(func_ir, expr):
+    """``mod.f`` and ``mod.sub.f`` (``getattr`` on a module read as a global), as the
+    ``Global`` of the attribute's value: Numba reads module attributes when it compiles,
+    as it reads globals; None for an attribute of anything else."""
+    base = _defined_value(func_ir, expr.value)
+    if not (isinstance(base, (ir.Global, ir.FreeVar))
+            and isinstance(base.value, pytypes.ModuleType)):
+        return None
+    try:
+        value = getattr(base.value, expr.attr)
+    except AttributeError:
+        return None
+    return ir.Global("%s.%s" % (base.name, expr.attr), value, expr.loc)
 
 
 def _constant(func_ir, var):
@@ -175,11 +193,14 @@ def _drop_unused_callee_globals(func_ir):
 
 
 def _is_function_value(func_ir, value):
+    """A function, or a module it was read from (``mod`` of ``mod.f``)."""
     if isinstance(value, (ir.Global, ir.FreeVar)):
-        return hasattr(value.value, "py_func")
-    if isinstance(value, ir.Var):
-        defn = _defined_value(func_ir, value)
-        return isinstance(defn, (ir.Global, ir.FreeVar)) and hasattr(defn.value, "py_func")
+        return hasattr(value.value, "py_func") or isinstance(value.value, pytypes.ModuleType)
+    if isinstance(value, ir.Var) or (isinstance(value, ir.Expr) and value.op == "getattr"):
+        defn = _defined_value(func_ir, value) if isinstance(value, ir.Var) else \
+            _module_attribute(func_ir, value)
+        return isinstance(defn, (ir.Global, ir.FreeVar)) and (
+            hasattr(defn.value, "py_func") or isinstance(defn.value, pytypes.ModuleType))
     return False
 
 
