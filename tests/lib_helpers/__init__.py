@@ -4,6 +4,9 @@ its overloads and its ``*args`` functions, as published Numba libraries write th
 import math
 
 import numba
+import numpy as np
+from numba.core import types
+from numba.extending import overload, overload_method
 
 from . import geometry  # noqa: F401  (read as lib_helpers.geometry.f)
 
@@ -14,3 +17,47 @@ def energy(x, k):
     for i in range(x.shape[0]):
         s += k * x[i] * x[i] + math.sin(x[i])
     return s
+
+
+# An API written as numba-stats writes its own: a Python stub that Numba implements by
+# the argument types (``@overload``), and a method of arrays (``@overload_method``).
+def softplus(x):
+    """log(1 + exp(x)), of a float or element-wise of an array."""
+    return np.log1p(np.exp(x))
+
+
+@overload(softplus)
+def _softplus_impl(x):
+    if isinstance(x, types.Float):
+        def scalar(x):
+            return math.log1p(math.exp(x))
+        return scalar
+    if isinstance(x, types.Array):
+        def elementwise(x):
+            out = np.empty_like(x)
+            for i in range(x.shape[0]):
+                out[i] = math.log1p(math.exp(x[i]))
+            return out
+        return elementwise
+    return None
+
+
+@overload_method(types.Array, "weighted_norm2")
+def _weighted_norm2_impl(a, w):
+    def impl(a, w):
+        s = 0.0
+        for i in range(a.shape[0]):
+            s += w * a[i] * a[i]
+        return s
+    return impl
+
+
+# ``*args`` functions, as the interpolation package declares ``interp(*args)``.
+@numba.njit
+def head_sum(*xs):
+    return xs[0] * 2.0 + xs[1] * xs[2]
+
+
+@numba.njit
+def affine(a, b=2.0, *more):
+    return a * b + len(more)
