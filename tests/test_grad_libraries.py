@@ -57,3 +57,68 @@ def test_star_args_callees():
     got = check_fd(through_star_args, 1.5, 0.3, 0.7)
     # 2x + ab twice, 2x, xa + 2: the derivatives by hand.
     np.testing.assert_allclose(got, (6.3, 2.9, 0.6))
+
+
+# ---------------------------------------------------------------- numba-stats
+# Its public functions are @overload stubs; called here as its documentation calls them.
+numba_stats = pytest.importorskip("numba_stats")
+from numba_stats import expon, norm  # noqa: E402
+
+
+@nad.grad_jit
+def unbinned_nll(x, mu, sigma, tau, f):
+    # A Gaussian signal on an exponential background, fitted to the events x.
+    ls = norm.logpdf(x, mu, sigma)
+    lb = expon.logpdf(x, 0.0, tau)
+    return -np.sum(np.log(f * np.exp(ls) + (1.0 - f) * np.exp(lb)))
+
+
+@nad.grad_jit
+def binned_nll(counts, edges, mu, sigma, tau, f, n):
+    # The expected count of each bin from the cdfs at its edges (Poisson likelihood).
+    cs = norm.cdf(edges, mu, sigma)
+    cb = expon.cdf(edges, 0.0, tau)
+    m = n * (f * (cs[1:] - cs[:-1]) + (1.0 - f) * (cb[1:] - cb[:-1]))
+    return np.sum(m - counts * np.log(m))
+
+
+@nad.grad_jit
+def scalar_densities(x, mu, sigma):
+    # A float variate: numba-stats' other implementation of the same stubs.
+    return norm.logpdf(x, mu, sigma) + norm.pdf(x, mu, sigma) + norm.cdf(x, mu, sigma)
+
+
+def test_numba_stats_unbinned_fit():
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.normal(1.5, 0.3, 30), rng.exponential(2.0, 70)])
+    check_fd(unbinned_nll, x, 1.4, 0.35, 1.8, 0.3, rtol=1e-5)
+
+
+def test_numba_stats_binned_fit():
+    rng = np.random.default_rng(2)
+    edges = np.linspace(0.1, 5.0, 11)     # not 0, where expon.cdf has a kink
+    counts = rng.poisson(20.0, 10).astype(np.float64)
+    check_fd(binned_nll, counts, edges, 1.5, 0.4, 2.0, 0.3, 200.0, rtol=1e-5)
+
+
+def test_numba_stats_float_variate():
+    check_fd(scalar_densities, 0.7, 0.2, 1.3)
+
+
+# ---------------------------------------------------------------- interpolation
+# ``interp(*args)`` is an njit function with *args calling an overload, whose
+# implementation calls further overloads on tuples of the grid.
+interpolation = pytest.importorskip("interpolation")
+GRID = np.linspace(0.0, 2.0, 9)
+
+
+@nad.grad_jit
+def interpolated_loss(ys, t, target):
+    d = interpolation.interp(GRID, ys, t) - target
+    return d * d
+
+
+def test_interpolation_interp():
+    ys = np.cos(GRID)
+    # Away from the grid points, where the interpolant is smooth in t.
+    check_fd_compiled(interpolated_loss, ys, 0.61, 0.2)
