@@ -59,6 +59,52 @@ def test_star_args_callees():
     np.testing.assert_allclose(got, (6.3, 2.9, 0.6))
 
 
+
+# ---------------------------------------------------------------- solvers' results
+newton_implicit = nad.implicit_root(lh.newton, func="func")
+
+
+@nad.grad_jit
+def root_by_field(e, M):
+    return lh.newton(lh.kepler, M, lh.kepler_prime, args=(e, M)).root
+
+
+@nad.grad_jit
+def root_by_index(e, M):
+    res = lh.newton(lh.kepler, M, lh.kepler_prime, args=(e, M))
+    return res[0] * 2.0 + res.root
+
+
+@nad.grad_jit
+def root_unpacked(e, M):
+    r, n = lh.newton_pair(lh.kepler, M, lh.kepler_prime, args=(e, M))
+    return r
+
+
+@nad.grad_jit
+def root_implicit(e, M):
+    res = newton_implicit(lh.kepler, M, lh.kepler_prime, args=(e, M))
+    return res.root + res[0]
+
+
+def _kepler_derivatives(e, M):
+    """dE/de and dE/dM at the root of E - e sin E = M, by the implicit function theorem."""
+    E = lh.newton(lh.kepler, M, lh.kepler_prime, args=(e, M)).root
+    d = 1.0 - e * np.cos(E)
+    return np.sin(E) / d, 1.0 / d
+
+
+@pytest.mark.parametrize("fn, scale", [(root_by_field, 1.0), (root_by_index, 3.0),
+                                       (root_unpacked, 1.0), (root_implicit, 2.0)],
+                         ids=["named tuple .root", "res[0] and res.root",
+                              "tuple from two returns", "implicit_root, named tuple"])
+def test_roots_read_from_solver_results(fn, scale):
+    got = fn.grad(0.3, 1.2)
+    want = _kepler_derivatives(0.3, 1.2)
+    np.testing.assert_allclose(got, (scale * want[0], scale * want[1]), rtol=1e-10)
+    assert_grads_close(got, fd_grad(fn, (0.3, 1.2)), (0.3, 1.2), rtol=1e-6)
+
+
 # ---------------------------------------------------------------- numba-stats
 # Its public functions are @overload stubs; called here as its documentation calls them.
 numba_stats = pytest.importorskip("numba_stats")

@@ -28,7 +28,7 @@ from numba.core import postproc
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core import errors, types
 
-from . import implicit, library_calls
+from . import implicit, library_calls, tuples
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .loopforms import RewriteLoopForms
@@ -349,10 +349,12 @@ class InlineDispatcherCalls(FunctionPass):
             callee = _star_args_as_tuple(state, block, i, callee)
             i += len(block.body) - n
             try:
-                _, _, _, new_blocks = worker.inline_function(fir, block, i, callee)
+                _, inlined, _, new_blocks = worker.inline_function(fir, block, i, callee)
             except (errors.UnsupportedError, NotImplementedError) as exc:
                 _refuse(state, "the call to %s cannot be inlined (%s)" % (
                     callee.__name__, str(exc).splitlines()[0].strip()), stmt.loc)
+            tuples.merge_returned_tuples(fir, stmt.target, inlined, new_blocks[0][0],
+                                         lambda v: _defined_value(fir, v))
             return new_blocks
         return None
 
@@ -370,6 +372,7 @@ class CaptureTypedIR(FunctionPass):
             _check_calls(state)
         except NonDifferentiableError as exc:
             raise _EarlyPipelineCompletion(exc)
+        tuples.read_fields_by_index(state)
         raise _EarlyPipelineCompletion(TypedIR(state.func_ir, dict(state.typemap),
                                                state.calltypes, state.return_type,
                                                tuple(state.args)))

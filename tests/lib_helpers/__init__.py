@@ -2,6 +2,7 @@
 (``import lib_helpers as lh; lh.energy(...)``), with a submodule (``lib_helpers.geometry``),
 its overloads and its ``*args`` functions, as published Numba libraries write them."""
 import math
+from collections import namedtuple
 
 import numba
 import numpy as np
@@ -61,3 +62,40 @@ def head_sum(*xs):
 @numba.njit
 def affine(a, b=2.0, *more):
     return a * b + len(more)
+
+
+# A Newton solver returning its result as QuantEcon's ``newton`` does: a named tuple,
+# from two ``return`` statements; and one returning a plain tuple.
+results = namedtuple("results", "root function_calls iterations converged")
+
+
+@numba.njit
+def newton(func, x0, fprime, args=(), tol=1e-13, maxiter=50):
+    p0 = x0
+    for k in range(maxiter):
+        p = p0 - func(p0, *args) / fprime(p0, *args)
+        if abs(p - p0) < tol:
+            return results(p, k + 1, k + 1, True)
+        p0 = p
+    return results(p0, maxiter, maxiter, False)
+
+
+@numba.njit
+def newton_pair(func, x0, fprime, args=(), tol=1e-13, maxiter=50):
+    p0 = x0
+    for k in range(maxiter):
+        p = p0 - func(p0, *args) / fprime(p0, *args)
+        if abs(p - p0) < tol:
+            return p, k + 1
+        p0 = p
+    return p0, maxiter
+
+
+@numba.njit
+def kepler(E, e, M):
+    return E - e * math.sin(E) - M
+
+
+@numba.njit
+def kepler_prime(E, e, M):
+    return 1.0 - e * math.cos(E)
