@@ -60,6 +60,20 @@ def test_star_args_callees():
 
 
 
+
+# ---------------------------------------------------------------- @vectorize
+@nad.grad_jit
+def through_vectorize(x, y, k):
+    # On floats (its kernel), on an array and a float, on two arrays of one shape.
+    return lh.logistic(x[0], k) + np.sum(lh.logistic(x, k) * x) + np.sum(lh.logistic(x, y))
+
+
+def test_vectorize_on_scalars_and_arrays():
+    x = np.array([0.3, -1.0, 2.0])
+    y = np.array([1.0, 2.0, 0.5])
+    check_fd(through_vectorize, x, y, 1.3)
+
+
 # ---------------------------------------------------------------- solvers' results
 newton_implicit = nad.implicit_root(lh.newton, func="func")
 

@@ -18,6 +18,9 @@ numba_adstack's own primitives.
 """
 import copy
 
+import numba
+import numpy as np
+
 from numba.core import ir, types
 from numba.core.compiler import CompilerBase, DefaultPassBuilder, Flags, compile_ir, \
     _EarlyPipelineCompletion
@@ -158,9 +161,9 @@ def _chosen(typingctx, typemap, e):
         return None
     if isinstance(ft, types.Function):
         for t in ft.templates:
-            if t.__name__.startswith("DUFuncTyping_") and all(
-                    isinstance(a, types.Number) for a in args) and not kws:
-                return t.key._dispatcher.py_func, False
+            if isinstance(getattr(t, "key", None), DUFunc) and not kws:
+                kernel = _vectorized(typingctx, t.key, args)
+                return None if kernel is None else (kernel, False)
         py_func = _from_templates(ft, args, kws)
         return None if py_func is None else (py_func, False)
     if isinstance(ft, types.BoundFunction) and _is_library_template(ft.template):
@@ -168,6 +171,47 @@ def _chosen(typingctx, typemap, e):
         py_func = _from_templates(fnty, [ft.this] + args, kws)
         return None if py_func is None else (py_func, True)
     return None
+
+
+# id -> (DUFunc, an njit dispatcher of its kernel), for the loops over arrays.
+_KERNELS = {}
+
+
+def _vectorized(typingctx, dufunc, args):
+    """What a ``@vectorize`` function computes for these arguments, as a Python function:
+    its scalar kernel on scalars; on arrays of one shape (and scalars), a loop applying
+    the kernel to each element. None for anything else (broadcasting arrays of different
+    numbers of dimensions)."""
+    py_func = dufunc._dispatcher.py_func
+    if all(isinstance(a, types.Number) for a in args):
+        return py_func
+    arrays = [k for k, a in enumerate(args) if isinstance(a, types.Array)]
+    if not all(isinstance(a, (types.Number, types.Array)) for a in args) or \
+            len({args[k].ndim for k in arrays}) != 1:
+        return None
+    elem = [a.dtype if isinstance(a, types.Array) else a for a in args]
+    got = _KERNELS.get(id(dufunc))
+    if got is None or got[0] is not dufunc:
+        got = _KERNELS[id(dufunc)] = (dufunc, numba.njit(py_func))
+    disp = got[1]
+    sig = types.Dispatcher(disp).get_call_type(typingctx, elem, {})
+    if sig is None or not isinstance(sig.return_type, types.Number):
+        return None
+    names = ["x%d" % k for k in range(len(args))]
+    first = names[arrays[0]]
+    lines = ["def vectorized_%s(%s):" % (dufunc.__name__, ", ".join(names))]
+    for k in arrays:
+        lines.append("    f%d = np.ravel(x%d)" % (k, k))
+        lines.append("    if x%d.shape != %s.shape:" % (k, first))
+        lines.append("        raise ValueError('@vectorize arguments of different shapes')")
+    lines.append("    out = np.empty(f%d.shape[0], np.%s)" % (arrays[0], sig.return_type))
+    lines.append("    for k in range(out.shape[0]):")
+    lines.append("        out[k] = kernel(%s)" % ", ".join(
+        "f%d[k]" % k if k in arrays else n for k, n in enumerate(names)))
+    lines.append("    return out.reshape(%s.shape)" % first)
+    ns = {"np": np, "kernel": disp}
+    exec("\n".join(lines), ns)
+    return ns["vectorized_" + dufunc.__name__]
 
 
 def _from_templates(fnty, args, kws):

@@ -99,3 +99,8 @@ def kepler(E, e, M):
 @numba.njit
 def kepler_prime(E, e, M):
     return 1.0 - e * math.cos(E)
+
+
+@numba.vectorize
+def logistic(x, k):
+    return 1.0 / (1.0 + math.exp(-k * x))
