@@ -182,3 +182,23 @@ def test_interpolation_interp():
     ys = np.cos(GRID)
     # Away from the grid points, where the interpolant is smooth in t.
     check_fd_compiled(interpolated_loss, ys, 0.61, 0.2)
+
+
+# ---------------------------------------------------------------- refusals
+def test_cython_special_pointer_is_refused_by_name():
+    import ctypes
+    pytest.importorskip("scipy.special.cython_special")
+    from numba.extending import get_cython_function_address
+    addr = get_cython_function_address("scipy.special.cython_special", "gammaln")
+    gammaln = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(addr)
+
+    def through_pointer(x):
+        return gammaln(x) * 2.0
+
+    with pytest.raises(nad.NonDifferentiableError) as exc:
+        nad.grad_jit(through_pointer).grad(2.5)
+    msg = str(exc.value)
+    assert msg.startswith("cannot differentiate 'test_cython_special_pointer_is_refused")
+    assert "cython_special's gammaln" in msg
+    assert "a compiled SciPy function with no derivative rule" in msg
+    assert "test_grad_libraries.py\", line" in msg

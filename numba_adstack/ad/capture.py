@@ -392,6 +392,9 @@ def _check_calls(state):
                         "known before the function runs (pass the function itself, as an "
                         "argument or a global)" % (t.dispatcher.py_func.__name__,
                                                    stmt.value.func.name), stmt.loc)
+            elif isinstance(t, types.ExternalFunctionPointer):
+                _refuse(state, library_calls.pointer_call_message(
+                    _called_object(state.func_ir, stmt.value)), stmt.loc)
             elif isinstance(t, (types.FunctionType, types.UndefinedFunctionType)):
                 _refuse(state, "a call to a function value chosen at run time (%s); call "
                         "the @numba.njit function itself" % t, stmt.loc)

@@ -290,3 +290,36 @@ def _probe(state):
                           flags, state.locals, pipeline_class=_ProbePipeline)
     except Exception:
         return None
+
+
+# ---------------------------------------------------------------------- function pointers
+def pointer_call_message(pointer):
+    """Why a call through a compiled function pointer (ctypes, cffi) is refused, naming
+    the SciPy function when it is one of ``scipy.special.cython_special``'s."""
+    name = _cython_special_name(pointer)
+    if name is not None:
+        return ("a call to scipy.special.cython_special's %s through a function pointer: "
+                "a compiled SciPy function with no derivative rule (write it in Numba, "
+                "or call a function with a rule)" % name)
+    return ("a call through a compiled function pointer (%s): compiled code with no "
+            "derivative rule (write it in Numba)" % type(pointer).__name__)
+
+
+def _cython_special_name(pointer):
+    import ctypes
+    import sys
+    module = sys.modules.get("scipy.special.cython_special")
+    if module is None or pointer is None:
+        return None
+    try:
+        address = ctypes.cast(pointer, ctypes.c_void_p).value
+    except Exception:
+        return None
+    from numba.extending import get_cython_function_address
+    for name in getattr(module, "__pyx_capi__", {}):
+        try:
+            if get_cython_function_address(module.__name__, name) == address:
+                return name.replace("__pyx_fuse_0", "").replace("__pyx_fuse_1", "")
+        except Exception:
+            continue
+    return None
