@@ -230,8 +230,8 @@ def _unknown_length(x, a, n):
 
 
 @numba.njit
-def star_params(x, *ps):
-    return x * ps[0]
+def star_params(x, *ps, scale=1.0):
+    return x * ps[0] * scale
 
 
 def _calls_star_params(x, a):
@@ -241,8 +241,8 @@ def _calls_star_params(x, a):
 @pytest.mark.parametrize("fn, args, what", [
     (_pick, (1.5, 0.5, 1.0), "function value chosen at run time"),
     (_unknown_length, (1.5, 0.5, 3), "with *args whose length is not known"),
-    (_calls_star_params, (1.5, 0.5), "which takes *ps"),
-], ids=["chosen at run time", "*args of unknown length", "callee with *params"])
+    (_calls_star_params, (1.5, 0.5), "keyword-only parameters after *ps"),
+], ids=["chosen at run time", "*args of unknown length", "callee with *params, scale="])
 def test_unsupported_function_values_are_refused_with_function_and_line(fn, args, what):
     numba.njit(fn)(*args)      # Numba compiles them
     msg = _refused(fn, *args)

@@ -14,6 +14,7 @@ from numba.core import ir, types
 from . import rules as R
 from .rule_binding import bind_expr
 from .rules.vjp_sequence import take_index_parts
+from .tuples import namedtuple_class
 from .typeinfo import is_float, is_float_array
 
 
@@ -82,6 +83,11 @@ class ArrayFacts:
                 name = e.value.name
             elif isinstance(e, ir.Expr) and e.op == "build_tuple":
                 return e
+            elif isinstance(e, ir.Expr) and e.op == "call" and not e.kws and \
+                    e.vararg is None and namedtuple_class(self.resolve_global(e.func)) \
+                    and len(e.args) == len(self.resolve_global(e.func)._fields):
+                # A named tuple built by its class: its fields by position.
+                return ir.Expr.build_tuple(list(e.args), e.loc)
             elif isinstance(e, ir.Expr) and self.tuple_item(e) is not None:
                 # An item of a built tuple: a nested tuple argument.
                 name = self.tuple_item(e).name

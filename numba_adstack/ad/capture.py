@@ -14,6 +14,7 @@ when the length of ``args`` is known, and leaves a solver marked ``implicit_root
 """
 import inspect
 import operator
+import types as pytypes
 
 from numba.core import ir
 from numba.core.compiler import (CompilerBase, DefaultPassBuilder, Flags, compile_extra,
@@ -27,7 +28,7 @@ from numba.core import postproc
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core import errors, types
 
-from . import implicit
+from . import implicit, library_calls, tuples
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .loopforms import RewriteLoopForms
@@ -57,6 +58,8 @@ def _defined_value(func_ir, var):
             defn = func_ir.get_definition(var)
         except Exception:
             return None
+        if isinstance(defn, ir.Expr) and defn.op == "getattr":
+            return _module_attribute(func_ir, defn)
         if isinstance(defn, ir.Expr) and defn.op in ("static_getitem", "getitem"):
             idx = defn.index if defn.op == "static_getitem" else _constant(func_ir,
                                                                             defn.index)
@@ -68,6 +71,21 @@ def _defined_value(func_ir, var):
             return None
         return defn
     return None
+
+
+def _module_attribute(func_ir, expr):
+    """``mod.f`` and ``mod.sub.f`` (``getattr`` on a module read as a global), as the
+    ``Global`` of the attribute's value: Numba reads module attributes when it compiles,
+    as it reads globals; None for an attribute of anything else."""
+    base = _defined_value(func_ir, expr.value)
+    if not (isinstance(base, (ir.Global, ir.FreeVar))
+            and isinstance(base.value, pytypes.ModuleType)):
+        return None
+    try:
+        value = getattr(base.value, expr.attr)
+    except AttributeError:
+        return None
+    return ir.Global("%s.%s" % (base.name, expr.attr), value, expr.loc)
 
 
 def _constant(func_ir, var):
@@ -93,7 +111,7 @@ def _callee_py_func(func_ir, expr, callee_of=None):
     val = _called_object(func_ir, expr)
     if val is None or implicit.is_primitive(val):
         return None
-    if _is_dispatcher(val):
+    if _is_dispatcher(val) or isinstance(val, library_calls.Implementation):
         return val.py_func
     return None if callee_of is None else callee_of(val)
 
@@ -175,21 +193,56 @@ def _drop_unused_callee_globals(func_ir):
 
 
 def _is_function_value(func_ir, value):
+    """A function, or a module it was read from (``mod`` of ``mod.f``)."""
     if isinstance(value, (ir.Global, ir.FreeVar)):
-        return hasattr(value.value, "py_func")
-    if isinstance(value, ir.Var):
-        defn = _defined_value(func_ir, value)
-        return isinstance(defn, (ir.Global, ir.FreeVar)) and hasattr(defn.value, "py_func")
+        return hasattr(value.value, "py_func") or isinstance(value.value, pytypes.ModuleType)
+    if isinstance(value, ir.Var) or (isinstance(value, ir.Expr) and value.op == "getattr"):
+        defn = _defined_value(func_ir, value) if isinstance(value, ir.Var) else \
+            _module_attribute(func_ir, value)
+        return isinstance(defn, (ir.Global, ir.FreeVar)) and (
+            hasattr(defn.value, "py_func") or isinstance(defn.value, pytypes.ModuleType))
     return False
 
 
-def _check_parameters(state, callee, loc):
-    """Numba's inliner binds plain and keyword parameters only."""
-    for p in inspect.signature(callee).parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            _refuse(state, "calling %s, which takes %s%s: give it a tuple parameter "
-                    "instead (args=())" % (callee.__name__, "*" if p.kind == p.VAR_POSITIONAL
-                                           else "**", p.name), loc)
+def _star_args_as_tuple(state, block, i, callee):
+    """The callee as Numba's inliner can bind it. Numba's inliner binds plain and keyword
+    parameters only; a callee declared ``f(x, *args)`` (Numba types ``args`` as a tuple)
+    is read as the same code taking ``args`` as a plain parameter, and the call passes
+    its extra positional arguments as a tuple built at the call."""
+    sig = inspect.signature(callee)
+    params = list(sig.parameters.values())
+    loc = block.body[i].loc
+    for p in params:
+        if p.kind == p.VAR_KEYWORD:
+            _refuse(state, "calling %s, which takes **%s (keyword arguments are not "
+                    "inlined)" % (callee.__name__, p.name), loc)
+    star = [p for p in params if p.kind == p.VAR_POSITIONAL]
+    if not star:
+        return callee
+    if any(p.kind == p.KEYWORD_ONLY for p in params):
+        _refuse(state, "calling %s, which takes keyword-only parameters after *%s"
+                % (callee.__name__, star[0].name), loc)
+    e = block.body[i].value
+    try:
+        bound = sig.bind(*e.args, **dict(e.kws))
+    except TypeError as exc:
+        _refuse(state, "calling %s: %s" % (callee.__name__, exc), loc)
+    items = list(bound.arguments.pop(star[0].name, ()))
+    tup = block.scope.redefine("$star_args", loc)
+    build = ir.Expr.build_tuple(items, loc)
+    block.body.insert(i, ir.Assign(build, tup, loc))
+    state.func_ir._definitions[tup.name].append(build)
+    # Every argument by keyword: the parameters left out keep their defaults.
+    e.args = []
+    e.kws = list(bound.arguments.items()) + [(star[0].name, tup)]
+    code = callee.__code__
+    plain = code.replace(co_argcount=code.co_argcount + 1,
+                         co_flags=code.co_flags & ~inspect.CO_VARARGS)
+    # The defaults stay on their parameters; the tuple's default is empty.
+    out = pytypes.FunctionType(plain, callee.__globals__, callee.__name__,
+                               (callee.__defaults__ or ()) + ((),), callee.__closure__)
+    out.__qualname__ = callee.__qualname__
+    return out
 
 
 def _refuse(state, what, loc):
@@ -254,11 +307,20 @@ class InlineDispatcherCalls(FunctionPass):
         count = [0]
         work = list(state.func_ir.blocks.items())
         while work:
-            label, block = work.pop()
-            new_blocks = self._inline_first(state, worker, block, count)
-            if new_blocks is not None:
-                work.extend(new_blocks)
+            while work:
+                label, block = work.pop()
+                new_blocks = self._inline_first(state, worker, block, count)
+                if new_blocks is not None:
+                    work.extend(new_blocks)
+                    modified = True
+            # Calls whose implementation Numba chooses while typing (library_calls),
+            # found by typing a copy of the IR: without the functions inlined already.
+            _drop_unused_callee_globals(state.func_ir)
+            sites = library_calls.mark_sites(state, lambda e: _called_object(
+                state.func_ir, e))
+            if sites:
                 modified = True
+                work = [(None, b) for b in library_calls.resolve_sites(state, sites)]
         if modified:
             _drop_unused_callee_globals(state.func_ir)
             cfg = compute_cfg_from_blocks(state.func_ir.blocks)
@@ -307,12 +369,16 @@ class InlineDispatcherCalls(FunctionPass):
             prepare = getattr(state.pipeline, "prepare", None)
             if prepare is not None:
                 callee = prepare(callee)
-            _check_parameters(state, callee, stmt.loc)
+            n = len(block.body)
+            callee = _star_args_as_tuple(state, block, i, callee)
+            i += len(block.body) - n
             try:
-                _, _, _, new_blocks = worker.inline_function(fir, block, i, callee)
+                _, inlined, _, new_blocks = worker.inline_function(fir, block, i, callee)
             except (errors.UnsupportedError, NotImplementedError) as exc:
                 _refuse(state, "the call to %s cannot be inlined (%s)" % (
                     callee.__name__, str(exc).splitlines()[0].strip()), stmt.loc)
+            tuples.merge_returned_tuples(fir, stmt.target, inlined, new_blocks[0][0],
+                                         lambda v: _defined_value(fir, v))
             return new_blocks
         return None
 
@@ -330,6 +396,7 @@ class CaptureTypedIR(FunctionPass):
             _check_calls(state)
         except NonDifferentiableError as exc:
             raise _EarlyPipelineCompletion(exc)
+        tuples.read_fields_by_index(state)
         raise _EarlyPipelineCompletion(TypedIR(state.func_ir, dict(state.typemap),
                                                state.calltypes, state.return_type,
                                                tuple(state.args)))
@@ -352,6 +419,9 @@ def _check_calls(state):
                         "known before the function runs (pass the function itself, as an "
                         "argument or a global)" % (t.dispatcher.py_func.__name__,
                                                    stmt.value.func.name), stmt.loc)
+            elif isinstance(t, types.ExternalFunctionPointer):
+                _refuse(state, library_calls.pointer_call_message(
+                    _called_object(state.func_ir, stmt.value)), stmt.loc)
             elif isinstance(t, (types.FunctionType, types.UndefinedFunctionType)):
                 _refuse(state, "a call to a function value chosen at run time (%s); call "
                         "the @numba.njit function itself" % t, stmt.loc)

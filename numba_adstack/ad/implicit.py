@@ -29,6 +29,7 @@ from numba.extending import overload
 from . import rules as R
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
+from .tuples import returned_shape, root_index
 
 # id -> (object, spec) of the solvers marked implicit, and the functions the capture
 # leaves as calls (their rules give no derivative).
@@ -162,6 +163,18 @@ def rewrite_call(state, block, i, spec, defined_value, tuple_items):
                                  "before typing (build the tuple in the call)" % who, loc)
     primal = assign(ir.Global(spec.name, spec.primal, loc), "$implicit_solver")
     out = assign(ir.Expr.call(primal, operands, (), loc), "$implicit_solver_out")
+    # A solver returning a tuple (``results(root, iterations, ...)``): its root item
+    # gets the implicit derivative, the other items are passed on.
+    shape = returned_shape(spec.py_func)
+    at = root_index(shape)
+    if at is None:
+        shape = None        # a float, or refused while typing (implicit_result)
+    whole = out
+    if shape is not None:
+        # Read by a primitive: the solver's own result carries no derivative.
+        item = assign(ir.Global("implicit_item", implicit_item, loc), "$implicit_item")
+        k = assign(ir.Const(at, loc), "$implicit_root_index")
+        out = assign(ir.Expr.call(item, [whole, k], (), loc), "$implicit_solver_root")
     # The solver must return the root: checked while typing (implicit_result).
     _SITES.append((qualname, who, loc))
     guard = assign(ir.Global("implicit_result", implicit_result, loc), "$implicit_result")
@@ -177,6 +190,15 @@ def rewrite_call(state, block, i, spec, defined_value, tuple_items):
     d = assign(ir.Expr.binop(operator.sub, fv, fs, loc), "$implicit_d")
     q = assign(ir.Expr.binop(operator.truediv, d, dfdx, loc), "$implicit_q")
     result = ir.Expr.binop(operator.sub, xs, q, loc)
+    if shape is not None:
+        root = assign(result, "$implicit_x")
+        items = [root if k == at else assign(ir.Expr.static_getitem(whole, k, None, loc),
+                                             "$implicit_item") for k in range(shape[0])]
+        if shape[1] is None:
+            result = ir.Expr.build_tuple(items, loc)
+        else:
+            cls = assign(ir.Global(shape[1].__name__, shape[1], loc), "$implicit_class")
+            result = ir.Expr.call(cls, items, (), loc)
     new.append(ir.Assign(result, target, loc))
     defs = fir._definitions[target.name]
     if e in defs:
@@ -225,8 +247,24 @@ def _implicit_result_impl(x, site):
         return None
     qualname, who, loc = _SITES[site.literal_value]
     _refuse_while_typing(qualname, "%s returns %s; an implicit root solver must return "
-                         "the root (a float)" % (who, x), loc)
+                         "the root (a float, or a named tuple with a field `root`)" % (who, x), loc)
     return None
+
+
+def implicit_item(t, k):
+    """``t[k]``, the root in the tuple an implicit solver returned (Numba code only)."""
+    raise NotImplementedError("implicit_item is called from Numba code only")
+
+
+_register_primitive(implicit_item, 2)
+
+
+@overload(implicit_item, prefer_literal=True)
+def _implicit_item_impl(t, k):
+    if not (isinstance(t, types.BaseTuple) and isinstance(k, types.IntegerLiteral)):
+        return None
+    at = k.literal_value
+    return lambda t, k: t[at]
 
 
 # ---------------------------------------------------------------------- dfunc/dx
