@@ -20,6 +20,8 @@ from numba_adstack import AdStackCacheWarning
 from numba_adstack.ad import cache as disk_cache
 from numba_adstack.ad import cache_key
 
+import lib_helpers
+
 from conftest import check_fd
 
 ROOT = Path(nad.__file__).resolve().parent.parent
@@ -365,6 +367,17 @@ def test_keys_cover_globals_by_value():
         cache_key.Dependencies(reads)
     del globals()["TABLE"]
     assert first != second
+
+
+def test_keys_cover_the_overloads_of_library_stubs():
+    """A call to a library's @overload stub is keyed on the function that makes its
+    implementation (the gradient follows that implementation), not on the stub's name."""
+    def reads(v):
+        return lib_helpers.softplus(v)
+
+    parts = cache_key.Dependencies(reads).parts
+    functions = {p[2] for p in parts if p[0] == "function"}
+    assert "_softplus_impl" in functions, parts
 
 
 KEYED = '''

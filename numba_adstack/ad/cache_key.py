@@ -23,6 +23,7 @@ import llvmlite
 import numba
 import numpy as np
 from numba.core import types
+from numba.core.typing import templates
 
 #: Changes whenever the layout of cache entries or of the key changes.
 FORMAT = 1
@@ -170,6 +171,12 @@ class Dependencies:
         if _is_dispatcher(value):
             return ("jitted", self._function(value.py_func),
                     stable_repr(value.targetoptions))
+        overloads = _overload_functions(value)
+        if overloads:
+            # A library's @overload stub: the grad follows the implementation Numba
+            # chooses, so the functions that make the implementations count.
+            return ("overloaded", _named(value)) + tuple(
+                ("function", self._function(f)) for f in overloads)
         if isinstance(value, pytypes.FunctionType) and (
                 value.__module__ == reader.__module__ or _named(value) is None):
             # A plain function of the same module (an overload or register_jitable
@@ -179,6 +186,24 @@ class Dependencies:
         if named is not None:
             return ("named",) + named
         raise Uncacheable("a %s, which the cache key cannot describe" % type(value).__name__)
+
+
+def _overload_functions(value):
+    """The functions of the ``@overload`` templates registered for ``value`` (they return
+    its implementations), in registration order; empty for anything else."""
+    if not callable(value) or _is_dispatcher(value):
+        return []
+    try:
+        hash(value)
+    except TypeError:
+        return []
+    out = []
+    for func, fnty in templates.builtin_registry.globals:
+        if func is value and isinstance(fnty, types.Function):
+            out.extend(t._overload_func for t in fnty.templates
+                       if isinstance(getattr(t, "_overload_func", None),
+                                     pytypes.FunctionType))
+    return out
 
 
 def _source(fn):
