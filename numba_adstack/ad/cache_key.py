@@ -25,7 +25,7 @@ import numpy as np
 from numba.core import types
 
 #: Changes whenever the layout of cache entries or of the key changes.
-FORMAT = 1
+FORMAT = 2
 
 _ATTR_OPS = ("LOAD_ATTR", "LOAD_METHOD")
 

@@ -225,7 +225,11 @@ class Tangents:
         return out
 
     def fill(self, template, name, operands, g):
-        ops = [self.src.operand(v) for v in operands]
+        scalar = not isinstance(self.facts.ty(name), types.Array)
+        # A 0-d array operand of a scalar rule (np.sin of one is a float) is read as its
+        # element, which math.* takes.
+        ops = [self.src.operand(v) + "[()]" if scalar and _zero_d(self.facts, v)
+               else self.src.operand(v) for v in operands]
         return "(%s)" % template.format(*ops, g=g, y=self.names.n(name))
 
     def _literal(self, var):
@@ -433,3 +437,8 @@ class Tangents:
         tmp = self.names.fresh("tin")
         before = ["%s = %s" % (tmp, " + ".join(terms) if terms else "0.0")]
         return before, ["%s[...] = %s" % (xd, tmp)]
+
+
+def _zero_d(facts, v):
+    return isinstance(v, ir.Var) and isinstance(facts.ty(v), types.Array) \
+        and facts.ty(v).ndim == 0

@@ -146,7 +146,9 @@ _MINIMUM = ("{g} * ({x1} <= {x2})", "{g} * ({x1} > {x2})")
 # fmax/fmin ignore a NaN operand: the other one gets the gradient.
 _FMAX = ("{g} * (({x1} >= {x2}) | np.isnan({x2}))", "{g} * (({x1} < {x2}) | np.isnan({x1}))")
 _FMIN = ("{g} * (({x1} <= {x2}) | np.isnan({x2}))", "{g} * (({x1} > {x2}) | np.isnan({x1}))")
-_POWER = ("{g} * ({x2} * {x1} ** ({x2} - 1.0))", "{g} * ({y} * np.log({x1}))")
+# (d/dx is 0 where x2 == 0, d/dy is 0 where x1 == 0, as JAX and the scalar rule.)
+_POWER = ("{g} * ({x2} * {x1} ** ({x2} - 1.0 + ({x2} == 0.0)))",
+          "{g} * ({y} * np.log({x1} + ({x1} == 0.0)))")
 
 _BINARY = {
     np.add: ("{g}", "{g}"),
