@@ -409,11 +409,33 @@ def unreduce(g, x, axis, keepdims=False):
         return lambda g, x, axis, keepdims=False: np.full(x.shape, g)
     if not isinstance(g, types.Array) or is_none(axis):
         raise TypingError("unreduce: a %s adjoint with axis %s" % (g, axis))
+    if isinstance(axis, types.UniTuple) and isinstance(axis.dtype, types.Integer):
+        kept = g.ndim == x.ndim             # (a tuple of literals arrives as a UniTuple too)
+        return lambda g, x, axis, keepdims=False: _unreduce_axes(g, x.shape, axis, kept)
     if g.ndim == x.ndim:
         return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, True)
     if g.ndim == x.ndim - 1:
         return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, False)
     raise TypingError("unreduce: a %d-d adjoint for a %d-d operand" % (g.ndim, x.ndim))
+
+
+@internal
+def _unreduce_axes(g, shape, axes, kept):
+    """``g`` (``shape`` reduced along each of ``axes``, kept as size 1 when ``kept``)
+    repeated along those axes to ``shape``."""
+    n = len(shape)
+    reduced = np.zeros(n, np.bool_)
+    for a in axes:
+        reduced[norm_axis(a, n)] = True
+    gs = c_strides(g.shape)
+    sstr = np.zeros(n, np.intp)
+    j = 0
+    for k in range(n):
+        if not reduced[k]:
+            sstr[k] = gs[j]
+        if kept or not reduced[k]:
+            j += 1
+    return gather(np.ascontiguousarray(g), sstr, shape)
 
 
 @by_type
@@ -424,4 +446,6 @@ def reduced_view(g, x, axis):
     only: its shape is not ``x``'s."""
     if is_scalar(g) or (isinstance(g, types.Array) and g.ndim == x.ndim):
         return lambda g, x, axis: g
+    if isinstance(axis, types.BaseTuple):
+        return lambda g, x, axis: unreduce(g, x, axis, False)      # (materialised)
     return lambda g, x, axis: np.expand_dims(g, axis)
