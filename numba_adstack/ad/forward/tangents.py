@@ -19,7 +19,7 @@ from ... import intrinsics as I
 from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
-from .lifted import elementwise_rule, lift
+from .lifted import ARRAY_FORMS, elementwise_rule, lift
 from ..typeinfo import carries_floats, is_float, is_float_array
 
 #: Functions linear in the arrays at these argument positions (the others are read as
@@ -201,8 +201,7 @@ class Tangents:
         y_ty = facts.ty(name)
         rule = R.specialise(fn, [self._literal(v) for v in operands]) or rule
         if isinstance(y_ty, types.Array):
-            rule = lift(rule) if fn not in (min, max, np.minimum, np.maximum) else \
-                elementwise_rule(fn)
+            rule = elementwise_rule(fn) if fn in ARRAY_FORMS else lift(rule)
             if rule is None:
                 self._error(name, "%s on arrays" % getattr(fn, "__name__", fn))
         terms = []

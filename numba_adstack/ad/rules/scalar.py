@@ -58,9 +58,21 @@ CALL_RULES = {
     math.fabs: ("{g} * math.copysign(1.0, {0})",),
     abs: ("{g} * math.copysign(1.0, {0})",),
     float: ("{g}",),
-    # min/max: the gradient goes to the operand that was chosen (the first one on ties).
-    min: ("({g} if {0} <= {1} else 0.0)", "(0.0 if {0} <= {1} else {g})"),
-    max: ("({g} if {0} >= {1} else 0.0)", "(0.0 if {0} >= {1} else {g})"),
+    # min/max: the gradient goes to the operand the primal returned. Python and Numba
+    # return the first unless the second is strictly smaller (larger): the first on ties
+    # and wherever a NaN makes the comparison false (max(1.0, nan) is 1.0).
+    min: ("(0.0 if {1} < {0} else {g})", "({g} if {1} < {0} else 0.0)"),
+    max: ("(0.0 if {1} > {0} else {g})", "({g} if {1} > {0} else 0.0)"),
+    # np.minimum/np.maximum return a NaN operand (the first on ties);
+    # np.fmin/np.fmax return the other operand of a NaN.
+    np.minimum: ("({g} if {0} <= {1} or math.isnan({0}) else 0.0)",
+                 "(0.0 if {0} <= {1} or math.isnan({0}) else {g})"),
+    np.maximum: ("({g} if {0} >= {1} or math.isnan({0}) else 0.0)",
+                 "(0.0 if {0} >= {1} or math.isnan({0}) else {g})"),
+    np.fmin: ("({g} if {0} <= {1} or math.isnan({1}) else 0.0)",
+              "(0.0 if {0} <= {1} or math.isnan({1}) else {g})"),
+    np.fmax: ("({g} if {0} >= {1} or math.isnan({1}) else 0.0)",
+              "(0.0 if {0} >= {1} or math.isnan({1}) else {g})"),
 }
 
 _NUMPY_TWINS = {
@@ -73,7 +85,7 @@ _NUMPY_TWINS = {
     np.log: math.log, np.log1p: math.log1p, np.log10: math.log10, np.log2: math.log2,
     np.sqrt: math.sqrt, np.hypot: math.hypot, np.power: math.pow, np.floor: math.floor,
     np.ceil: math.ceil, np.trunc: math.trunc, np.copysign: math.copysign,
-    np.fabs: math.fabs, np.abs: abs, np.absolute: abs, np.minimum: min, np.maximum: max,
+    np.fabs: math.fabs, np.abs: abs, np.absolute: abs,
     np.float64: float, np.float32: float,
 }
 for _np_fn, _math_fn in _NUMPY_TWINS.items():
