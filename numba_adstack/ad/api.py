@@ -24,6 +24,7 @@ from ..errors import (AdStackOverflowError, AdStackBudgetError, IntegerArgumentW
                       backward_overflow_message)
 from ..intrinsics import adstack, push, pop, top, size, overflowed, clear, reserve
 from . import cache as disk_cache
+from . import frozen
 from . import vjp as _vjp
 from .numba_pipeline import GeneratedCodeCompiler
 from .activity import integer_arguments_in_float_arithmetic
@@ -81,6 +82,7 @@ class Backward:
         self.from_disk = gen is not None
         if gen is None:
             gen = self._generate(wrt, parallel)
+        gen.globals = frozen.as_frozen(gen.globals, dispatcher._frozen.get(argtypes, {}))
         self.fname, self.source = gen.fname, gen.source
         self.written_args = gen.written_args
         self.float_array_args = gen.float_array_args
@@ -200,10 +202,20 @@ class GradDispatcher(CPUDispatcher):
                                          "wrt": None, "cache": False}
         self.backward_options = {k: v for k, v in (targetoptions or {}).items()
                                  if k not in ("nopython", "parallel", "inline")}
+        # Derivatives are infinite or undefined where the primal is not (0.5 / sqrt(x) at
+        # 0, a mean over no elements): inf or NaN, as NumPy and JAX give, not a bare
+        # ZeroDivisionError from the generated code. The user's error_model wins.
+        self.backward_options.setdefault("error_model", "numpy")
         self._signature = inspect.signature(py_func)
         self._backwards = {}           # by Numba argument types
         self._by_fingerprint = {}      # the same, by Numba's fast argument fingerprints
         self._bw_lock = threading.Lock()
+        self._frozen = {}              # by argument types: the global arrays compiled in
+
+    def add_overload(self, cres):
+        # The global arrays as this signature's machine code freezes them (frozen.py).
+        self._frozen.setdefault(tuple(cres.signature.args), frozen.snapshot(self.py_func))
+        super().add_overload(cres)
 
     def _reduce_states(self):
         # Pickled (to a worker process) with its options, as Numba pickles its own.
@@ -236,6 +248,8 @@ class GradDispatcher(CPUDispatcher):
             with self._bw_lock:
                 bw = self._backwards.get(key)
                 if bw is None:
+                    if key not in self._frozen and frozen.reads_arrays(self.py_func):
+                        self.compile(key)       # global arrays frozen once, for both
                     bw = Backward(self, key)
                     self._backwards[key] = bw
         return bw
