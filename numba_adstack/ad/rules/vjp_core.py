@@ -392,6 +392,12 @@ def sum_to(g, like):
         return same_ndim
     if g.ndim > like.ndim and like.ndim > 0:
         return lambda g, like: sum_to_shape(g, like.shape)
+    if g.ndim > like.ndim:                  # a 0-d operand: the sum, as a 0-d array
+        def to_0d(g, like):
+            out = np.empty(like.shape, g.dtype)
+            out[()] = np.sum(g)
+            return out
+        return to_0d
     raise TypingError("sum_to: a %d-d adjoint for a %d-d operand" % (g.ndim, like.ndim))
 
 
