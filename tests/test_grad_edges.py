@@ -105,6 +105,18 @@ def test_scalar_rules_take_0d_arrays(body):
     assert f.jvp((x,), (np.array(1.0),))[1] == pytest.approx(float(g[0]), rel=1e-6)
 
 
+@nad.grad_jit
+def zero_d_recurrence(x, n):
+    v = 0.3
+    for _ in range(n):
+        v = np.sin(v * x) + np.cos(x)
+    return v
+
+
+def test_0d_array_in_a_loop():
+    check_fd(zero_d_recurrence, np.array(0.4), 4)
+
+
 # ----------------------------------------------------------------------------- reductions
 @pytest.mark.parametrize("axis", [(1, 2), (0, 2), (0, -1)])
 def test_sum_over_a_tuple_of_axes(axis):

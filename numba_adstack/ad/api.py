@@ -356,8 +356,7 @@ def _wrt_indices(py_func, wrt):
 def _numba_options():
     """The options ``numba.njit`` passes to its CPU target (fastmath, nogil, ...)."""
     opts = CPUDispatcher.targetdescr.options
-    return {k for k in dir(opts) if isinstance(getattr(opts, k), TargetOptions.Mapping)
-            and not k.startswith("_")}
+    return {k for k in dir(opts) if isinstance(getattr(opts, k), TargetOptions.Mapping)}
 
 
 def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, wrt=None,
@@ -393,7 +392,8 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
         raise TypeError(
             "grad_jit got an unknown option %s; its own options are ad_stack_size, storage, "
             "frame_budget, wrt and cache, and Numba's are %s"
-            % (", ".join(map(repr, unknown)), ", ".join(sorted(_numba_options()))))
+            % (", ".join(map(repr, unknown)),
+               ", ".join(sorted(k for k in _numba_options() if not k.startswith("_")))))
     if storage not in ("auto", "frame", "heap"):
         raise ValueError("storage must be 'auto', 'frame' or 'heap', got %r" % (storage,))
     cache = bool(options.pop("cache", False))
