@@ -73,7 +73,7 @@ def hessian(f, argnums=0, *, argnum=None):
     argnum, = argument_indices(f, (argnums,), "hessian")
 
     def hess(*args):
-        args = tuple(f._all_args(args, {}))      # defaults filled in, as f binds them
+        args = _bound(f, args)
         x = args[argnum]
         if not _is_float_value(x):
             raise TypeError("hessian of %s: argument %r is %s; only float and float array "
@@ -88,6 +88,12 @@ def hessian(f, argnums=0, *, argnum=None):
         h = np.stack(cols, axis=-1).reshape(np.shape(x) * 2)
         return float(h) if h.ndim == 0 else h
     return hess
+
+
+def _bound(f, args):
+    """``args`` with ``f``'s defaults filled in, as ``f`` binds them."""
+    bind = getattr(f, "_all_args", None)
+    return tuple(args) if bind is None else tuple(bind(args, {}))
 
 
 def argument_indices(f, argnums, who):
@@ -130,7 +136,7 @@ def jacobian(f, argnums=0, mode="auto"):
     name = f.py_func.__qualname__
 
     def jac(*args):
-        args = tuple(f._all_args(args, {}))
+        args = _bound(f, args)
         names = argument_names(f.py_func)
         for k in nums:
             if not _is_float_value(args[k]):
