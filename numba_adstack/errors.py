@@ -46,6 +46,11 @@ class AdStackCacheWarning(NumbaWarning):
         super().__init__(msg, loc=loc, highlighting=False)
 
 
+class IntegerArgumentWarning(UserWarning):
+    """An integer argument takes part in float arithmetic, so it would have a derivative,
+    but integers are not differentiated: its gradient is None. Pass it as a float."""
+
+
 _CAPACITY = re.compile(r"capacity of (\d+) elements \((\w+)")
 
 

@@ -428,3 +428,38 @@ def test_cache_needs_a_source_file_like_numba():
         nad.grad_jit(cache=True)(ns["f"])
     with pytest.raises(RuntimeError, match="cannot cache"):
         numba.njit(cache=True)(ns["f"])
+
+
+# ----------------------------------------------------------------------------- rule helpers
+def test_rule_helpers_are_cached_outside_the_package(tmp_path, monkeypatch):
+    """The helpers' machine code goes to NUMBA_CACHE_DIR when set, else to Numba's
+    user-wide cache directory: never into the installed package, which an uninstall would
+    leave behind (and whose leftover directory would shadow a later install)."""
+    from numba.core.caching import FunctionCache
+    from numba_adstack.ad.rules import vjp_core
+    package = Path(vjp_core.__file__).resolve().parent.parent.parent
+    helper = vjp_core.sum_to_shape.py_func
+    default = Path(FunctionCache(helper)._cache_path).resolve()
+    assert package not in default.parents, default
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    assert tmp_path in Path(FunctionCache(helper)._cache_path).resolve().parents
+    # A user's function is still cached where Numba caches it.
+    (tmp_path / "user_mod.py").write_text("def f(x):\n    return x\n")
+    spec = importlib.util.spec_from_file_location("user_mod", tmp_path / "user_mod.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")
+    assert Path(FunctionCache(mod.f)._cache_path) == tmp_path / "__pycache__"
+
+
+def test_helper_cache_files_left_in_the_package_are_removed(tmp_path, monkeypatch):
+    from numba_adstack.ad.rules import vjp_core
+    pycache = tmp_path / "__pycache__"
+    pycache.mkdir()
+    for name in ("vjp_core.gather-274.py311.nbi", "vjp_core.gather-274.py311.1.nbc",
+                 vjp_core._DIGEST_FILE):
+        (pycache / name).write_text("old")
+    (pycache / "vjp_core.cpython-311.pyc").write_text("kept")
+    monkeypatch.setattr(vjp_core, "RULES_DIR", str(tmp_path))
+    vjp_core._drop_in_tree_cache()
+    assert [p.name for p in pycache.iterdir()] == ["vjp_core.cpython-311.pyc"]

@@ -271,3 +271,36 @@ def _is_value(facts, name):
     on such a value), whose adjoint is a value of its own?"""
     return (is_float_array(facts.typemap.get(name)) and facts.array_root(name) == name
             and not facts.is_buffer_source(name))
+
+
+# ---------------------------------------------------------------------- integer inputs
+def integer_arguments_in_float_arithmetic(facts, wrt):
+    """Indices of the integer arguments (those in ``wrt``; all when None) that take part
+    in float arithmetic: ``x * n``, ``float(n)``, directly or through integer arithmetic
+    and phis. Such an argument would have a derivative if it were passed as a float; one
+    used only as a count, a bound or an index would not."""
+    out = []
+    for k, arg in enumerate(facts.arg_vars):
+        t = facts.ty(arg)
+        if not isinstance(t, types.Integer) or isinstance(t, types.Boolean) \
+                or (wrt is not None and k not in wrt):
+            continue
+        todo, seen = [arg], {arg}
+        while todo and k not in out:
+            for _, stmt in facts.uses.get(todo.pop(), ()):
+                if not isinstance(stmt, ir.Assign):
+                    continue
+                e, target = stmt.value, stmt.target.name
+                rt = facts.typemap.get(target)
+                arithmetic = isinstance(e, ir.Expr) and (
+                    e.op in ("binop", "inplace_binop", "unary", "phi")
+                    or (e.op == "call" and facts.resolve_global(e.func) is float))
+                if not (arithmetic or isinstance(e, ir.Var)):
+                    continue
+                if is_float(rt) or is_float_array(rt):
+                    out.append(k)
+                    break
+                if isinstance(rt, types.Integer) and target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+    return out

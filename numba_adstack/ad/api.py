@@ -9,17 +9,25 @@ cached.
 import ast
 import inspect
 import linecache
+import numbers
+import os
+import sys
 import threading
+import warnings
 
 from numba.core import types
+from numba.core.options import TargetOptions
 from numba.core.registry import CPUDispatcher
 
 from .. import config
-from ..errors import AdStackOverflowError, AdStackBudgetError, backward_overflow_message
+from ..errors import (AdStackOverflowError, AdStackBudgetError, IntegerArgumentWarning,
+                      backward_overflow_message)
 from ..intrinsics import adstack, push, pop, top, size, overflowed, clear, reserve
 from . import cache as disk_cache
+from . import frozen
 from . import vjp as _vjp
 from .numba_pipeline import GeneratedCodeCompiler
+from .activity import integer_arguments_in_float_arithmetic
 from .capture import typed_ir
 from .rewrite import Options, build_backward
 from .specialize import by_fingerprint, layout_of
@@ -74,10 +82,13 @@ class Backward:
         self.from_disk = gen is not None
         if gen is None:
             gen = self._generate(wrt, parallel)
+        gen.globals = frozen.as_frozen(gen.globals, dispatcher._frozen.get(argtypes, {}))
         self.fname, self.source = gen.fname, gen.source
         self.written_args = gen.written_args
         self.float_array_args = gen.float_array_args
         self.float_scalar_args = gen.float_scalar_args
+        if gen.integer_float_args:
+            _warn_integer_arguments(self.qualname, gen.integer_float_args)
         text = self.source
         ns = entry.namespace(gen, text, _INTRINSICS) if entry is not None else None
         cached = ns is not None
@@ -105,7 +116,9 @@ class Backward:
             # Arguments the function writes into: the gradient pass works on copies.
             [i for i, a in enumerate(args) if a in facts.written_roots],
             [i for i, a in enumerate(args) if is_float_array(facts.ty(a))],
-            [i for i, a in enumerate(args) if is_float(facts.ty(a))], rw.globals)
+            [i for i, a in enumerate(args) if is_float(facts.ty(a))],
+            [(i, args[i]) for i in integer_arguments_in_float_arithmetic(facts, wrt)],
+            rw.globals)
 
     def _compile(self, ns, helpers, cache):
         self.njit_options = dict(self.dispatcher.backward_options)
@@ -159,6 +172,25 @@ class Backward:
             return self._serial._run(args, seed)
 
 
+def _warn_integer_arguments(qualname, args):
+    """Once per signature: integer arguments in float arithmetic get no gradient."""
+    names = ", ".join(repr(name) for _, name in args)
+    warnings.warn(
+        "%s: integer argument %s takes part in float arithmetic, but integers are not "
+        "differentiated, so its gradient is None. To differentiate it, pass a float (2.0, "
+        "not 2); to say it is a constant, give wrt= without it" % (qualname, names),
+        IntegerArgumentWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` of the first caller outside this package."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 class GradDispatcher(CPUDispatcher):
     """``numba.njit`` dispatcher with ``grad``, ``value_and_grad`` and ``inspect_adjoint``."""
 
@@ -170,10 +202,20 @@ class GradDispatcher(CPUDispatcher):
                                          "wrt": None, "cache": False}
         self.backward_options = {k: v for k, v in (targetoptions or {}).items()
                                  if k not in ("nopython", "parallel", "inline")}
+        # Derivatives are infinite or undefined where the primal is not (0.5 / sqrt(x) at
+        # 0, a mean over no elements): inf or NaN, as NumPy and JAX give, not a bare
+        # ZeroDivisionError from the generated code. The user's error_model wins.
+        self.backward_options.setdefault("error_model", "numpy")
         self._signature = inspect.signature(py_func)
         self._backwards = {}           # by Numba argument types
         self._by_fingerprint = {}      # the same, by Numba's fast argument fingerprints
         self._bw_lock = threading.Lock()
+        self._frozen = {}              # by argument types: the global arrays compiled in
+
+    def add_overload(self, cres):
+        # The global arrays as this signature's machine code freezes them (frozen.py).
+        self._frozen.setdefault(tuple(cres.signature.args), frozen.snapshot(self.py_func))
+        super().add_overload(cres)
 
     def _reduce_states(self):
         # Pickled (to a worker process) with its options, as Numba pickles its own.
@@ -206,6 +248,8 @@ class GradDispatcher(CPUDispatcher):
             with self._bw_lock:
                 bw = self._backwards.get(key)
                 if bw is None:
+                    if key not in self._frozen and frozen.reads_arrays(self.py_func):
+                        self.compile(key)       # global arrays frozen once, for both
                     bw = Backward(self, key)
                     self._backwards[key] = bw
         return bw
@@ -216,6 +260,12 @@ class GradDispatcher(CPUDispatcher):
         code = self.py_func.__code__
         if not kwargs and len(args) == code.co_argcount:
             return args
+        params = self._signature.parameters
+        unknown = [k for k in kwargs if k not in params]
+        if unknown:
+            raise TypeError("%s got an unexpected keyword argument %r; its parameters are "
+                            "(%s)" % (self.py_func.__qualname__, unknown[0],
+                                      ", ".join(params)))
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return bound.args
@@ -276,22 +326,37 @@ class GradDispatcher(CPUDispatcher):
 
 
 def _wrt_indices(py_func, wrt):
-    """Argument indices from ``wrt`` (names or indices), or None for every argument."""
+    """Argument indices from ``wrt`` (names, or indices counted as Python counts them:
+    -1 is the last argument), or None for every argument. Anything else is a
+    ``ValueError`` naming the entry and the function's parameters."""
     if wrt is None:
         return None
-    if isinstance(wrt, (str, int)):
+    if isinstance(wrt, (str, numbers.Integral)):
         wrt = (wrt,)
     names = py_func.__code__.co_varnames[:py_func.__code__.co_argcount]
+    try:
+        entries = list(wrt)
+    except TypeError:
+        entries = [wrt]
     out = set()
-    for w in wrt:
-        if isinstance(w, str):
-            if w not in names:
-                raise ValueError("wrt names %r, which is not an argument of %s%s"
-                                 % (w, py_func.__name__, tuple(names)))
+    for w in entries:
+        if isinstance(w, str) and w in names:
             out.add(names.index(w))
-        else:
+        elif isinstance(w, numbers.Integral) and not isinstance(w, bool) \
+                and -len(names) <= w < len(names):
             out.add(int(w) % len(names))
+        else:
+            raise ValueError(
+                "wrt=%r: %r is not an argument of %s(%s); give argument names or indices "
+                "from %d to %d" % (wrt, w, py_func.__name__, ", ".join(names), -len(names),
+                                   len(names) - 1))
     return frozenset(out)
+
+
+def _numba_options():
+    """The options ``numba.njit`` passes to its CPU target (fastmath, nogil, ...)."""
+    opts = CPUDispatcher.targetdescr.options
+    return {k for k in dir(opts) if isinstance(getattr(opts, k), TargetOptions.Mapping)}
 
 
 def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, wrt=None,
@@ -322,6 +387,13 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
     Other keyword arguments (fastmath, nogil, error_model, boundscheck...) go to Numba
     for both the function and its backward.
     """
+    unknown = sorted(set(options) - {"cache"} - _numba_options())
+    if unknown:
+        raise TypeError(
+            "grad_jit got an unknown option %s; its own options are ad_stack_size, storage, "
+            "frame_budget, wrt and cache, and Numba's are %s"
+            % (", ".join(map(repr, unknown)),
+               ", ".join(sorted(k for k in _numba_options() if not k.startswith("_")))))
     if storage not in ("auto", "frame", "heap"):
         raise ValueError("storage must be 'auto', 'frame' or 'heap', got %r" % (storage,))
     cache = bool(options.pop("cache", False))
@@ -334,6 +406,7 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
         if hasattr(f, "py_func") and hasattr(f, "targetoptions"):
             targetoptions.update(f.targetoptions)
             f = f.py_func
+        _wrt_indices(f, wrt)            # a bad entry is an error here, not at grad
         targetoptions.update(options)
         targetoptions["nopython"] = True
         disp = GradDispatcher(f, targetoptions=targetoptions, ad_options=ad_options)

@@ -154,16 +154,18 @@ def jit(fn, options, cache):
 class Generated:
     """A generated backward: from the rewrite, or read back from a cache entry."""
     FIELDS = ("fname", "source", "helpers", "written_args", "float_array_args",
-              "float_scalar_args")
+              "float_scalar_args", "integer_float_args")
 
     def __init__(self, fname, source, helpers, written_args, float_array_args,
-                 float_scalar_args, globals):
+                 float_scalar_args, integer_float_args, globals):
         self.fname = fname
         self.source = source
         self.helpers = list(helpers)
         self.written_args = list(written_args)
         self.float_array_args = list(float_array_args)
         self.float_scalar_args = list(float_scalar_args)
+        # [index, name] of the integer arguments in float arithmetic (IntegerArgumentWarning)
+        self.integer_float_args = [list(a) for a in integer_float_args]
         self.globals = globals          # name -> object the generated code reads
 
 

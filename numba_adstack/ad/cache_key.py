@@ -26,7 +26,7 @@ from numba.core import types
 from numba.core.typing import templates
 
 #: Changes whenever the layout of cache entries or of the key changes.
-FORMAT = 1
+FORMAT = 2
 
 _ATTR_OPS = ("LOAD_ATTR", "LOAD_METHOD")
 

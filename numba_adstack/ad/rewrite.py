@@ -15,6 +15,8 @@ of the primitives live in :mod:`.rules`, and what depends on the platform behind
 """
 from dataclasses import dataclass
 
+from numba.core import types
+
 from . import activity as _activity
 from .checks import check
 from .emit import Names, Source, emit_backward, probe
@@ -54,8 +56,13 @@ def build_backward(typed, py_func, options, target=CPU):
     """Run the phases on one typed function; return its :class:`BackwardSource`."""
     facts = IRFacts(typed, py_func, target)
     if target.returns_value and not is_float(facts.return_type):
-        facts.error("grad needs a function returning a float scalar, this one returns %s"
-                    % facts.return_type)
+        hint = ""
+        if isinstance(facts.return_type, (types.Array, types.BaseTuple)):
+            hint = ("; for an array or tuple result, f.vjp(*args) gives the value and a "
+                    "pullback of a cotangent shaped like it, and f.vjp_call(*args, "
+                    "cotangent) the cotangents of the arguments in one call")
+        facts.error("grad needs a function returning a float scalar, this one returns %s%s"
+                    % (facts.return_type, hint))
     act = _activity.analyse(facts, options.wrt)
     check(facts, act)
     names = Names(target, reserved=[rl.len[:-4] for rl in facts.ranges.values()],

@@ -19,6 +19,7 @@ from numba.core import types
 
 from ..errors import AdjointArgumentError, NonDifferentiableError
 from .specialize import by_fingerprint
+from .emit.names import identifier
 from .typeinfo import is_float, is_float_array
 
 _FLOAT, _ARRAY, _NONE, _TUPLE = "float", "array", "none", "tuple"
@@ -100,7 +101,7 @@ def _sum_function(disp, nargs, leaves):
         params = list(code.co_varnames[:nargs])
     else:
         params = ["_vjp_a%d" % k for k in range(nargs)]
-    fname = disp.py_func.__name__
+    fname = identifier(disp.py_func.__name__)
     source = _sum_source(fname, params, leaves)
     py = exec_source(fname, source, {"_vjp_primal": disp}, disp.py_func.__qualname__ + " vjp")
     py.__qualname__ = disp.py_func.__qualname__

@@ -18,7 +18,7 @@ from .adjoints import Adjoints
 from .constants import ZERO
 from .forward import Forward
 from .fused import Fused
-from .names import Lines, Names
+from .names import Lines, Names, identifier
 from .parallel import Parallel
 from .reverse import Reverse
 from .source import Source
@@ -148,7 +148,7 @@ def _assemble(cx, fwd, rev, wrt):
     facts, names = cx.facts, cx.names
     params = [names.n(a) for a in facts.arg_vars]
     params += facts.target.backward_params(facts, names)
-    fname = "%s_backward" % facts.py_func.__name__
+    fname = "%s_backward" % identifier(facts.py_func.__name__)
     out = Lines()
     for helper in sorted(cx.helpers):
         out.lines.extend(cx.helpers[helper].splitlines())

@@ -265,13 +265,22 @@ class Adjoints:
         for k, op in enumerate(operands):
             self._ctx = (name, k)
             read = copies.get(op.name, op) if isinstance(op, ir.Var) else op
-            pos.append(self.ref(read) if k in used else "")
+            pos.append(self._scalar_ref(read, op, array) if k in used else "")
         self._ctx = None
         if array:       # the caller places each contribution (arrays and floats)
             return [(op, r.format(*pos, **fmt)) for r, op, a in zip(rule, operands, active)
                     if a]
         return [(names.bar(op), r.format(*pos, **fmt))
                 for r, op, a in zip(rule, operands, active) if a]
+
+    def _scalar_ref(self, read, op, array):
+        """The source of an operand of a scalar rule: a 0-d array (``np.sin`` of one is a
+        float) is read as its element, which ``math.*`` takes."""
+        src = self.ref(read)
+        if not array and isinstance(op, ir.Var) and isinstance(self.facts.ty(op), types.Array) \
+                and self.facts.ty(op).ndim == 0:
+            return "%s[()]" % src
+        return src
 
     def _by_reciprocals(self, name, rule, operands, fmt):
         """``rule`` with each ``(c / {y})`` or ``(c / {k})`` made ``(c * q)`` where the

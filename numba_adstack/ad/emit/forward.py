@@ -205,6 +205,11 @@ class Forward:
 
     def copies(self, L, e):
         cps = self.facts.edge_copies(e)
+        # A phi with no value on this edge (``for its in range(n)`` read after the loop:
+        # undefined when the loop ran no iteration) takes a zero of its type, as Numba's
+        # null value, or nothing where it has none.
+        cps = [(t, v) for t, v in cps if isinstance(v, ir.Var) or
+               isinstance(self.facts.ty(t), (types.Number, types.Boolean))]
         if not cps:
             return
         if self.cx.plan.sites.edge_pushes(e):
@@ -213,7 +218,8 @@ class Forward:
                 if stack is not None:
                     self.push(L, stack, self.cx.names.n(tgt))
         lhs = ", ".join(self.cx.names.n(t) for t, _ in cps)
-        rhs = ", ".join(self.src.operand(v) for _, v in cps)
+        rhs = ", ".join(self.src.operand(v) if isinstance(v, ir.Var)
+                        else zero_src(self.facts.ty(t)) for t, v in cps)
         L("%s = %s" % (lhs, rhs))
 
     # ------------------------------------------------------------------ blocks

@@ -9,6 +9,18 @@ from numba.typed import List
 from ..runtime import RUNTIME
 
 
+def identifier(name):
+    """``name`` (a function's ``__name__``: ``<lambda>``, a name made by
+    ``functools.partial`` or with non-ASCII letters) as an ASCII identifier, the stem of
+    the generated functions' names."""
+    base = re.sub(r"[^0-9A-Za-z_]", "_", str(name))
+    if not base.strip("_"):
+        base = "function"
+    if base[0].isdigit() or keyword.iskeyword(base):
+        base = "f_" + base
+    return base
+
+
 class Names:
     """Source names of IR variables, their adjoints, fresh temporaries and the globals the
     generated module needs (``globals``: name -> object)."""

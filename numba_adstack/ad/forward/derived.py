@@ -57,14 +57,23 @@ def _forward_over_reverse(dispatcher, argtypes, wrt):
     return fn
 
 
-def hessian(f, argnum=0):
+def hessian(f, argnums=0, *, argnum=None):
     """A function of ``f``'s arguments that returns the Hessian of its (float) result
-    with respect to argument ``argnum`` (a float or a float array), shaped
-    ``argument.shape * 2``: one ``hvp`` per element of the argument."""
+    with respect to argument ``argnums`` (an index of a float or a float array argument;
+    ``argnum`` is the older spelling), shaped ``argument.shape * 2``: one ``hvp`` per
+    element of the argument."""
     if not hasattr(f, "hvp"):
         raise TypeError("hessian needs a function decorated with @grad_jit, got %r" % (f,))
+    if argnum is not None:
+        argnums = argnum
+    if not isinstance(argnums, numbers.Integral):
+        raise ValueError("hessian of %s: argnums=%r; give one argument index (the Hessian "
+                         "of several arguments is not supported)"
+                         % (f.py_func.__qualname__, argnums))
+    argnum, = argument_indices(f, (argnums,), "hessian")
 
     def hess(*args):
+        args = _bound(f, args)
         x = args[argnum]
         if not _is_float_value(x):
             raise TypeError("hessian of %s: argument %r is %s; only float and float array "
@@ -79,6 +88,28 @@ def hessian(f, argnum=0):
         h = np.stack(cols, axis=-1).reshape(np.shape(x) * 2)
         return float(h) if h.ndim == 0 else h
     return hess
+
+
+def _bound(f, args):
+    """``args`` with ``f``'s defaults filled in, as ``f`` binds them."""
+    bind = getattr(f, "_all_args", None)
+    return tuple(args) if bind is None else tuple(bind(args, {}))
+
+
+def argument_indices(f, argnums, who):
+    """``argnums`` as indices of ``f``'s parameters (negative ones counted as Python
+    counts them); a ``ValueError`` naming the parameters for anything else."""
+    names = argument_names(f.py_func)
+    out = []
+    for k in argnums:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) \
+                or not -len(names) <= k < len(names):
+            raise ValueError("%s of %s: argnums entry %r is not an argument index of %s(%s); "
+                             "give indices from %d to %d"
+                             % (who, f.py_func.__qualname__, k, f.py_func.__name__,
+                                ", ".join(names), -len(names), len(names) - 1))
+        out.append(int(k) % len(names))
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------- jacobian
@@ -101,10 +132,11 @@ def jacobian(f, argnums=0, mode="auto"):
     if mode not in ("auto", "forward", "reverse"):
         raise ValueError("mode must be 'auto', 'forward' or 'reverse', got %r" % (mode,))
     single = isinstance(argnums, numbers.Integral)
-    nums = (argnums,) if single else tuple(argnums)
+    nums = argument_indices(f, (argnums,) if single else tuple(argnums), "jacobian")
     name = f.py_func.__qualname__
 
     def jac(*args):
+        args = _bound(f, args)
         names = argument_names(f.py_func)
         for k in nums:
             if not _is_float_value(args[k]):

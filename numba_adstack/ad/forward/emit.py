@@ -18,7 +18,7 @@ from numba.core import ir, types
 from .varied import varied_values
 from ..emit import Names, Source
 from ..emit.forward import Forward, range_index
-from ..emit.names import Lines
+from ..emit.names import Lines, identifier
 from ..emit.states import States
 from ..emit import record_names
 from ..facts import IRFacts, is_range
@@ -207,7 +207,7 @@ def build_jvp(typed, py_func, wrt, target=CPU):
     args = facts.arg_vars
     params = [names.n(a) for a in args]
     params += [tangents.dot(a) for k, a in enumerate(args) if k in wrt]
-    fname = "%s_jvp" % py_func.__name__
+    fname = "%s_jvp" % identifier(py_func.__name__)
     out = Lines()
     out("def %s(%s):" % (fname, ", ".join(params)))
     out.level = 1

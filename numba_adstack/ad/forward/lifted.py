@@ -12,12 +12,21 @@ import numpy as np
 
 from ..rules.scalar import BINOP_RULES, CALL_RULES, UNARY_RULES
 
-_WHERE_MIN = ("np.where({0} <= {1}, {g}, 0.0)", "np.where({0} <= {1}, 0.0, {g})")
-_WHERE_MAX = ("np.where({0} >= {1}, {g}, 0.0)", "np.where({0} >= {1}, 0.0, {g})")
+
+
+def _where(first):
+    """The rule sending the tangent of the first operand where ``first`` holds, the
+    second's elsewhere (the operand the primal returned, see rules/scalar.py)."""
+    return ("np.where(%s, {g}, 0.0)" % first, "np.where(%s, 0.0, {g})" % first)
+
 
 #: Array forms of scalar rules that do not lift as written, by function.
-ARRAY_FORMS = {min: _WHERE_MIN, max: _WHERE_MAX, np.minimum: _WHERE_MIN,
-               np.maximum: _WHERE_MAX}
+ARRAY_FORMS = {min: _where("np.logical_not({1} < {0})"),
+               max: _where("np.logical_not({1} > {0})"),
+               np.minimum: _where("({0} <= {1}) | np.isnan({0})"),
+               np.maximum: _where("({0} >= {1}) | np.isnan({0})"),
+               np.fmin: _where("({0} <= {1}) | np.isnan({1})"),
+               np.fmax: _where("({0} >= {1}) | np.isnan({1})")}
 
 _NP_NAME = re.compile(r"np\.(\w+)")
 

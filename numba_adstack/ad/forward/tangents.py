@@ -19,7 +19,7 @@ from ... import intrinsics as I
 from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
-from .lifted import elementwise_rule, lift
+from .lifted import ARRAY_FORMS, elementwise_rule, lift
 from ..typeinfo import carries_floats, is_float, is_float_array
 
 #: Functions linear in the arrays at these argument positions (the others are read as
@@ -201,8 +201,7 @@ class Tangents:
         y_ty = facts.ty(name)
         rule = R.specialise(fn, [self._literal(v) for v in operands]) or rule
         if isinstance(y_ty, types.Array):
-            rule = lift(rule) if fn not in (min, max, np.minimum, np.maximum) else \
-                elementwise_rule(fn)
+            rule = elementwise_rule(fn) if fn in ARRAY_FORMS else lift(rule)
             if rule is None:
                 self._error(name, "%s on arrays" % getattr(fn, "__name__", fn))
         terms = []
@@ -225,7 +224,11 @@ class Tangents:
         return out
 
     def fill(self, template, name, operands, g):
-        ops = [self.src.operand(v) for v in operands]
+        scalar = not isinstance(self.facts.ty(name), types.Array)
+        # A 0-d array operand of a scalar rule (np.sin of one is a float) is read as its
+        # element, which math.* takes.
+        ops = [self.src.operand(v) + "[()]" if scalar and _zero_d(self.facts, v)
+               else self.src.operand(v) for v in operands]
         return "(%s)" % template.format(*ops, g=g, y=self.names.n(name))
 
     def _literal(self, var):
@@ -433,3 +436,8 @@ class Tangents:
         tmp = self.names.fresh("tin")
         before = ["%s = %s" % (tmp, " + ".join(terms) if terms else "0.0")]
         return before, ["%s[...] = %s" % (xd, tmp)]
+
+
+def _zero_d(facts, v):
+    return isinstance(v, ir.Var) and isinstance(facts.ty(v), types.Array) \
+        and facts.ty(v).ndim == 0

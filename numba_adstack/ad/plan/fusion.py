@@ -11,6 +11,7 @@ import numpy as np
 from numba.core import ir, types
 
 from .. import rules as R
+from ..emit.names import identifier
 from ..typeinfo import is_float
 from .seeds import early_seed
 
@@ -51,7 +52,7 @@ def choose_parallel(facts, fused, parallel_option):
         sums = {phi for phi, _, _, _ in families}
         if any(tgt.name not in sums for tgt, _ in facts.block_phis[lp.header]):
             continue        # something else is carried from one iteration to the next
-        out[lp] = "%s_iteration%d" % (facts.py_func.__name__, lp.header)
+        out[lp] = "%s_iteration%d" % (identifier(facts.py_func.__name__), lp.header)
     return out
 
 

@@ -30,7 +30,7 @@ from ... import config
 from ...errors import AdStackBudgetError
 from .. import rules as R
 from ..structure import node_key
-from ..typeinfo import is_float_array, stack_dtype
+from ..typeinfo import is_float, is_float_array, stack_dtype
 
 #: First capacity of a heap stack that grows (a ``while`` loop's history): it doubles.
 HEAP_START = 64
@@ -316,7 +316,8 @@ def choose_partials(facts, recompute, ref_uses):
     Returns ``{y: (kept name, P template)}`` and ``{kept name: type}``."""
     partials, types_ = {}, {}
     for x, uses in sorted(ref_uses.items()):
-        if len(uses) != 1 or None in uses or not recompute.kept_on_stack(x):
+        if len(uses) != 1 or None in uses or not recompute.kept_on_stack(x) \
+                or not is_float(facts.ty(x)):      # (not a 0-d array: P takes floats)
             continue
         name, k = next(iter(uses))
         e = facts.def_expr(name)

@@ -140,13 +140,19 @@ _UNARY = {
 
 # Masks multiply: one fused loop, cheaper to compile than np.where (an inf or NaN in g
 # then reaches the masked-off elements as NaN).
-# max/min: the gradient goes to the first operand on ties (as the scalar rules of max/min).
-_MAXIMUM = ("{g} * ({x1} >= {x2})", "{g} * ({x1} < {x2})")
-_MINIMUM = ("{g} * ({x1} <= {x2})", "{g} * ({x1} > {x2})")
-# fmax/fmin ignore a NaN operand: the other one gets the gradient.
-_FMAX = ("{g} * (({x1} >= {x2}) | np.isnan({x2}))", "{g} * (({x1} < {x2}) | np.isnan({x1}))")
-_FMIN = ("{g} * (({x1} <= {x2}) | np.isnan({x2}))", "{g} * (({x1} > {x2}) | np.isnan({x1}))")
-_POWER = ("{g} * ({x2} * {x1} ** ({x2} - 1.0))", "{g} * ({y} * np.log({x1}))")
+# np.maximum/np.minimum: the gradient goes to the operand the primal returned: the first
+# on ties (as the scalar rules), a NaN one; np.fmax/np.fmin return the other one of a NaN.
+_MAXIMUM = ("{g} * (({x1} >= {x2}) | np.isnan({x1}))",
+            "{g} * np.logical_not(({x1} >= {x2}) | np.isnan({x1}))")
+_MINIMUM = ("{g} * (({x1} <= {x2}) | np.isnan({x1}))",
+            "{g} * np.logical_not(({x1} <= {x2}) | np.isnan({x1}))")
+_FMAX = ("{g} * (({x1} >= {x2}) | np.isnan({x2}))",
+         "{g} * np.logical_not(({x1} >= {x2}) | np.isnan({x2}))")
+_FMIN = ("{g} * (({x1} <= {x2}) | np.isnan({x2}))",
+         "{g} * np.logical_not(({x1} <= {x2}) | np.isnan({x2}))")
+# (d/dx is 0 where x2 == 0, d/dy is 0 where x1 == 0, as JAX and the scalar rule.)
+_POWER = ("{g} * ({x2} * {x1} ** ({x2} - 1.0 + ({x2} == 0.0)))",
+          "{g} * ({y} * np.log({x1} + ({x1} == 0.0)))")
 
 _BINARY = {
     np.add: ("{g}", "{g}"),

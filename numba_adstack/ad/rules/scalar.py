@@ -15,6 +15,12 @@ import operator
 
 import numpy as np
 
+# x ** y: as JAX, d/dx is 0 where y == 0 (not 0 * x ** -1, NaN at x == 0) and d/dy is 0
+# where x == 0 (log(0) * 0 ** y is NaN): log reads 1 there. Comparisons added as numbers,
+# not conditionals, keep the rule valid element-wise on arrays.
+_POW = ("{g} * ({1} * {0} ** ({1} - 1.0 + ({1} == 0.0)))",
+        "{g} * ({y} * math.log({0} + ({0} == 0.0)))")
+
 # Rules by Python function object. NumPy ufuncs map to the same rule as their math twin.
 CALL_RULES = {
     math.sin: ("{g} * math.cos({0})",),
@@ -42,7 +48,7 @@ CALL_RULES = {
     math.log2: ("{g} * (1.0 / ({0} * 0.6931471805599453))",),
     math.sqrt: ("{g} * (0.5 / {y})",),
     math.hypot: ("{g} * ({0} / {y})", "{g} * ({1} / {y})"),
-    math.pow: ("{g} * ({1} * {0} ** ({1} - 1.0))", "{g} * ({y} * math.log({0}))"),
+    math.pow: _POW,
     math.radians: ("{g} * 0.017453292519943295",),
     math.degrees: ("{g} * 57.29577951308232",),
     math.floor: (None,),
@@ -52,9 +58,21 @@ CALL_RULES = {
     math.fabs: ("{g} * math.copysign(1.0, {0})",),
     abs: ("{g} * math.copysign(1.0, {0})",),
     float: ("{g}",),
-    # min/max: the gradient goes to the operand that was chosen (the first one on ties).
-    min: ("({g} if {0} <= {1} else 0.0)", "(0.0 if {0} <= {1} else {g})"),
-    max: ("({g} if {0} >= {1} else 0.0)", "(0.0 if {0} >= {1} else {g})"),
+    # min/max: the gradient goes to the operand the primal returned. Python and Numba
+    # return the first unless the second is strictly smaller (larger): the first on ties
+    # and wherever a NaN makes the comparison false (max(1.0, nan) is 1.0).
+    min: ("(0.0 if {1} < {0} else {g})", "({g} if {1} < {0} else 0.0)"),
+    max: ("(0.0 if {1} > {0} else {g})", "({g} if {1} > {0} else 0.0)"),
+    # np.minimum/np.maximum return a NaN operand (the first on ties);
+    # np.fmin/np.fmax return the other operand of a NaN.
+    np.minimum: ("({g} if {0} <= {1} or math.isnan({0}) else 0.0)",
+                 "(0.0 if {0} <= {1} or math.isnan({0}) else {g})"),
+    np.maximum: ("({g} if {0} >= {1} or math.isnan({0}) else 0.0)",
+                 "(0.0 if {0} >= {1} or math.isnan({0}) else {g})"),
+    np.fmin: ("({g} if {0} <= {1} or math.isnan({1}) else 0.0)",
+              "(0.0 if {0} <= {1} or math.isnan({1}) else {g})"),
+    np.fmax: ("({g} if {0} >= {1} or math.isnan({1}) else 0.0)",
+              "(0.0 if {0} >= {1} or math.isnan({1}) else {g})"),
 }
 
 _NUMPY_TWINS = {
@@ -67,11 +85,17 @@ _NUMPY_TWINS = {
     np.log: math.log, np.log1p: math.log1p, np.log10: math.log10, np.log2: math.log2,
     np.sqrt: math.sqrt, np.hypot: math.hypot, np.power: math.pow, np.floor: math.floor,
     np.ceil: math.ceil, np.trunc: math.trunc, np.copysign: math.copysign,
-    np.fabs: math.fabs, np.abs: abs, np.absolute: abs, np.minimum: min, np.maximum: max,
+    np.fabs: math.fabs, np.abs: abs, np.absolute: abs,
     np.float64: float, np.float32: float,
 }
 for _np_fn, _math_fn in _NUMPY_TWINS.items():
     CALL_RULES.setdefault(_np_fn, CALL_RULES[_math_fn])
+
+# Reductions of one float (arithmetic on 0-d arrays gives floats in Numba: ``np.sum(x * x)``
+# of a 0-d ``x``): the float itself. Of arrays, they are reductions (rules/array_rules.py).
+for _np_fn in (np.sum, np.prod, np.mean, np.max, np.min, np.amax, np.amin, np.nansum,
+               np.nanprod, np.nanmean, np.nanmax, np.nanmin, np.median, np.nanmedian):
+    CALL_RULES.setdefault(_np_fn, ("{g}",))
 
 # Rules by operator (binary and in-place binary operators share them).
 BINOP_RULES = {
@@ -79,7 +103,7 @@ BINOP_RULES = {
     operator.sub: ("{g}", "-{g}"),
     operator.mul: ("{g} * {1}", "{g} * {0}"),
     operator.truediv: ("{g} * (1.0 / {1})", "{g} * (-{0} / ({1} * {1}))"),
-    operator.pow: ("{g} * ({1} * {0} ** ({1} - 1))", "{g} * ({y} * math.log({0}))"),
+    operator.pow: _POW,
     operator.mod: ("{g}", "{g} * (-math.floor({0} / {1}))"),
     operator.floordiv: (None, None),
 }

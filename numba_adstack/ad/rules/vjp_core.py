@@ -17,16 +17,54 @@ import types as pytypes
 import numpy as np
 from numba import njit, types
 from numba.core import config as numba_config
-from numba.core.caching import FunctionCache, NullCache
+from numba.core.caching import (CacheImpl, FunctionCache, NullCache, UserProvidedCacheLocator,
+                                 UserWideCacheLocator)
 from numba.core.errors import TypingError
 from numba.core.typing.templates import infer, infer_global, make_overload_template
 
 
 # The helpers' machine code is kept in Numba's on-disk cache, so that another process
-# loads it rather than compiling it again (beside the package's sources, or in Numba's
-# user-wide cache directory when the package's directory is read-only);
-# NUMBA_ADSTACK_HELPER_CACHE=0 turns that off.
+# loads it rather than compiling it again: in NUMBA_CACHE_DIR when it is set, else in
+# Numba's per-user cache directory (never inside the installed package, which a later
+# uninstall would leave behind); NUMBA_ADSTACK_HELPER_CACHE=0 turns that off.
 HELPER_CACHE = os.environ.get("NUMBA_ADSTACK_HELPER_CACHE", "1") != "0"
+RULES_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class RulesCacheLocator:
+    """Where Numba caches the functions of the rules' source files: the locator of
+    NUMBA_CACHE_DIR, else of the user-wide cache directory, as Numba does for a read-only
+    installation; never ``__pycache__`` beside the sources. Numba asks it first for every
+    function; it answers for the rules' files only (None: Numba's own locators decide)."""
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if os.path.dirname(os.path.abspath(py_file)) != RULES_DIR:
+            return None
+        for locator in (UserProvidedCacheLocator, UserWideCacheLocator):
+            found = locator.from_function(py_func, py_file)
+            if found is not None:
+                return found
+        raise RuntimeError("cannot cache %s: no writable NUMBA_CACHE_DIR or user-wide "
+                           "cache directory" % py_func.__qualname__)
+
+
+if RulesCacheLocator not in CacheImpl._locator_classes:
+    CacheImpl._locator_classes.insert(0, RulesCacheLocator)
+
+
+def _drop_in_tree_cache():
+    """Remove the helpers' cache files that earlier versions wrote beside the sources
+    (``__pycache__/vjp_*.nbi``, ``.nbc``): left there, an uninstall leaves the directory
+    behind. Best effort: a read-only installation keeps them, unused."""
+    path = os.path.join(RULES_DIR, "__pycache__")
+    try:
+        for name in os.listdir(path):
+            if name.startswith("vjp_") and name.endswith((".nbi", ".nbc")) \
+                    or name == _DIGEST_FILE:
+                os.remove(os.path.join(path, name))
+    except OSError:
+        pass
 
 
 def _rules_digest():
@@ -34,11 +72,10 @@ def _rules_digest():
     checks a cached function against its own source file only, not against the helpers
     it calls from other files, nor against ``NUMBA_OPT``: a change in either drops the
     cached helpers (``_checked_cache_dirs``)."""
-    here = os.path.dirname(os.path.abspath(__file__))
     h = hashlib.sha256(("opt=%s;" % numba_config.OPT).encode())
-    for name in sorted(os.listdir(here)):
+    for name in sorted(os.listdir(RULES_DIR)):
         if name.endswith(".py"):
-            with open(os.path.join(here, name), "rb") as f:
+            with open(os.path.join(RULES_DIR, name), "rb") as f:
                 h.update(name.encode() + b"\0" + f.read())
     return h.hexdigest()
 
@@ -74,6 +111,7 @@ def _check_cache_dir(path):
 
 
 _OPT_AT_IMPORT = str(numba_config.OPT)
+_drop_in_tree_cache()
 
 
 def cacheable(fn):
@@ -84,7 +122,7 @@ def cacheable(fn):
         return False
     try:
         cache = FunctionCache(fn)
-    except RuntimeError:
+    except (RuntimeError, OSError):
         return False
     return _check_cache_dir(cache._cache_path)
 
@@ -354,6 +392,12 @@ def sum_to(g, like):
         return same_ndim
     if g.ndim > like.ndim and like.ndim > 0:
         return lambda g, like: sum_to_shape(g, like.shape)
+    if g.ndim > like.ndim:                  # a 0-d operand: the sum, as a 0-d array
+        def to_0d(g, like):
+            out = np.empty(like.shape, g.dtype)
+            out[()] = np.sum(g)
+            return out
+        return to_0d
     raise TypingError("sum_to: a %d-d adjoint for a %d-d operand" % (g.ndim, like.ndim))
 
 
@@ -409,11 +453,33 @@ def unreduce(g, x, axis, keepdims=False):
         return lambda g, x, axis, keepdims=False: np.full(x.shape, g)
     if not isinstance(g, types.Array) or is_none(axis):
         raise TypingError("unreduce: a %s adjoint with axis %s" % (g, axis))
+    if isinstance(axis, types.UniTuple) and isinstance(axis.dtype, types.Integer):
+        kept = g.ndim == x.ndim             # (a tuple of literals arrives as a UniTuple too)
+        return lambda g, x, axis, keepdims=False: _unreduce_axes(g, x.shape, axis, kept)
     if g.ndim == x.ndim:
         return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, True)
     if g.ndim == x.ndim - 1:
         return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, False)
     raise TypingError("unreduce: a %d-d adjoint for a %d-d operand" % (g.ndim, x.ndim))
+
+
+@internal
+def _unreduce_axes(g, shape, axes, kept):
+    """``g`` (``shape`` reduced along each of ``axes``, kept as size 1 when ``kept``)
+    repeated along those axes to ``shape``."""
+    n = len(shape)
+    reduced = np.zeros(n, np.bool_)
+    for a in axes:
+        reduced[norm_axis(a, n)] = True
+    gs = c_strides(g.shape)
+    sstr = np.zeros(n, np.intp)
+    j = 0
+    for k in range(n):
+        if not reduced[k]:
+            sstr[k] = gs[j]
+        if kept or not reduced[k]:
+            j += 1
+    return gather(np.ascontiguousarray(g), sstr, shape)
 
 
 @by_type
@@ -424,4 +490,6 @@ def reduced_view(g, x, axis):
     only: its shape is not ``x``'s."""
     if is_scalar(g) or (isinstance(g, types.Array) and g.ndim == x.ndim):
         return lambda g, x, axis: g
+    if isinstance(axis, types.BaseTuple):
+        return lambda g, x, axis: unreduce(g, x, axis, False)      # (materialised)
     return lambda g, x, axis: np.expand_dims(g, axis)
