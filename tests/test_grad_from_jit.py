@@ -1,8 +1,8 @@
 """``f.grad``, ``f.value_and_grad``, ``f.vjp_call`` and ``f.jvp`` called from jitted code:
 the same results as the Python calls (themselves checked against finite differences), in
 ``prange`` loops, as function values, from a ``cache=True`` caller in a new process; errors
-of the backward raised from the caller; a gradient inside a differentiated function
-refused."""
+of the backward raised from the caller; a jvp inside a differentiated function refused
+(grad inside one: test_grad_second_order.py)."""
 import math
 import os
 import subprocess

@@ -255,10 +255,6 @@ def _literal_int(t):
     return t.literal_value if isinstance(t, types.IntegerLiteral) else None
 
 
-def _unliteral(t):
-    return types.unliteral(t)
-
-
 def _item_impl(f, k, site, args):
     """The implementation of ``gradient_item_<n>`` for these types (see the module
     docstring), or None after noting why not (raised by the capture)."""
@@ -271,7 +267,7 @@ def _item_impl(f, k, site, args):
     if k is None or site is None:
         return None
     disp = f.dispatcher
-    argtypes = tuple(_unliteral(t) for t in args)
+    argtypes = tuple(types.unliteral(t) for t in args)
     if not layout_of(disp.py_func, argtypes).trivial:
         qualname, name, loc = _SITES[site]
         implicit._refuse_while_typing(
@@ -326,7 +322,7 @@ def _second_order_hvp_impl(g, f, k, args):
     if kk is None:
         raise TypingError("second_order_hvp: the index must be a constant")
     disp = _every_argument(f.dispatcher)
-    argtypes = tuple(_unliteral(t) for t in args)
+    argtypes = tuple(types.unliteral(t) for t in args)
     jvp = _forward_over_reverse(disp, argtypes, frozenset([kk]))
     reads = "".join("args[%d], " % j for j in range(len(args)))
     ns = {"_jvp": jvp.njit_fn}
