@@ -61,3 +61,11 @@ def test_parallel_map_loop_benchmark_runs_and_agrees():
     from benchmarks.bench_parallel import run_map
     res = run_map(options=64, repeat=2)
     assert res["options"] == 64 and res["seconds"]["grad_parallel"] > 0.0
+
+
+def test_hmc_benchmark_runs_and_the_chains_agree():
+    # A 10-d chain of 60 transitions: run() compares our gradient with the hand-written
+    # one and the two chains before timing; no timing is asserted.
+    from benchmarks.bench_hmc import run
+    row = run(quick=True, repeat=1, with_jax=False)
+    assert 0.0 < row["accept"] <= 1.0 and row["min_ess"] > 0.0

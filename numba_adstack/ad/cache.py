@@ -270,7 +270,7 @@ class Entry:
         ns = dict(gen.globals)
         ns.update(builtins)
         # Numba's cached machine code names its module: one key, one name.
-        return _import("_numba_adstack_cached_" + self.key[:32], self.py_path, body, ns)
+        return _import(_MODULE_PREFIX + self.key[:32], self.py_path, body, ns)
 
     # ------------------------------------------------------------ writing
     def commit(self, gen):
@@ -312,17 +312,48 @@ def _write(path, data):
         raise
 
 
+_MODULE_PREFIX = "_numba_adstack_cached_"
+
+
 def _import(module_name, path, text, namespace):
     """Run ``text`` as module ``module_name`` defined in file ``path``. Numba's cached
-    machine code finds its module by name, hence the entry in sys.modules."""
-    module = type(sys)(module_name)
-    module.__file__ = path
-    module.__dict__.update(namespace)
+    machine code finds its module by name, hence the entry in sys.modules (kept when
+    :class:`_LinkedModules` made it first)."""
     code = compile(text, path, "exec")
     with _import_lock:
-        sys.modules[module_name] = module
+        module = sys.modules.get(module_name)
+        if module is None:
+            module = sys.modules[module_name] = type(sys)(module_name)
+    module.__file__ = path
+    module.__dict__.update(namespace)
     exec(code, module.__dict__)
     return module.__dict__
+
+
+class _LinkedModules:
+    """Finds a generated module that cached machine code names before its backward was
+    loaded in this process: a cached caller that links the backward of a cached gradient
+    (``f.grad`` called from jitted code). Numba then only rebuilds the environment of the
+    linked code, which nopython code reads nothing from; the module is filled in when the
+    backward itself is loaded (``_import``)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if not name.startswith(_MODULE_PREFIX):
+            return None
+        import importlib.machinery
+        return importlib.machinery.ModuleSpec(name, _LinkedModules)
+
+    @staticmethod
+    def create_module(spec):
+        return type(sys)(spec.name)
+
+    @staticmethod
+    def exec_module(module):
+        pass
+
+
+sys.meta_path.append(_LinkedModules)
 
 
 def lookup(dispatcher, argtypes, parallel):

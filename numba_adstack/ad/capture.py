@@ -28,7 +28,7 @@ from numba.core import postproc
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core import errors, types
 
-from . import implicit, library_calls, tuples
+from . import implicit, library_calls, second_order, tuples
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .loopforms import RewriteLoopForms
@@ -249,29 +249,6 @@ def _refuse(state, what, loc):
     raise_non_differentiable(state.func_id.func_qualname, what, loc)
 
 
-def _derivative_called(func_ir, expr):
-    """``(h, attribute)`` when ``expr`` calls ``h.grad`` (or another derivative, see
-    :mod:`.jitted`): its jitted form, or the call inside it once inlined."""
-    val = _called_object(func_ir, expr)
-    kind = getattr(val, "_numba_adstack_derivative_call", None)
-    if kind is not None and expr.args:
-        return _constant(func_ir, expr.args[0]), kind
-    return getattr(val, "_numba_adstack_derivative", None)
-
-
-def _refuse_derivative(state, derivative, loc):
-    """A call to ``h.grad`` (or ``value_and_grad``, ``vjp_call``, ``jvp``: ``derivative``
-    is ``(h, attribute)``, see :mod:`.jitted`) in a function being differentiated: its
-    derivative would be a second derivative of ``h``, which the rewrite does not take."""
-    if derivative is None:
-        return
-    h, kind = derivative
-    name = h.py_func.__qualname__
-    _refuse(state, "a call to %s.%s: the derivative of a function that calls a derivative "
-            "(second order) is not supported; Hessian-vector products of %s are "
-            "%s.hvp(args, v), from Python" % (name, kind, name, name), loc)
-
-
 def _callee_name(func_ir, expr):
     val = _called_object(func_ir, expr)
     return getattr(val, "__name__", None) or getattr(
@@ -358,7 +335,12 @@ class InlineDispatcherCalls(FunctionPass):
                                       lambda v: _defined_value(fir, v),
                                       lambda v: _tuple_items(fir, v, tuple(state.args)))
                 return [(None, block)]
-            _refuse_derivative(state, _derivative_called(fir, e), e.loc)
+            derivative = second_order.derivative_called(lambda v: _defined_value(fir, v), e)
+            if derivative is not None:
+                second_order.rewrite_call(state, block, i, derivative,
+                                          lambda v: _defined_value(fir, v),
+                                          lambda v: _tuple_items(fir, v, tuple(state.args)))
+                return [(None, block)]
             callee = _callee_py_func(fir, e, getattr(state.pipeline, "callee_of", None))
             if callee is None:
                 i += 1
@@ -411,9 +393,6 @@ def _check_calls(state):
                     and stmt.value.op == "call"):
                 continue
             t = state.typemap.get(stmt.value.func.name)
-            if isinstance(t, types.Dispatcher):
-                _refuse_derivative(state, getattr(t.dispatcher, "_numba_adstack_derivative",
-                                                  None), stmt.loc)
             if isinstance(t, types.Dispatcher) and not implicit.is_primitive(t.dispatcher):
                 _refuse(state, "a call to the Numba function %s through %r, which is not "
                         "known before the function runs (pass the function itself, as an "
