@@ -59,7 +59,8 @@ def _defined_value(func_ir, var):
         except Exception:
             return None
         if isinstance(defn, ir.Expr) and defn.op == "getattr":
-            return _module_attribute(func_ir, defn)
+            # mod.f as the Global of f; any other attribute (h.grad) as itself.
+            return _module_attribute(func_ir, defn) or defn
         if isinstance(defn, ir.Expr) and defn.op in ("static_getitem", "getitem"):
             idx = defn.index if defn.op == "static_getitem" else _constant(func_ir,
                                                                             defn.index)
