@@ -13,7 +13,7 @@ reads under a draft plan (see :mod:`..plan`).
 from ..plan import Reads
 from ..plan.stacks import declaration
 from ..structure import node_key
-from ..typeinfo import array_zero_src, is_float, is_float_array, zero_src
+from ..typeinfo import array_zero_src, is_float, is_kept_array, zero_src
 from .adjoints import Adjoints
 from .constants import ZERO
 from .forward import Forward
@@ -96,7 +96,7 @@ class Emission:
         out = {}
         for name in self.plan.value_stacks:
             t = self.plan.ty(facts, name)
-            out[names.n(name)] = array_zero_src(t) if is_float_array(t) else zero_src(t)
+            out[names.n(name)] = array_zero_src(t) if is_kept_array(t) else zero_src(t)
         for name in self.activity.useful:
             if name in self.plan.direct:
                 continue
