@@ -97,7 +97,8 @@ class Backward:
         rw = build_backward(typed, py_func,
                             Options(self.opts["ad_stack_size"], self.opts["storage"],
                                     wrt=wrt, parallel=parallel,
-                                    frame_budget=self.opts["frame_budget"]))
+                                    frame_budget=self.opts["frame_budget"],
+                                    checked=_checked(self.dispatcher.backward_options)))
         facts = rw.facts
         args = facts.arg_vars
         return disk_cache.Generated(
@@ -292,6 +293,12 @@ def _wrt_indices(py_func, wrt):
         else:
             out.add(int(w) % len(names))
     return frozenset(out)
+
+
+def _checked(numba_options):
+    """Does the backward check its reads of adjoint arrays (Numba's ``boundscheck=True``
+    or ``debug=True``, see emit/checked.py)?"""
+    return bool(numba_options.get("boundscheck") or numba_options.get("debug"))
 
 
 def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, wrt=None,

@@ -13,6 +13,7 @@ reads under a draft plan (see :mod:`..plan`).
 from ..plan import Reads
 from ..plan.stacks import declaration
 from ..structure import node_key
+from .checked import check_adjoint_reads
 from ..typeinfo import array_zero_src, is_float, is_kept_array, zero_src
 from .adjoints import Adjoints
 from .constants import ZERO
@@ -132,16 +133,28 @@ def probe(facts, activity, plan, names, src):
     return reads
 
 
-def emit_backward(facts, activity, plan, names, src, wrt=None):
-    """``(function name, source, helper names)`` of the backward under ``plan``."""
+def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
+    """``(function name, source, helper names)`` of the backward under ``plan``;
+    ``checked``: its reads of adjoint arrays are checked (:mod:`.checked`)."""
     cx = Emission(facts, activity, plan, names, src)
     fwd = Lines(level=1)
     cx.forward.region(fwd, facts.s.regions[None])
     rev = Lines(level=1)
     cx.reverse.top(rev)
     fname, source = _assemble(cx, fwd, rev, wrt)
-    return fname, tidy(cx.states.resolve(source), names.globals, set(cx.helpers)), \
-        sorted(cx.helpers)
+    source = tidy(cx.states.resolve(source), names.globals, set(cx.helpers))
+    if checked:
+        source = check_adjoint_reads(source, {
+            names.bar(v): _shown(facts, v) for v in activity.array_values})
+    return fname, source, sorted(cx.helpers)
+
+
+def _shown(facts, name):
+    """How a checked read names a value: its source name and line."""
+    line = getattr(facts.def_loc(name), "line", None)
+    shown = "a temporary" if name.startswith("$") else repr(name.split(".")[0])
+    return "%s%s of %r" % (shown, "" if line is None else " at line %d" % line,
+                           facts.qualname)
 
 
 def _assemble(cx, fwd, rev, wrt):
