@@ -90,3 +90,18 @@ def test_where_keeps_its_mask_per_iteration():
     rng = np.random.default_rng(7)
     A = rng.uniform(-1.0, 1.0, (5, 5))
     check_fd(where_of_a_product_in_a_loop, X.copy(), A, 4)
+
+
+@nad.grad_jit
+def strided_value_kept_in_a_loop(A, v, n):
+    q = v * 1.0
+    for _ in range(n):
+        z = 0.5 * (A.T * q).T          # a strided (not C-contiguous) result
+        q = 0.3 * (np.sin(z) @ A.T[:, 0]) + 0.5 * q
+    return np.sum(q * q)
+
+
+def test_strided_value_kept_in_a_loop():
+    rng = np.random.default_rng(11)
+    check_fd(strided_value_kept_in_a_loop, rng.uniform(-1, 1, (3, 4)),
+             rng.uniform(-1, 1, 3), 3)

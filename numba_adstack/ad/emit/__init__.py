@@ -10,6 +10,8 @@ stacks a loop pushed, which adjoints a parallel iteration shares).
 :func:`probe` runs the same emission without keeping the text, to find what the sweep
 reads under a draft plan (see :mod:`..plan`).
 """
+from numba.core import types
+
 from ..plan import Reads
 from ..plan.stacks import declaration
 from ..structure import node_key
@@ -79,8 +81,14 @@ class Emission:
         spec = self.plan.stacks.get(st)
         return spec is not None and spec.storage == "list"
 
-    def push_src(self, st, value):
-        return ("%s.append(%s)" if self._is_list(st) else "push(%s, %s)") % (st, value)
+    def push_src(self, st, value, t=None):
+        """Push ``value`` (of type ``t`` when known) on stack ``st``."""
+        if not self._is_list(st):
+            return "push(%s, %s)" % (st, value)
+        if isinstance(t, types.Array) and t.layout != "C":
+            # A list stack holds C arrays (plan/groups.py): ``A.T * q`` may be strided.
+            value = "np.ascontiguousarray(%s)" % value
+        return "%s.append(%s)" % (st, value)
 
     def pop_src(self, st, name):
         return ("%s = %s.pop()" if self._is_list(st) else "%s = pop(%s)") % (name, st)
