@@ -105,3 +105,16 @@ def test_strided_value_kept_in_a_loop():
     rng = np.random.default_rng(11)
     check_fd(strided_value_kept_in_a_loop, rng.uniform(-1, 1, (3, 4)),
              rng.uniform(-1, 1, 3), 3)
+
+
+@nad.grad_jit
+def overwritten_each_iteration(v, n):
+    q = v * 1.0
+    for _ in range(n):
+        q = np.exp(0.3 * np.tanh(0.5 * v))     # the last iteration's value only counts
+    return np.sum(q * v)
+
+
+def test_value_overwritten_each_iteration_of_a_loop():
+    for n in (3, 1, 0):
+        check_fd(overwritten_each_iteration, X.copy(), n)
