@@ -1,7 +1,8 @@
 """numba_adstack: reverse-mode automatic differentiation for Numba code."""
 from .errors import (AdStackError, AdStackBudgetError, AdStackOverflowError,
                      AdStackUnderflowError, NonDifferentiableError, AdjointArgumentError,
-                     AdStackCacheWarning, IntegerArgumentWarning, ThirdDerivativeError)
+                     AdStackCacheWarning, IntegerArgumentWarning, ThirdDerivativeError,
+                     AdjointReadError)
 from . import config
 
 __version__ = "0.1.0"

@@ -29,6 +29,12 @@ class NonDifferentiableError(AdStackError, NumbaError):
     """Compile time: a construct the reverse-mode rewrite cannot differentiate."""
 
 
+class AdjointReadError(AdStackError, RuntimeError):
+    """Run time, in checked mode (``boundscheck=True`` or ``debug=True``): the backward read
+    the adjoint array of a value before anything was written into it. A fault of the
+    rewrite, never of the user's code: please report it with the function."""
+
+
 class AdjointArgumentError(AdStackError, TypeError):
     """Call time: the adjoint arguments of a backward call have the wrong count, shape or dtype."""
 

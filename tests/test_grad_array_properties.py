@@ -5,10 +5,13 @@ The generator writes programs over a matrix ``A`` (3 x 4), vectors ``u`` (4) and
 a float ``s`` and a run-time trip count ``n``: element-wise arithmetic and ufuncs with
 broadcasting between matrices, vectors and scalars, ``np.sum``, ``np.dot`` and ``@``,
 ``.T``, slices such as ``x[1:]`` read and written (``x[1:] = x[1:] + y``, ``x[1:] += y``,
-``x[1:] *= y``...), in-place ``+=``, ``-=`` and ``*=`` on whole arrays, ``np.zeros`` scratch
-arrays, and arrays updated in ``for`` loops over ``range(n)``. It leaves out what the
-rewrite refuses with a clear error (a write through a name a loop rebinds by assignment, an
-argument updated in place inside a loop).
+``x[1:] *= y``...), views taken under a name and updated in place once or twice (``w =
+p[1:]; w *= c; w += e``), in-place ``+=``, ``-=`` and ``*=`` on whole arrays, copies
+(``np.copy(e)``, ``e.copy()``, ``z = p.copy()`` then ``p`` rebound from ``z``), matrix
+products, ``np.zeros`` scratch arrays, and arrays updated or rebound to fresh values in
+``for`` loops over ``range(n)`` (``p = np.sin(...)``, a time step), also where the loop
+writes into them through slices. It leaves out what the rewrite refuses with a clear error
+(an argument updated in place inside a loop).
 Every expression has a shape class (``M`` 3 x 4, ``K`` 4, ``R`` 3, ``S`` a float) that the
 generator keeps, so every program is well-typed. The functions used are smooth with
 bounded derivatives near the inputs, so central differences are an accurate reference.
@@ -49,11 +52,14 @@ class _ArrayGen:
 
     def __init__(self, draw):
         self.draw = draw
+        self.fresh = 0   # numbers the copies and views the program names
         self.loop_depth = 0
         self.budget = 7  # statements in the whole program: compile time grows with it
-        # Locals written through slices inside loops are never rebound inside loops (a
-        # write through a name a loop rebinds is refused); the others are never sliced.
+        # Locals written through slices inside loops are never updated in place as a
+        # whole inside loops; the others are never sliced.
         self.sliced = {cls for cls in ("M", "K", "R") if draw(st.booleans())}
+        # ... unless rebound to a fresh value (arithmetic, a copy): no second name exists.
+        self.rebind_sliced = draw(st.booleans())
 
     def pick(self, seq):
         return self.draw(st.sampled_from(seq))
@@ -71,9 +77,9 @@ class _ArrayGen:
         sub = depth + 1
         common = ["name", "ufunc", "scale", "binop", "binop"]
         extra = {
-            "M": ["broadcast_vec", "broadcast_scalar", "transpose"],
-            "K": ["vec_mat", "mat_t_vec", "broadcast_scalar"],
-            "R": ["mat_vec", "broadcast_scalar"],
+            "M": ["broadcast_vec", "broadcast_scalar", "transpose", "copy", "mat_mat"],
+            "K": ["vec_mat", "mat_t_vec", "broadcast_scalar", "copy"],
+            "R": ["mat_vec", "broadcast_scalar", "copy", "mat_mat"],
             "S": ["sum", "dot", "slice_dot", "sum_matrix", "sum_slice"],
         }[cls]
         kind = self.pick(common + extra)
@@ -97,6 +103,12 @@ class _ArrayGen:
             return "(%s %s %s)" % (self.expr(cls, sub), op, self.expr("S", sub))
         if kind == "transpose":          # (4, 3) times (3,) broadcasts along rows of M.T
             return "(0.5 * ((%s).T * %s).T)" % (self.expr("M", sub), self.expr("R", sub))
+        if kind == "copy":               # a fresh copy of a name or of a computed array
+            inner = self.pick([self.name(cls), self.expr(cls, sub)])
+            return self.pick(["np.copy(%s)", "(%s).copy()"]) % inner
+        if kind == "mat_mat":            # (3, 3) @ (3, 4) or (3, 3) @ (3,), scaled down
+            a, b = self.expr("M", sub), self.expr("M", sub)
+            return "(0.3 * ((%s) @ (%s).T) @ %s)" % (a, b, self.expr(cls, sub))
         if kind == "vec_mat":
             a, b = self.expr("R", sub), self.expr("M", sub)
             return self.pick(["np.dot(%s, %s)", "(%s @ %s)"]) % (a, b)
@@ -121,20 +133,41 @@ class _ArrayGen:
 
     def stmt(self, ind):
         self.budget -= 1
-        choices = ["assign", "inplace", "inplace", "slice_update"]
+        choices = ["assign", "inplace", "inplace", "slice_update", "copy_rebind",
+                   "view_update"]
+        if self.loop_depth:
+            choices.append("step")
         if self.budget > 0 and self.loop_depth < 2:
             choices += ["for", "for"]
         kind = self.pick(choices)
         pad = "    " * ind
         cls = self.pick(["M", "K", "R", "S"])
-        if kind in ("assign", "inplace") and cls in self.sliced and self.loop_depth:
+        rebinds = ("assign", "inplace", "copy_rebind", "step")
+        if kind in rebinds and cls in self.sliced and self.loop_depth and (
+                kind == "inplace" or not self.rebind_sliced):
             kind = "slice_update"
-        elif kind == "slice_update" and cls not in self.sliced:
+        elif kind in ("slice_update", "view_update") and cls not in self.sliced:
             kind = "inplace"
+        elif kind in ("copy_rebind", "step") and cls == "S":
+            kind = "assign"
         if kind == "assign":
             target = LOCALS[cls][0]
             keep = "0.5 * %s + " % target if self.loop_depth else ""
             return [pad + "%s = %s0.5 * %s" % (target, keep, self.expr(cls))]
+        if kind == "copy_rebind":        # z = y.copy(), then y rebound from the copy
+            target, z = LOCALS[cls][0], self.fresh_name("z")
+            copied = self.pick([target, target, self.expr(cls)])
+            out = [pad + "%s = %s" % (z, self.pick(["np.copy(%s)", "(%s).copy()"]) % copied)]
+            if self.draw(st.booleans()):     # the copy changed in place: y must not see it
+                out.append(pad + "%s *= (1.0 + 0.3 * np.tanh(%s))" % (z, self.expr(cls)))
+            out.append(pad + "%s = 0.6 * %s + 0.2 * %s" % (
+                target, z, self.pick([self.expr("S"), self.expr(cls)])))
+            return out
+        if kind == "step":               # y = f(g(A) @ y): a time step, nothing kept
+            target = LOCALS[cls][0]
+            return [pad + "%s = %s" % (target, self.ufunc(self.expr(cls)))]
+        if kind == "view_update":        # w = y[1:]; w op= e; w op= e': y changes
+            return self.view_update(pad, cls)
         if kind == "inplace":
             if cls == "S":
                 return [pad + "t += 0.5 * %s" % self.expr("S")]
@@ -172,6 +205,31 @@ class _ArrayGen:
         body = self.block(ind + 1)
         self.loop_depth -= 1
         return [pad + "for %s in range(n):" % v] + body
+
+    def fresh_name(self, stem):
+        self.fresh += 1
+        return "%s%d" % (stem, self.fresh)
+
+    def view_update(self, pad, cls):
+        """A view of a sliced local, updated in place once or twice through its name."""
+        w = self.fresh_name("w")
+        if cls == "M":
+            view, rhs = self.pick([("B[1:]", ["0.5 * %s[:-1]" % self.name("M"),
+                                              self.expr("K"), self.expr("S")]),
+                                   ("B[:, 1:]", ["0.5 * %s[:, :-1]" % self.name("M"),
+                                                 self.expr("S")])])
+        elif cls == "K":
+            view, rhs = "p[1:]", ["%s[:-1]" % self.name("K"), self.expr("R"),
+                                  self.expr("S")]
+        else:
+            view, rhs = "q[1:]", ["%s[:-1]" % self.name("R"), self.expr("S")]
+        out = [pad + "%s = %s" % (w, view)]
+        for _ in range(self.draw(st.integers(1, 2))):
+            op = self.pick(["+=", "-=", "*="])
+            e = self.pick(rhs)
+            e = "(1.0 + 0.3 * np.tanh(%s))" % e if op == "*=" else "0.5 * %s" % e
+            out.append(pad + "%s %s %s" % (w, op, e))
+        return out
 
     def block(self, ind):
         out = self.stmt(ind)

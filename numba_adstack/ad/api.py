@@ -108,7 +108,8 @@ class Backward:
         rw = build_backward(typed, py_func,
                             Options(self.opts["ad_stack_size"], self.opts["storage"],
                                     wrt=wrt, parallel=parallel,
-                                    frame_budget=self.opts["frame_budget"]))
+                                    frame_budget=self.opts["frame_budget"],
+                                    checked=_checked(self.dispatcher.backward_options)))
         facts = rw.facts
         args = facts.arg_vars
         return disk_cache.Generated(
@@ -357,6 +358,12 @@ def _numba_options():
     """The options ``numba.njit`` passes to its CPU target (fastmath, nogil, ...)."""
     opts = CPUDispatcher.targetdescr.options
     return {k for k in dir(opts) if isinstance(getattr(opts, k), TargetOptions.Mapping)}
+
+
+def _checked(numba_options):
+    """Does the backward check its reads of adjoint arrays (Numba's ``boundscheck=True``
+    or ``debug=True``, see emit/checked.py)?"""
+    return bool(numba_options.get("boundscheck") or numba_options.get("debug"))
 
 
 def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, wrt=None,

@@ -49,8 +49,12 @@ class ArrayFacts:
     def is_view(self, name):
         """Is ``name`` (through aliases) a slice, row or transpose of another array?"""
         e = self.def_expr(name)
-        while isinstance(e, ir.Var):
-            e = self.def_expr(e.name)
+        # Through aliases and in-place results: ``u *= c`` on a view leaves a view, and
+        # ``u += e`` after it still writes into the array viewed.
+        while isinstance(e, ir.Var) or (
+                isinstance(e, ir.Expr) and e.op == "inplace_binop"
+                and isinstance(self.ty(e.lhs), types.Array)):
+            e = self.def_expr(e.name if isinstance(e, ir.Var) else e.lhs.name)
         if not isinstance(e, ir.Expr):
             return False
         if e.op == "getattr" and e.attr == "T":

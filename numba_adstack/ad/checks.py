@@ -202,13 +202,30 @@ def _check_aliased_writes(facts, activity):
         for m in members:
             if not facts.is_buffer_source(m):
                 continue
-            for _, stmt in facts.uses.get(m, ()):
-                if not _feeds_chain(stmt, m):
+            for label, stmt in facts.uses.get(m, ()):
+                if not _feeds_chain(stmt, m) and _after_takeover(facts, members, m, label):
                     other = _user_name(sorted(p for p in members if p in phis)[0])
                     facts.error("the array %r is read after a loop updates it in place as "
                                 "%r (both names are one array, so the read sees the "
                                 "updates); copy it before the loop (`%s = %s.copy()`) "
                                 "to keep both" % (m, other, other, m), stmt.loc)
+
+
+def _after_takeover(facts, members, m, label):
+    """Can block ``label`` run once a phi among ``members`` may name the memory ``m``
+    (inside or after a loop whose header phi takes it over; anywhere when a phi merging
+    branches does)? A read before that sees ``m`` as it was made (``y[k]`` read in one
+    loop, then ``y = 0.5 * y`` in a later one)."""
+    for p in members:
+        if p not in facts.phis:
+            continue
+        lp = facts.s.innermost.get(facts.phis[p])
+        if lp is None or lp.header != facts.phis[p]:
+            return True
+        if facts.def_label(m) in lp.blocks or label in lp.blocks \
+                or _reaches(facts, lp.header, {label}):
+            return True
+    return False
 
 
 def _rotated_buffers(facts, members, writes):
@@ -245,7 +262,7 @@ def _rotated_buffers(facts, members, writes):
             back = pred in lp.blocks
             for r in roots:
                 fresh = _fresh_array(facts, r)
-                made_here = fresh and not through_phi and facts.def_label(r) in lp.blocks
+                made_here = fresh and facts.def_label(r) in lp.blocks
                 if back and not (r in hphis or made_here):
                     return False
                 if not back and not (fresh or r in outer):

@@ -37,6 +37,7 @@ class Options:
     wrt: frozenset = None
     parallel: bool = False
     frame_budget: int = None
+    checked: bool = False     # boundscheck/debug: reads of adjoints checked (emit/checked.py)
 
 
 @dataclass
@@ -70,6 +71,7 @@ def build_backward(typed, py_func, options, target=CPU):
     src = Source(facts, names)
     plan = make_plan(facts, act, options,
                      lambda draft: probe(facts, act, draft, names, src))
-    fname, source, helpers = emit_backward(facts, act, plan, names, src, options.wrt)
+    fname, source, helpers = emit_backward(facts, act, plan, names, src, options.wrt,
+                                           options.checked)
     return BackwardSource(fname, source, names.globals, helpers, facts, act, plan)
 

@@ -10,6 +10,14 @@ def is_float_array(t):
     return isinstance(t, types.Array) and isinstance(t.dtype, types.Float)
 
 
+def is_kept_array(t):
+    """Arrays a list stack keeps from one loop iteration to the sweep: float arrays, and
+    the masks and integer arrays they are computed with (``y > 0.1`` for ``np.where``)."""
+    return isinstance(t, types.Array) and (
+        isinstance(t.dtype, (types.Float, types.Boolean))
+        or t.dtype in (types.int64, types.int32))
+
+
 def carries_floats(t):
     """Types other than floats and float arrays that can hold a differentiable value."""
     return isinstance(t, (types.Complex, types.BaseTuple, types.List, types.BoundFunction,
@@ -47,5 +55,5 @@ def is_literal(value):
 def array_zero_src(t):
     """Source of the *no adjoint yet* of an array adjoint of type ``t``: an empty array of
     its dtype and dimension (see numba_adstack.ad.runtime)."""
-    dt = "np.float32" if t.dtype.bitwidth == 32 else "np.float64"
+    dt = stack_dtype(t.dtype)      # (a mask or an index array kept on a list stack too)
     return "np.empty((%s), %s)" % ("0, " * t.ndim, dt)

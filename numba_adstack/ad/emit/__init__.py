@@ -10,10 +10,13 @@ stacks a loop pushed, which adjoints a parallel iteration shares).
 :func:`probe` runs the same emission without keeping the text, to find what the sweep
 reads under a draft plan (see :mod:`..plan`).
 """
+from numba.core import types
+
 from ..plan import Reads
 from ..plan.stacks import declaration
 from ..structure import node_key
-from ..typeinfo import array_zero_src, is_float, is_float_array, zero_src
+from .checked import check_adjoint_reads
+from ..typeinfo import array_zero_src, is_float, is_kept_array, zero_src
 from .adjoints import Adjoints
 from .constants import ZERO
 from .forward import Forward
@@ -78,8 +81,14 @@ class Emission:
         spec = self.plan.stacks.get(st)
         return spec is not None and spec.storage == "list"
 
-    def push_src(self, st, value):
-        return ("%s.append(%s)" if self._is_list(st) else "push(%s, %s)") % (st, value)
+    def push_src(self, st, value, t=None):
+        """Push ``value`` (of type ``t`` when known) on stack ``st``."""
+        if not self._is_list(st):
+            return "push(%s, %s)" % (st, value)
+        if isinstance(t, types.Array) and t.layout != "C":
+            # A list stack holds C arrays (plan/groups.py): ``A.T * q`` may be strided.
+            value = "np.ascontiguousarray(%s)" % value
+        return "%s.append(%s)" % (st, value)
 
     def pop_src(self, st, name):
         return ("%s = %s.pop()" if self._is_list(st) else "%s = pop(%s)") % (name, st)
@@ -96,7 +105,7 @@ class Emission:
         out = {}
         for name in self.plan.value_stacks:
             t = self.plan.ty(facts, name)
-            out[names.n(name)] = array_zero_src(t) if is_float_array(t) else zero_src(t)
+            out[names.n(name)] = array_zero_src(t) if is_kept_array(t) else zero_src(t)
         for name in self.activity.useful:
             if name in self.plan.direct:
                 continue
@@ -132,16 +141,28 @@ def probe(facts, activity, plan, names, src):
     return reads
 
 
-def emit_backward(facts, activity, plan, names, src, wrt=None):
-    """``(function name, source, helper names)`` of the backward under ``plan``."""
+def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
+    """``(function name, source, helper names)`` of the backward under ``plan``;
+    ``checked``: its reads of adjoint arrays are checked (:mod:`.checked`)."""
     cx = Emission(facts, activity, plan, names, src)
     fwd = Lines(level=1)
     cx.forward.region(fwd, facts.s.regions[None])
     rev = Lines(level=1)
     cx.reverse.top(rev)
     fname, source = _assemble(cx, fwd, rev, wrt)
-    return fname, tidy(cx.states.resolve(source), names.globals, set(cx.helpers)), \
-        sorted(cx.helpers)
+    source = tidy(cx.states.resolve(source), names.globals, set(cx.helpers))
+    if checked:
+        source = check_adjoint_reads(source, {
+            names.bar(v): _shown(facts, v) for v in activity.array_values})
+    return fname, source, sorted(cx.helpers)
+
+
+def _shown(facts, name):
+    """How a checked read names a value: its source name and line."""
+    line = getattr(facts.def_loc(name), "line", None)
+    shown = "a temporary" if name.startswith("$") else repr(name.split(".")[0])
+    return "%s%s of %r" % (shown, "" if line is None else " at line %d" % line,
+                           facts.qualname)
 
 
 def _assemble(cx, fwd, rev, wrt):

@@ -190,10 +190,18 @@ class Forward:
         if self.cx.plan.sites.site_loops(loops, block):
             self.push(L, self.cx.record_stack(name), name)
 
-    def push(self, L, stack, value):
+    def _strided_kept(self, name):
+        """Is ``name`` a fresh array, not C-contiguous, that a list stack keeps?"""
+        t = self.facts.ty(name)
+        return (isinstance(t, types.Array) and t.layout != "C"
+                and self.facts.computed_array(name) and self.cx.value_stack(name) is not None
+                and self.cx.plan.stacks[self.cx.value_stack(name)].storage == "list")
+
+    def push(self, L, stack, value, name=None):
         if self.cx.fused.replaying:
             return          # in a loop the sweep runs again: nothing is popped from it
-        L(self.cx.push_src(stack, value))
+        L(self.cx.push_src(stack, value, None if name is None else
+                           self.cx.plan.ty(self.facts, name)))
         for h in self.cx.open_loops:
             self.cx.loop_stacks.setdefault(h, set()).add(stack)
 
@@ -201,7 +209,7 @@ class Forward:
         """Push the old value of ``name`` before its definition in ``label`` runs again."""
         stack = self.cx.value_stack(name)
         if stack is not None and self.cx.plan.sites.site_repeats(label):
-            self.push(L, stack, self.cx.names.n(name))
+            self.push(L, stack, self.cx.names.n(name), name)
 
     def copies(self, L, e):
         cps = self.facts.edge_copies(e)
@@ -216,7 +224,7 @@ class Forward:
             for tgt, _ in cps:
                 stack = self.cx.value_stack(tgt.name)
                 if stack is not None:
-                    self.push(L, stack, self.cx.names.n(tgt))
+                    self.push(L, stack, self.cx.names.n(tgt), tgt.name)
         lhs = ", ".join(self.cx.names.n(t) for t, _ in cps)
         rhs = ", ".join(self.src.operand(v) if isinstance(v, ir.Var)
                         else zero_src(self.facts.ty(t)) for t, v in cps)
@@ -292,6 +300,11 @@ class Forward:
             src = self.src.expr(e, self.src.operand)
         else:
             facts.error("the statement %s" % stmt, stmt.loc)
+        if self._strided_kept(name):
+            # Kept on a list stack of C arrays: one layout for every value of the name
+            # (NumPy's result of ``0.5 * X.T`` is strided; mixed with the C arrays the
+            # stack gives back, Numba cannot allocate the next result).
+            src = "np.ascontiguousarray(%s)" % src
         L("%s = %s" % (names.n(name), src))
         if name in cx.plan.partials and not cx.fused.replaying:
             pname, partial = cx.plan.partials[name]

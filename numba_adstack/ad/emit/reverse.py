@@ -366,6 +366,11 @@ class Reverse:
         if is_float(self.facts.ty(v)):
             L("%s %s %s" % (names.bar(v), "=" if direct else "+=", src))
         elif v.name in cx.activity.array_values:
+            if direct:
+                # A phi's adjoint may be *no adjoint yet* here (reset by the iteration
+                # reversed before, nothing in the loop read it): assigned, it must still
+                # have the value's shape when the value's rule reads it.
+                src = "ensure(%s, %s)" % (src, cx.adjoints.ref(v))
             self.accumulate(L, "_VALUE", (v.name, src), {v.name: None} if direct else ())
         else:                       # memory given or made, a view, an alias of a value
             for op, c in cx.adjoints.array_target(v, src, shaped=True):

@@ -30,7 +30,7 @@ from ... import config
 from ...errors import AdStackBudgetError
 from .. import rules as R
 from ..structure import node_key
-from ..typeinfo import is_float, is_float_array, stack_dtype
+from ..typeinfo import is_float, is_float_array, is_kept_array, stack_dtype
 
 #: First capacity of a heap stack that grows (a ``while`` loop's history): it doubles.
 HEAP_START = 64
@@ -139,7 +139,7 @@ def value_stacks(facts, options, recompute, sites, needed, types_of):
         if not recompute.kept_on_stack(name):
             continue
         t = types_of(name)
-        if is_float_array(t):
+        if is_kept_array(t):
             out[name] = StackSpec("list", 0, "list")     # a typed list of arrays
             continue
         dt = stack_dtype(t)
@@ -323,6 +323,8 @@ def choose_partials(facts, recompute, ref_uses):
         e = facts.def_expr(name)
         if k != 0 or not (isinstance(e, ir.Expr) and e.op == "call"):
             continue
+        if not is_float(facts.ty(name)):
+            continue        # ``np.sin(z)`` of an array: its rule is an array rule
         rule = R.CALL_RULES.get(facts.resolve_global(e.func))
         if rule is None or len(rule) != 1 or rule[0] is None or e.kws:
             continue

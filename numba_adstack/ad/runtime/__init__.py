@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from ...errors import AdjointReadError
 from ..rules.vjp import IN_PLACE
 from ..rules.vjp import RUNTIME as RULE_HELPERS
 from ..rules.vjp_core import sum_to
@@ -67,6 +68,16 @@ def _ov_fill_as(c, like):
 
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
 #: in place, ``IN_PLACE``) and the ones above.
-RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, ensure=ensure, fill_as=fill_as)
+@njit(cache=False)
+def written(a, what):
+    """``a``, an adjoint the backward reads; in checked mode (emit/checked.py) an
+    :class:`~numba_adstack.errors.AdjointReadError` when nothing was written into it yet."""
+    if a.size == 0:
+        raise AdjointReadError(what)
+    return a
+
+
+RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, ensure=ensure, fill_as=fill_as,
+               written=written)
 #: Helpers with no effect on their arguments (the generated code may move their calls).
 PURE = set(RULE_HELPERS) | {"fill_as"}

@@ -1,0 +1,66 @@
+"""Checked mode (``boundscheck=True`` or ``debug=True``): the backward checks that it reads
+no adjoint array before something was written into it.
+
+The adjoint of an array the function computes starts as *no adjoint yet*, an array of
+size 0 (:mod:`numba_adstack.ad.runtime`). Only ``acc`` and ``ensure`` take it in that
+state, and a name may be copied to another while in it; every other read of it (a rule's
+``{g}``, a view of it, an add into it) is a fault of the rewrite: a size-0 array
+broadcasts into a silent zero, and its memory was never written. In checked mode each such
+read goes through ``written(a, what)``, which raises
+:class:`~numba_adstack.errors.AdjointReadError` naming the value when ``a`` has size 0.
+(A value that is itself empty has an empty adjoint too: checked mode assumes the arrays on
+the gradient path are not empty.)
+"""
+import ast
+
+#: Runtime helpers whose first argument may be an adjoint with no contribution yet.
+TAKES_UNSET = ("acc", "ensure")
+
+
+def check_adjoint_reads(source, adjoints):
+    """``source`` with every read of an adjoint in ``adjoints`` (``{adjoint name: what it
+    is the adjoint of}``) checked, except where it may have none yet."""
+    tree = ast.parse(source)
+    tree = _Guard(adjoints).visit(tree)
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def _check(name, what):
+    return ast.Call(ast.Name("written", ast.Load()),
+                    [ast.Name(name, ast.Load()), ast.Constant(what)], [])
+
+
+class _Guard(ast.NodeTransformer):
+    def __init__(self, adjoints):
+        self.adjoints = adjoints
+
+    def _what(self, name):
+        return ("the backward read the adjoint of %s before anything was written into "
+                "it; this is a fault of numba_adstack, please report it with the function"
+                % self.adjoints[name])
+
+    def visit_Assign(self, node):
+        if isinstance(node.value, ast.Name):
+            return node     # a copy of the state, whatever it is (``a_bar = b_bar``)
+        return self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        t = node.target
+        if isinstance(t, ast.Name) and t.id in self.adjoints:
+            # ``a_bar += c`` into a size-0 array adds nothing: check it first.
+            return [ast.Expr(_check(t.id, self._what(t.id))), node]
+        return node
+
+    def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in TAKES_UNSET and node.args \
+                and isinstance(node.args[0], ast.Name):
+            node.args[1:] = [self.visit(a) for a in node.args[1:]]
+            return node
+        return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.adjoints:
+            return _check(node.id, self._what(node.id))
+        return node
