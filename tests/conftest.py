@@ -1,5 +1,33 @@
-"""Shared helpers of the gradient tests: central finite differences and comparisons."""
+"""Shared helpers of the gradient tests: central finite differences and comparisons; the
+suite's optimisation level and the order in which its files are handed to the workers."""
+import os
+import sys
+
 import numpy as np
+
+# Numba compiles are most of the suite's time, and LLVM's -O3 pipeline is a large part of
+# each (its numerics are those of -O1: no fast-math flags either way). The suite compiles
+# at -O1 unless NUMBA_OPT is set; `NUMBA_OPT=3 python -m pytest` runs it at the default
+# level, and the README's fresh-install demo (tests/test_readme.py) always does.
+OPT_SET_BY_SUITE = "NUMBA_OPT" not in os.environ
+if OPT_SET_BY_SUITE:
+    os.environ["NUMBA_OPT"] = "1"
+    if "numba" in sys.modules:            # imported by a plugin before this file
+        import numba
+        numba.config.OPT = type(numba.config.OPT)(1)
+
+# The files that take longest, first: `--dist loadfile` hands whole files to the two
+# workers in this order, so the longest ones do not start last (CPU seconds at -O1).
+LONGEST_FIRST = ["test_grad_array_rules.py", "test_readme.py", "test_realistic_programs.py",
+                 "test_array_rules.py", "test_grad_numpy_programs.py", "test_jvp.py",
+                 "test_interop.py", "test_benchmarks_smoke.py", "test_grad_cpu.py",
+                 "test_grad_array_views.py", "test_docs.py", "test_grad_second_order.py",
+                 "test_map_loops.py"]
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))
 
 
 def _copy_args(args, dtype=None):
