@@ -19,7 +19,7 @@ from ... import intrinsics as I
 from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
-from .lifted import ARRAY_FORMS, elementwise_rule, lift
+from ..rules.template import lift_rule
 from ..typeinfo import carries_floats, is_float, is_float_array
 
 #: Functions linear in the arrays at these argument positions (the others are read as
@@ -201,7 +201,7 @@ class Tangents:
         y_ty = facts.ty(name)
         rule = R.specialise(fn, [self._literal(v) for v in operands]) or rule
         if isinstance(y_ty, types.Array):
-            rule = elementwise_rule(fn) if fn in ARRAY_FORMS else lift(rule)
+            rule = lift_rule(rule)
             if rule is None:
                 self._error(name, "%s on arrays" % getattr(fn, "__name__", fn))
         terms = []
@@ -426,8 +426,8 @@ class Tangents:
                 return [], []
             sign = "+" if fn is operator.add else "-"
             return [], ["%s %s= %s" % (xd, sign, self.dot(v))]
-        rule = lift(R.BINOP_RULES.get(fn, (None,)))
-        if rule is None or any(t is not None and "{y}" in t for t in rule):
+        rule = lift_rule(R.BINOP_RULES.get(fn, (None,)))
+        if rule is None or any(t is not None and "y" in t.reads for t in rule):
             self._error(name, "the in-place operator %s= on arrays" % fn.__name__)
         terms = []
         for k, w in enumerate((x, v)):

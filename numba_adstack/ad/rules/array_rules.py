@@ -27,13 +27,18 @@ function; methods and ``.T`` through ``METHODS``) to an ``ArrayRule``:
   into the adjoint); it reads the same values as the ``vjps`` template.
 * ``literal``: None, or a function of {parameter: value} for the arguments that are
   compile-time constants, giving templates that replace ``vjps`` entries
-  (``x ** 2`` -> ``{g} * (2.0 * {a})``, no ``pow``).
+  (``x ** 2`` -> ``{g} * (2.0 * {a})``, no ``pow``): rules/powers.py's, lifted.
+
+The element-wise rules of ufuncs and operators are not written here: each is its scalar
+rule (rules/scalar.py) lifted to arrays by rules/template.py (``math.cos`` -> ``np.cos``,
+a branch -> a mask), so one line there serves floats, arrays and forward mode. Templates
+written here are parsed once, when their rule is made (``ArrayRule``).
 
 A contribution may be ``g`` itself or a view of it: add it into the adjoint, never write
 into it. ``instantiate`` fills a rule's templates in.
 """
+import math
 import operator
-import string
 import sys
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -41,7 +46,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import vjp_elementwise
-from .scalar import INPLACE_TO_BINOP
+from .powers import LITERAL_RULES, specialise
+from .scalar import BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP, UNARY_RULES
+from .template import lift_rule, substitute, template
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,13 @@ class ArrayRule:
     accumulate: dict = field(default_factory=dict)
     literal: Optional[Callable] = None
     into: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        # Templates written as text are parsed here, once (rules/template.py).
+        for name in ("vjps", "accumulate", "into"):
+            object.__setattr__(self, name, {p: template(t) for p, t in
+                                            getattr(self, name).items()})
+        object.__setattr__(self, "shared", tuple((n, template(t)) for n, t in self.shared))
 
 
 def _rule(params, *templates, **kw):
@@ -74,105 +88,46 @@ def _ew(params, *templates, **kw):
     return _rule(params, *templates, elementwise=True, **kw)
 
 
-def _power_literal(base, exponent):
-    """Templates for ``base ** c`` with ``c`` a compile-time constant: Numba lowers small
-    integer powers to multiplications, and ``x ** 0.5`` needs no pow at all."""
+def _named(scalar_rule, params):
+    """A scalar rule (rules/scalar.py) lifted to arrays (rules/template.py), its operands
+    ``{0}``, ``{1}``... named ``params``; None when it does not lift."""
+    lifted = lift_rule(scalar_rule)
+    if lifted is None:
+        return None
+    names = {str(k): "{%s}" % p for k, p in enumerate(params)}
+    return tuple(None if t is None else substitute(t, names) for t in lifted)
+
+
+def _literal_rule(fn, params):
+    """The specialisation of ``fn``'s rule to compile-time constant operands
+    (rules/powers.py: ``x ** 2`` -> ``{g} * (2.0 * {a})``, no pow), lifted; None when
+    ``fn`` has none."""
+    if fn not in LITERAL_RULES:
+        return None
+
     def special(literals):
-        if exponent not in literals:
+        scalar = specialise(fn, [literals.get(p) for p in params])
+        if scalar is None:
             return {}
-        c = literals[exponent]
-        if c == 0:
-            tpl = None
-        elif c == 1:
-            tpl = "{g}"
-        elif c == 2:
-            tpl = "{g} * (2.0 * {%s})" % base
-        elif c == 0.5:
-            tpl = "{g} * (0.5 / {y})"
-        elif c == -1:
-            tpl = "-{g} * ({y} * {y})"
-        elif float(c).is_integer():
-            tpl = "{g} * (%r * {%s} ** %d)" % (float(c), base, int(c) - 1)
-        else:
-            tpl = "{g} * (%r * {%s} ** %r)" % (float(c), base, float(c) - 1.0)
-        return {base: tpl}
+        return {p: t for p, t in zip(params, _named(scalar, params)) if p not in literals}
     return special
 
 
-_UNARY = {
-    np.sin: "{g} * np.cos({x})",
-    np.cos: "-{g} * np.sin({x})",
-    np.tan: "{g} * (1.0 + {y} * {y})",
-    np.arcsin: "{g} / np.sqrt(1.0 - {x} * {x})",
-    np.arccos: "-{g} / np.sqrt(1.0 - {x} * {x})",
-    np.arctan: "{g} / (1.0 + {x} * {x})",
-    np.sinh: "{g} * np.cosh({x})",
-    np.cosh: "{g} * np.sinh({x})",
-    np.tanh: "{g} * (1.0 - {y} * {y})",
-    np.arcsinh: "{g} / np.sqrt({x} * {x} + 1.0)",
-    np.arccosh: "{g} / np.sqrt({x} * {x} - 1.0)",
-    np.arctanh: "{g} / (1.0 - {x} * {x})",
-    np.exp: "{g} * {y}",
-    np.exp2: "{g} * ({y} * 0.6931471805599453)",
-    np.expm1: "{g} * ({y} + 1.0)",
-    np.log: "{g} / {x}",
-    np.log1p: "{g} / (1.0 + {x})",
-    np.log10: "{g} / ({x} * 2.302585092994046)",
-    np.log2: "{g} / ({x} * 0.6931471805599453)",
-    np.sqrt: "{g} * (0.5 / {y})",
-    np.cbrt: "{g} / (3.0 * {y} * {y})",
-    np.square: "{g} * (2.0 * {x})",
-    np.reciprocal: "-{g} * ({y} * {y})",
-    np.radians: "{g} * 0.017453292519943295",
-    np.deg2rad: "{g} * 0.017453292519943295",
-    np.degrees: "{g} * 57.29577951308232",
-    np.rad2deg: "{g} * 57.29577951308232",
-    # |x|: the sign of x, +1 at +0.0 (as the scalar rules).
-    np.abs: "{g} * np.copysign(1.0, {x})",
-    np.fabs: "{g} * np.copysign(1.0, {x})",
-    np.negative: "-{g}",
-    np.positive: "{g}",
-    vjp_elementwise.erf: "{g} * (1.1283791670955126 * np.exp(-({x} * {x})))",
-    vjp_elementwise.erfc: "{g} * (-1.1283791670955126 * np.exp(-({x} * {x})))",
-    # Piecewise constant: zero gradient.
-    np.floor: None, np.ceil: None, np.trunc: None, np.rint: None, np.sign: None,
-}
+def _elementwise(fn, scalar_rule, params):
+    """The element-wise array rule of ``fn`` from its scalar rule, or None."""
+    templates = _named(scalar_rule, params)
+    if templates is None:
+        return None
+    return _ew(" ".join(params), *templates, literal=_literal_rule(fn, params))
 
-# Masks multiply: one fused loop, cheaper to compile than np.where (an inf or NaN in g
-# then reaches the masked-off elements as NaN).
-# np.maximum/np.minimum: the gradient goes to the operand the primal returned: the first
-# on ties (as the scalar rules), a NaN one; np.fmax/np.fmin return the other one of a NaN.
-_MAXIMUM = ("{g} * (({x1} >= {x2}) | np.isnan({x1}))",
-            "{g} * np.logical_not(({x1} >= {x2}) | np.isnan({x1}))")
-_MINIMUM = ("{g} * (({x1} <= {x2}) | np.isnan({x1}))",
-            "{g} * np.logical_not(({x1} <= {x2}) | np.isnan({x1}))")
-_FMAX = ("{g} * (({x1} >= {x2}) | np.isnan({x2}))",
-         "{g} * np.logical_not(({x1} >= {x2}) | np.isnan({x2}))")
-_FMIN = ("{g} * (({x1} <= {x2}) | np.isnan({x2}))",
-         "{g} * np.logical_not(({x1} <= {x2}) | np.isnan({x2}))")
-# (d/dx is 0 where x2 == 0, d/dy is 0 where x1 == 0, as JAX and the scalar rule.)
-_POWER = ("{g} * ({x2} * {x1} ** ({x2} - 1.0 + ({x2} == 0.0)))",
-          "{g} * ({y} * np.log({x1} + ({x1} == 0.0)))")
 
-_BINARY = {
-    np.add: ("{g}", "{g}"),
-    np.subtract: ("{g}", "-{g}"),
-    np.multiply: ("{g} * {x2}", "{g} * {x1}"),
-    np.divide: ("{g} / {x2}", "-{g} * {y} / {x2}"),
-    np.power: _POWER,
-    np.float_power: _POWER,
-    np.mod: ("{g}", "-{g} * np.floor({x1} / {x2})"),
-    np.fmod: ("{g}", "-{g} * np.trunc({x1} / {x2})"),
-    np.floor_divide: (None, None),
-    np.arctan2: ("{g} * {x2} / ({x1} * {x1} + {x2} * {x2})",
-                 "-{g} * {x1} / ({x1} * {x1} + {x2} * {x2})"),
-    np.hypot: ("{g} * {x1} / {y}", "{g} * {x2} / {y}"),
-    np.copysign: ("{g} * (np.copysign(1.0, {x1}) * np.copysign(1.0, {x2}))", None),
-    np.logaddexp: ("{g} * np.exp({x1} - {y})", "{g} * np.exp({x2} - {y})"),
-    np.logaddexp2: ("{g} * np.exp2({x1} - {y})", "{g} * np.exp2({x2} - {y})"),
-    np.maximum: _MAXIMUM, np.fmax: _FMAX,
-    np.minimum: _MINIMUM, np.fmin: _FMIN,
-}
+# Element-wise ufuncs: the scalar rule of the ufunc (rules/scalar.py) lifted to arrays.
+# Our erf and erfc ufuncs take the rules of math.erf and math.erfc; np.sign has none.
+_ARRAY_TWINS = {vjp_elementwise.erf: math.erf, vjp_elementwise.erfc: math.erfc}
+_UFUNCS = {fn: rule for fn, rule in CALL_RULES.items() if isinstance(fn, np.ufunc)}
+_UFUNCS.update({f: CALL_RULES[m] for f, m in _ARRAY_TWINS.items()})
+_UFUNCS[np.sign] = (None,)
+_PARAMS = {1: ("x",), 2: ("x1", "x2")}
 
 # Python operators on arrays (operator.add(a, b)); in-place forms share them.
 _OPERATORS = {
@@ -180,16 +135,6 @@ _OPERATORS = {
     operator.truediv: np.divide, operator.pow: np.power, operator.mod: np.mod,
     operator.floordiv: np.floor_divide,
 }
-_POWERS = {np.power, np.float_power, operator.pow}
-
-
-def _binary(fn, templates, a="x1", b="x2"):
-    """An element-wise rule of two operands named ``a`` and ``b`` (templates written
-    with ``{x1}``, ``{x2}``)."""
-    def rename(t):
-        return t if t is None else t.replace("{x1}", "{%s}" % a).replace("{x2}", "{%s}" % b)
-    literal = _power_literal(a, b) if fn in _POWERS else None
-    return _ew("%s %s" % (a, b), *map(rename, templates), literal=literal)
 
 
 _DOT = ("dot_vjp_a({g}, {a}, {b})", "dot_vjp_b({g}, {a}, {b})")
@@ -199,11 +144,9 @@ _RESHAPE = "np.ascontiguousarray({g}).reshape({a}.shape)"
 _EXTREME = "extreme_vjp({g}, {y}, {a})"
 
 ARRAY_RULES = {
-    **{f: _ew("x", t) for f, t in _UNARY.items()},
-    **{f: _binary(f, t) for f, t in _BINARY.items()},
-    **{op: _binary(op, _BINARY[u], "a", "b") for op, u in _OPERATORS.items()},
-    operator.neg: _ew("a", "-{g}"),
-    operator.pos: _ew("a", "{g}"),
+    **{f: _elementwise(f, r, _PARAMS[f.nin]) for f, r in _UFUNCS.items()},
+    **{op: _elementwise(op, BINOP_RULES[op], ("a", "b")) for op in _OPERATORS},
+    **{op: _elementwise(op, r, ("a",)) for op, r in UNARY_RULES.items()},
     # np.where's operands are positional-only in NumPy; the third is named y_ here
     # because {y} is the result.
     np.where: _ew("condition x y_", None, "{g} * ({condition} != 0)",
@@ -361,9 +304,9 @@ def bind(rule, args=(), kwargs=None):
     return bound
 
 
-def placeholders(template):
+def placeholders(tpl):
     """The names a template reads (``g``, ``y``, parameters, shared values)."""
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    return set(template(tpl).reads)
 
 
 def templates(rule, literals=None, accumulate=False, into=False):
@@ -451,7 +394,11 @@ def by_operand(rule, args, accumulate=False, into=False):
     positions (arguments packed into one tuple: ``x.reshape(3, 4)``), or source text (a
     default). Shared values are written out where they are read.
     """
-    values = {"g": "{g}", "y": "{y}", "out": "{out}"}
+    key = (id(rule), tuple(sorted(args.items())), accumulate, into)
+    found = _BY_OPERAND.get(key)
+    if found is not None and found[0] is rule:
+        return found[1]
+    values = {}
     for p, a in args.items():
         if isinstance(a, int):
             values[p] = "{%d}" % a
@@ -460,6 +407,11 @@ def by_operand(rule, args, accumulate=False, into=False):
         else:
             values[p] = a
     for name, tpl in rule.shared:
-        values[name] = "(%s)" % tpl.format(**values)
-    return {p: None if t is None else t.format(**values)
-            for p, t in templates(rule, accumulate=accumulate, into=into).items()}
+        values[name] = substitute(tpl, values)
+    out = {p: None if t is None else substitute(t, values)
+           for p, t in templates(rule, accumulate=accumulate, into=into).items()}
+    _BY_OPERAND[key] = (rule, out)
+    return out
+
+
+_BY_OPERAND = {}
