@@ -15,7 +15,7 @@ from .arrays import (ARRAY_CONSTRUCTORS, FILL_ARGUMENT, MUTATING_FUNCTIONS,  # n
 from .powers import LITERAL_RULES, specialise  # noqa: F401
 from .scalar import (BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP,  # noqa: F401
                      NON_DIFFERENTIABLE_CALLS, UNARY_RULES)
-from .template import template
+from . import template as _template
 
 
 def needed_operands(rule):
@@ -24,7 +24,7 @@ def needed_operands(rule):
     for expr in rule:
         if expr is None:
             continue
-        reads = template(expr).reads
+        reads = _template.template(expr).reads
         used |= {int(k) for k in reads if k.isdigit()}
         if "y" in reads:
             used.add("y")

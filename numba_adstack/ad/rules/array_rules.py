@@ -25,6 +25,11 @@ function; methods and ``.T`` through ``METHODS``) to an ``ArrayRule``:
   adjoint array of the operand's shape that exists already (any strides), with no
   temporary (``np.dot``: ``add_dot_vjp_a({out}, ...)``, whose outer product goes straight
   into the adjoint); it reads the same values as the ``vjps`` template.
+* ``jvps``: parameter -> forward mode's term of the tangent of the result along that
+  operand's tangent ``{d}`` (the tangent is the sum of the terms of the varied operands),
+  for primitives that are not linear (linear ones take the tangent in place of the
+  operand: forward/tangents.py); element-wise rules need none, their scalar rule is
+  their tangent.
 * ``literal``: None, or a function of {parameter: value} for the arguments that are
   compile-time constants, giving templates that replace ``vjps`` entries
   (``x ** 2`` -> ``{g} * (2.0 * {a})``, no ``pow``): rules/powers.py's, lifted.
@@ -61,10 +66,11 @@ class ArrayRule:
     accumulate: dict = field(default_factory=dict)
     literal: Optional[Callable] = None
     into: dict = field(default_factory=dict)
+    jvps: dict = field(default_factory=dict)
 
     def __post_init__(self):
         # Templates written as text are parsed here, once (rules/template.py).
-        for name in ("vjps", "accumulate", "into"):
+        for name in ("vjps", "accumulate", "into", "jvps"):
             object.__setattr__(self, name, {p: template(t) for p, t in
                                             getattr(self, name).items()})
         object.__setattr__(self, "shared", tuple((n, template(t)) for n, t in self.shared))
@@ -150,7 +156,9 @@ ARRAY_RULES = {
     # np.where's operands are positional-only in NumPy; the third is named y_ here
     # because {y} is the result.
     np.where: _ew("condition x y_", None, "{g} * ({condition} != 0)",
-                  "{g} * ({condition} == 0)"),
+                  "{g} * ({condition} == 0)",
+                  jvps={"x": "np.where({condition}, {d}, 0.0)",
+                        "y_": "np.where({condition}, 0.0, {d})"}),
     # A value on a bound counts as inside: the gradient goes to a (see clip_vjp); crossed
     # bounds give a_max (clip_bounds_vjp).
     np.clip: _ew("a a_min a_max", "clip_vjp({g}, {a}, {a_min}, {a_max})",
@@ -172,12 +180,16 @@ ARRAY_RULES = {
     np.var: _rule("a", "np.ascontiguousarray({g} * (2.0 / {a}.size) * ({a} - np.mean({a})))"),
     np.std: _rule("a", "np.ascontiguousarray({g} / ({a}.size * {y}) * ({a} - np.mean({a})))"),
     np.cumsum: _rule("a axis=None", "cumsum_vjp({g}, {a}, {axis})"),
+    np.cumprod: _rule("a", "cumprod_vjp({g}, {a})", jvps={"a": "cumprod_jvp({a}, {d})"}),
     np.diff: _rule("a n=1", "diff_vjp({g}, {a}, {n})"),
     # Piecewise linear: at a knot, the slope of the interval it starts (NumPy's formula
     # there); outside the knots, the end value and no slope.
     np.interp: _rule("x xp fp", "interp_vjp_x({g}, {x}, {xp}, {fp})",
                      "interp_vjp_xp({g}, {x}, {xp}, {fp})",
-                     "interp_vjp_fp({g}, {x}, {xp}, {fp})"),
+                     "interp_vjp_fp({g}, {x}, {xp}, {fp})",
+                     jvps={"x": "interp_jvp({x}, {xp}, {fp}, {d}, None, None)",
+                           "xp": "interp_jvp({x}, {xp}, {fp}, None, {d}, None)",
+                           "fp": "interp_jvp({x}, {xp}, {fp}, None, None, {d})"}),
     # x[idx] with a 1-d array of integers or booleans (a gather; rule_binding binds it).
     operator.getitem: _rule("a index", "take_vjp({g}, {a}, {index})"),
     np.linalg.norm: _rule("x ord=None", "norm_vjp({g}, {y}, {x}, {ord})"),
@@ -190,9 +202,14 @@ ARRAY_RULES = {
         "a b", "solve_vjp_a({_gb}, {y})", "{_gb}",
         # a.T made C-contiguous: the primal's specialisation of solve serves again.
         shared=(("_gb", "np.ascontiguousarray(np.linalg.solve("
-                        "np.ascontiguousarray({a}.T), like_dtype({g}, {a})))"),)),
-    np.linalg.inv: _rule("a", "-np.dot(np.dot({y}.T, like_dtype({g}, {y})), {y}.T)"),
-    np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)"),
+                        "np.ascontiguousarray({a}.T), like_dtype({g}, {a})))"),),
+        # a y = b: a dy = db - da y
+        jvps={"a": "-np.linalg.solve({a}, np.dot({d}, {y}))",
+              "b": "np.linalg.solve({a}, {d})"}),
+    np.linalg.inv: _rule("a", "-np.dot(np.dot({y}.T, like_dtype({g}, {y})), {y}.T)",
+                         jvps={"a": "-np.dot(np.dot({y}, {d}), {y})"}),
+    np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)",
+                         jvps={"a": "{y} * np.sum(np.linalg.inv({a}).T * {d})"}),
     np.trace: _rule("a offset=0", "trace_vjp({g}, {a}, {offset})"),
     np.diag: _rule("v k=0", "diag_vjp({g}, {v}, {k})"),
 
@@ -222,7 +239,7 @@ ARRAY_RULES = {
     # Flattened (an axis= is left without a rule, and refused).
     np.append: _rule("arr values", "append_vjp_arr({g}, {arr}, {values})",
                      "append_vjp_values({g}, {arr}, {values})"),
-    np.sort: _rule("a", "sort_vjp({g}, {a})"),
+    np.sort: _rule("a", "sort_vjp({g}, {a})", jvps={"a": "sort_jvp({a}, {d})"}),
     np.median: _rule("a", "median_vjp({g}, {a})"),
     np.vdot: _rule("a b", "np.ascontiguousarray({g} * {b}).reshape({a}.shape)",
                    "np.ascontiguousarray({g} * {a}).reshape({b}.shape)"),
@@ -258,8 +275,8 @@ MAY_RETURN_VIEW = {np.reshape, np.ravel, np.transpose, np.atleast_1d, np.atleast
 # ``x.reshape(3, 4)`` and ``x.transpose(1, 0)`` pass their shape / axes as one tuple.
 METHODS = {
     "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
-    "var": np.var, "std": np.std, "cumsum": np.cumsum, "dot": np.dot, "T": np.transpose,
-    "transpose": np.transpose, "reshape": np.reshape, "ravel": np.ravel,
+    "var": np.var, "std": np.std, "cumsum": np.cumsum, "cumprod": np.cumprod, "dot": np.dot,
+    "T": np.transpose, "transpose": np.transpose, "reshape": np.reshape, "ravel": np.ravel,
     "flatten": np.ndarray.flatten, "copy": np.copy, "astype": np.ndarray.astype,
     "clip": np.clip,
 }
