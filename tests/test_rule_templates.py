@@ -106,3 +106,6 @@ def test_cumprod_forward_mode():
         value, got = _cumprod_of.jvp((x, w), tangents)
         assert value == pytest.approx(cumprod_of(x, w), rel=1e-12)
         assert got == pytest.approx(want, rel=1e-6, abs=1e-8)
+    # The method form, along one tangent.
+    want = (cumprod_method(x + h * dx) - cumprod_method(x - h * dx)) / (2 * h)
+    assert _cumprod_method.jvp((x,), (dx,))[1] == pytest.approx(want, rel=1e-6, abs=1e-8)

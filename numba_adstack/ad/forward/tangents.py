@@ -419,6 +419,9 @@ class Tangents:
             return self.pick(obj, PICK_METHODS[f.attr])
         if f.attr in BILINEAR_METHODS and len(e.args) == 1 and not e.kws:
             return self.bilinear(name, "np.dot({0}, {1})", [obj, e.args[0]])
+        rule = rule_of(f.attr) if isinstance(facts.ty(obj), types.Array) else None
+        if rule is not None and rule.jvps:
+            return self.rule_jvp(name, f.attr, e)
         self._error(name, "the method .%s on varied values" % f.attr)
 
     def pick(self, x, arg_fn):
