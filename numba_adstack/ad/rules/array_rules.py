@@ -81,10 +81,10 @@ def _rule(params, *templates, **kw):
     templates are given in the same order (fewer: the rest get no gradient)."""
     names, defaults = [], {}
     for p in params.split():
-        name, _, default = p.partition("=")
+        name, *default = p.split("=", 1)
         names.append(name)
         if default:
-            defaults[name] = default
+            defaults[name] = default[0]
     vjps = dict.fromkeys(names)
     vjps.update(zip(names, templates))
     return ArrayRule(tuple(names), vjps, defaults, **kw)
