@@ -383,6 +383,12 @@ def test_cumsum(a, axis):
     check(np.cumsum, a, axis=axis)
 
 
+@pytest.mark.parametrize("a", [rand(5), rand(3, 4).T, np.array([0.7, 0.0, 1.3, 0.0])],
+                         ids=["vector", "transposed", "zeros"])
+def test_cumprod(a):
+    check(np.cumprod, a)
+
+
 @pytest.mark.parametrize("ord", more([None, 1, 3, np.inf], [1.5, -np.inf, 0]), ids=ident)
 def test_vector_norms(ord):
     x = np.array([0.3, -1.2, 0.7, 2.1, -0.4])
@@ -574,7 +580,7 @@ def test_gather_by_a_tuple_index(a, index):
 # Rules with tests of their own above (the element-wise ones are found in the table).
 DEDICATED = {
     np.where, np.clip, np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.var,
-    np.std, np.cumsum, np.linalg.norm, np.dot, operator.matmul, np.outer, np.linalg.solve,
+    np.std, np.cumsum, np.cumprod, np.linalg.norm, np.dot, operator.matmul, np.outer, np.linalg.solve,
     np.linalg.inv, np.linalg.det, np.trace, np.diag, np.reshape, np.ravel,
     np.ndarray.flatten, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.expand_dims,
     np.transpose, np.concatenate, np.stack, np.copy, np.asarray, np.ascontiguousarray,

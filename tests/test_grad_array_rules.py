@@ -319,8 +319,8 @@ def _percentile(x):
     return np.percentile(x * 2.0, 50.0)
 
 
-def _cumprod(x):
-    return np.sum(np.cumprod(x) * x)
+def _nancumprod(x):
+    return np.sum(np.nancumprod(x) * x)
 
 
 def _eigenvalues(a):
@@ -338,7 +338,7 @@ def _write_into_reshape(x):
     (_write_into_reshape, "np.reshape", "z[0] = 1.0"),
     (_append_along_an_axis, "np.append", "y = np.append(x, x, axis=0)"),
     (_percentile, "percentile", "return np.percentile(x * 2.0, 50.0)"),
-    (_cumprod, "np.cumprod", "return np.sum(np.cumprod(x) * x)"),
+    (_nancumprod, "np.nancumprod", "return np.sum(np.nancumprod(x) * x)"),
     (_eigenvalues, "eigvalsh", "return np.sum(np.linalg.eigvalsh(a))"),
 ])
 def test_primitives_without_rules_are_refused(fn, what, line):

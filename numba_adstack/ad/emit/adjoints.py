@@ -5,8 +5,6 @@ terms of ``y``'s adjoint and primal values; :meth:`Adjoints.ref` renders those p
 as the sweep finds them (in place, recomputed, or restored from a stack), and, while the
 plan is being settled, records which ones it reads.
 """
-import re
-
 from numba.core import ir, types
 
 from .. import rules as R
@@ -15,6 +13,7 @@ from ..typeinfo import is_float, is_float_array
 from ..operators import OPS
 from ..plan.reciprocals import copy_root
 from ..rule_binding import bind_expr
+from ..rules.template import by_reciprocal, is_adjoint
 
 #: Where an in-place form of a rule (``into`` in rules/array_rules.py) names the adjoint
 #: array it adds into.
@@ -224,7 +223,7 @@ class Adjoints:
         out = []
         for op, src in self.apply(name, rule, operands, g=g):
             if op is operands[0]:
-                if rule[0] != "{g}":
+                if not is_adjoint(rule[0]):
                     out.append(("_SCALE", (g, src)))
             elif is_float(facts.ty(op)):
                 out.append((self.names.bar(op), "np.sum(%s)" % src))
@@ -292,14 +291,16 @@ class Adjoints:
                                  if isinstance(op, ir.Var)]
         for slot, var in slots:
             q = recip.get(copy_root(self.facts, var))
-            pattern = re.compile(r"\(([0-9.]+|\{\d\}) / \{%s\}\)" % slot)
-            if q is None or not any(r is not None and pattern.search(r) for r in rule):
+            if q is None:
+                continue
+            made = [None if r is None else by_reciprocal(r, slot, "recip_" + slot)
+                    for r in rule]
+            if not any(made):
                 continue
             self._ctx = (name, slot if slot == "y" else int(slot))
             fmt["recip_" + slot] = self.ref(q)
             self._ctx = None
-            rule = [None if r is None else pattern.sub(r"(\1 * {recip_%s})" % slot, r)
-                    for r in rule]
+            rule = [m or r for m, r in zip(made, rule)]
         return rule
 
     def _useful_operand(self, op):

@@ -19,7 +19,9 @@ from ... import intrinsics as I
 from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
-from .lifted import ARRAY_FORMS, elementwise_rule, lift
+from ..rule_binding import bind_expr
+from ..rules.array_rules import rule_of
+from ..rules.template import lift_rule
 from ..typeinfo import carries_floats, is_float, is_float_array
 
 #: Functions linear in the arrays at these argument positions (the others are read as
@@ -201,7 +203,7 @@ class Tangents:
         y_ty = facts.ty(name)
         rule = R.specialise(fn, [self._literal(v) for v in operands]) or rule
         if isinstance(y_ty, types.Array):
-            rule = elementwise_rule(fn) if fn in ARRAY_FORMS else lift(rule)
+            rule = lift_rule(rule)
             if rule is None:
                 self._error(name, "%s on arrays" % getattr(fn, "__name__", fn))
         terms = []
@@ -276,29 +278,9 @@ class Tangents:
             return self.bilinear(name, self.names.gname(fn) + "({0}, {1})", args)
         if fn in PICKS and len(args) == 1 and not kws:
             return self.pick(args[0], PICKS[fn])
-        if fn is np.linalg.solve and len(args) == 2 and not kws:
-            # A y = b: A dy = db - dA y
-            a, b = args
-            rhs = self.of(b) if not self.has(a) else "%s - np.dot(%s, %s)" % (
-                self.of(b), self.dot(a), self.names.n(name))
-            return "np.linalg.solve(%s, %s)" % (self.src.operand(a), rhs)
-        if fn is np.sort and len(args) == 1 and not kws:
-            return "%s(%s, %s)" % (self.names.gname(runtime.RUNTIME["sort_jvp"]),
-                                   self.src.operand(args[0]), self.dot(args[0]))
-        if fn is np.linalg.inv and len(args) == 1 and not kws:
-            # d inv(A) = -inv(A) dA inv(A)
-            y = self.names.n(name)
-            return "-np.dot(np.dot(%s, %s), %s)" % (y, self.dot(args[0]), y)
-        if fn is np.linalg.det and len(args) == 1 and not kws:
-            # d det(A) = det(A) trace(inv(A) dA)
-            return "%s * np.sum(np.linalg.inv(%s).T * %s)" % (
-                self.names.n(name), self.src.operand(args[0]), self.dot(args[0]))
-        if fn is np.where and len(args) == 3 and not kws and not self.has(args[0]):
-            c = self.src.operand(args[0])
-            return "np.where(%s, %s, %s)" % (c, self.of(args[1]), self.of(args[2]))
-        if fn is np.interp and len(args) == 3 and not kws:
-            return "%s(%s)" % (self.names.gname(runtime.RUNTIME["interp_jvp"]), ", ".join(
-                [self.src.operand(a) for a in args] + [self.of(a) for a in args]))
+        rule = rule_of(fn)
+        if rule is not None and rule.jvps:
+            return self.rule_jvp(name, fn, e)
         if fn in INTERP_ADJOINTS and len(args) == 4 and not kws:
             return "%s(%s)" % (self.names.gname(INTERP_ADJOINTS[fn]), ", ".join(
                 [self.src.operand(a) for a in args] + [self.of(a) for a in args]))
@@ -309,6 +291,37 @@ class Tangents:
             self._error(name, "the call %s on varied values (no rule)"
                         % getattr(fn, "__name__", fn))
         return self.apply(name, fn, rule, args)
+
+    def rule_jvp(self, name, fn, e):
+        """The tangent of a call by its array rule's ``jvps`` (rules/array_rules.py): the
+        sum of the terms of its varied operands."""
+        bound = bind_expr(self.facts, e)
+        if bound is None:
+            self._error(name, "%s with these arguments" % getattr(fn, "__name__", fn))
+        values = {"y": self.names.n(name)}
+        for p, a in bound.args.items():
+            if isinstance(a, tuple):
+                a = "(%s,)" % ", ".join(self.src.operand(bound.operands[k]) for k in a)
+            values[p] = self.src.operand(bound.operands[a]) if isinstance(a, int) else a
+        terms, ndims = [], []
+        for p, a in bound.args.items():
+            v = bound.operands[a] if isinstance(a, int) else None
+            if v is None or not self.has(v):
+                continue
+            term = bound.rule.jvps.get(p)
+            if term is None:
+                self._error(name, "%s of a varied %s" % (getattr(fn, "__name__", fn), p))
+            terms.append("(%s)" % term.format(d=self.dot(v), **values))
+            ndims.append(getattr(self.facts.ty(v), "ndim", 0))
+        if not terms:
+            return None
+        out = " + ".join(terms)
+        y_ty = self.facts.ty(name)
+        if bound.rule.elementwise and isinstance(y_ty, types.Array) and \
+                y_ty.ndim not in ndims:
+            # The varied operands are smaller than the result: broadcast to its shape.
+            out = "np.zeros_like(%s) + (%s)" % (self.names.n(name), out)
+        return out
 
     def constructed(self, name, e):
         """A call none of whose operands varies: a fresh array gets a zero tangent when a
@@ -406,6 +419,9 @@ class Tangents:
             return self.pick(obj, PICK_METHODS[f.attr])
         if f.attr in BILINEAR_METHODS and len(e.args) == 1 and not e.kws:
             return self.bilinear(name, "np.dot({0}, {1})", [obj, e.args[0]])
+        rule = rule_of(f.attr) if isinstance(facts.ty(obj), types.Array) else None
+        if rule is not None and rule.jvps:
+            return self.rule_jvp(name, f.attr, e)
         self._error(name, "the method .%s on varied values" % f.attr)
 
     def pick(self, x, arg_fn):
@@ -426,8 +442,8 @@ class Tangents:
                 return [], []
             sign = "+" if fn is operator.add else "-"
             return [], ["%s %s= %s" % (xd, sign, self.dot(v))]
-        rule = lift(R.BINOP_RULES.get(fn, (None,)))
-        if rule is None or any(t is not None and "{y}" in t for t in rule):
+        rule = lift_rule(R.BINOP_RULES.get(fn, (None,)))
+        if rule is None or any(t is not None and "y" in t.reads for t in rule):
             self._error(name, "the in-place operator %s= on arrays" % fn.__name__)
         terms = []
         for k, w in enumerate((x, v)):

@@ -29,6 +29,7 @@ from numba.core import ir
 from ... import config
 from ...errors import AdStackBudgetError
 from .. import rules as R
+from ..rules.template import adjoint_factor, calls_module
 from ..structure import node_key
 from ..typeinfo import is_float, is_kept_array, stack_dtype
 
@@ -328,8 +329,8 @@ def choose_partials(facts, recompute, ref_uses):
         rule = R.CALL_RULES.get(facts.resolve_global(e.func))
         if rule is None or len(rule) != 1 or rule[0] is None or e.kws:
             continue
-        head, _, partial = rule[0].partition(" * ")
-        if head != "{g}" or "{g}" in partial or "{y}" in partial or "math." not in partial:
+        partial = adjoint_factor(rule[0])
+        if partial is None or not calls_module(partial, "math"):
             continue
         pname = name + ".d"
         types_[pname] = facts.ty(x)

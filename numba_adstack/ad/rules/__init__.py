@@ -4,20 +4,18 @@
 * :mod:`.array_rules`: NumPy primitives on arrays (element-wise with broadcasting,
   reductions, linear algebra, shapes), with their njit helpers in ``vjp*.py``;
 * :mod:`.arrays`: array constructors and calls that write into arrays;
-* :mod:`.powers`: rules specialised to literal operands (``x ** 6``, ``x ** 0.5``).
+* :mod:`.powers`: rules specialised to literal operands (``x ** 6``, ``x ** 0.5``);
+* :mod:`.template`: the templates, parsed once into trees, and what reads them.
 
 Adding a primitive is adding one entry to its family's table.
 """
-import re
 
 from .arrays import (ARRAY_CONSTRUCTORS, FILL_ARGUMENT, MUTATING_FUNCTIONS,  # noqa: F401
                      MUTATING_METHODS)
 from .powers import LITERAL_RULES, specialise  # noqa: F401
 from .scalar import (BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP,  # noqa: F401
                      NON_DIFFERENTIABLE_CALLS, UNARY_RULES)
-
-
-_OPERAND = re.compile(r"\{(\d+)\}")
+from . import template as _template
 
 
 def needed_operands(rule):
@@ -26,7 +24,8 @@ def needed_operands(rule):
     for expr in rule:
         if expr is None:
             continue
-        used.update(int(k) for k in _OPERAND.findall(expr))
-        if "{y}" in expr:
+        reads = _template.template(expr).reads
+        used |= {int(k) for k in reads if k.isdigit()}
+        if "y" in reads:
             used.add("y")
     return used

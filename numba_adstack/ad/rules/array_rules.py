@@ -25,15 +25,25 @@ function; methods and ``.T`` through ``METHODS``) to an ``ArrayRule``:
   adjoint array of the operand's shape that exists already (any strides), with no
   temporary (``np.dot``: ``add_dot_vjp_a({out}, ...)``, whose outer product goes straight
   into the adjoint); it reads the same values as the ``vjps`` template.
+* ``jvps``: parameter -> forward mode's term of the tangent of the result along that
+  operand's tangent ``{d}`` (the tangent is the sum of the terms of the varied operands),
+  for primitives that are not linear (linear ones take the tangent in place of the
+  operand: forward/tangents.py); element-wise rules need none, their scalar rule is
+  their tangent.
 * ``literal``: None, or a function of {parameter: value} for the arguments that are
   compile-time constants, giving templates that replace ``vjps`` entries
-  (``x ** 2`` -> ``{g} * (2.0 * {a})``, no ``pow``).
+  (``x ** 2`` -> ``{g} * (2.0 * {a})``, no ``pow``): rules/powers.py's, lifted.
+
+The element-wise rules of ufuncs and operators are not written here: each is its scalar
+rule (rules/scalar.py) lifted to arrays by rules/template.py (``math.cos`` -> ``np.cos``,
+a branch -> a mask), so one line there serves floats, arrays and forward mode. Templates
+written here are parsed once, when their rule is made (``ArrayRule``).
 
 A contribution may be ``g`` itself or a view of it: add it into the adjoint, never write
 into it. ``instantiate`` fills a rule's templates in.
 """
+import math
 import operator
-import string
 import sys
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -41,7 +51,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import vjp_elementwise
-from .scalar import INPLACE_TO_BINOP
+from .powers import LITERAL_RULES, specialise
+from .scalar import BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP, UNARY_RULES
+from .template import lift_rule, substitute, template
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,14 @@ class ArrayRule:
     accumulate: dict = field(default_factory=dict)
     literal: Optional[Callable] = None
     into: dict = field(default_factory=dict)
+    jvps: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        # Templates written as text are parsed here, once (rules/template.py).
+        for name in ("vjps", "accumulate", "into", "jvps"):
+            object.__setattr__(self, name, {p: template(t) for p, t in
+                                            getattr(self, name).items()})
+        object.__setattr__(self, "shared", tuple((n, template(t)) for n, t in self.shared))
 
 
 def _rule(params, *templates, **kw):
@@ -61,10 +81,10 @@ def _rule(params, *templates, **kw):
     templates are given in the same order (fewer: the rest get no gradient)."""
     names, defaults = [], {}
     for p in params.split():
-        name, _, default = p.partition("=")
+        name, *default = p.split("=", 1)
         names.append(name)
         if default:
-            defaults[name] = default
+            defaults[name] = default[0]
     vjps = dict.fromkeys(names)
     vjps.update(zip(names, templates))
     return ArrayRule(tuple(names), vjps, defaults, **kw)
@@ -74,105 +94,46 @@ def _ew(params, *templates, **kw):
     return _rule(params, *templates, elementwise=True, **kw)
 
 
-def _power_literal(base, exponent):
-    """Templates for ``base ** c`` with ``c`` a compile-time constant: Numba lowers small
-    integer powers to multiplications, and ``x ** 0.5`` needs no pow at all."""
+def _named(scalar_rule, params):
+    """A scalar rule (rules/scalar.py) lifted to arrays (rules/template.py), its operands
+    ``{0}``, ``{1}``... named ``params``; None when it does not lift."""
+    lifted = lift_rule(scalar_rule)
+    if lifted is None:
+        return None
+    names = {str(k): "{%s}" % p for k, p in enumerate(params)}
+    return tuple(None if t is None else substitute(t, names) for t in lifted)
+
+
+def _literal_rule(fn, params):
+    """The specialisation of ``fn``'s rule to compile-time constant operands
+    (rules/powers.py: ``x ** 2`` -> ``{g} * (2.0 * {a})``, no pow), lifted; None when
+    ``fn`` has none."""
+    if fn not in LITERAL_RULES:
+        return None
+
     def special(literals):
-        if exponent not in literals:
+        scalar = specialise(fn, [literals.get(p) for p in params])
+        if scalar is None:
             return {}
-        c = literals[exponent]
-        if c == 0:
-            tpl = None
-        elif c == 1:
-            tpl = "{g}"
-        elif c == 2:
-            tpl = "{g} * (2.0 * {%s})" % base
-        elif c == 0.5:
-            tpl = "{g} * (0.5 / {y})"
-        elif c == -1:
-            tpl = "-{g} * ({y} * {y})"
-        elif float(c).is_integer():
-            tpl = "{g} * (%r * {%s} ** %d)" % (float(c), base, int(c) - 1)
-        else:
-            tpl = "{g} * (%r * {%s} ** %r)" % (float(c), base, float(c) - 1.0)
-        return {base: tpl}
+        return {p: t for p, t in zip(params, _named(scalar, params)) if p not in literals}
     return special
 
 
-_UNARY = {
-    np.sin: "{g} * np.cos({x})",
-    np.cos: "-{g} * np.sin({x})",
-    np.tan: "{g} * (1.0 + {y} * {y})",
-    np.arcsin: "{g} / np.sqrt(1.0 - {x} * {x})",
-    np.arccos: "-{g} / np.sqrt(1.0 - {x} * {x})",
-    np.arctan: "{g} / (1.0 + {x} * {x})",
-    np.sinh: "{g} * np.cosh({x})",
-    np.cosh: "{g} * np.sinh({x})",
-    np.tanh: "{g} * (1.0 - {y} * {y})",
-    np.arcsinh: "{g} / np.sqrt({x} * {x} + 1.0)",
-    np.arccosh: "{g} / np.sqrt({x} * {x} - 1.0)",
-    np.arctanh: "{g} / (1.0 - {x} * {x})",
-    np.exp: "{g} * {y}",
-    np.exp2: "{g} * ({y} * 0.6931471805599453)",
-    np.expm1: "{g} * ({y} + 1.0)",
-    np.log: "{g} / {x}",
-    np.log1p: "{g} / (1.0 + {x})",
-    np.log10: "{g} / ({x} * 2.302585092994046)",
-    np.log2: "{g} / ({x} * 0.6931471805599453)",
-    np.sqrt: "{g} * (0.5 / {y})",
-    np.cbrt: "{g} / (3.0 * {y} * {y})",
-    np.square: "{g} * (2.0 * {x})",
-    np.reciprocal: "-{g} * ({y} * {y})",
-    np.radians: "{g} * 0.017453292519943295",
-    np.deg2rad: "{g} * 0.017453292519943295",
-    np.degrees: "{g} * 57.29577951308232",
-    np.rad2deg: "{g} * 57.29577951308232",
-    # |x|: the sign of x, +1 at +0.0 (as the scalar rules).
-    np.abs: "{g} * np.copysign(1.0, {x})",
-    np.fabs: "{g} * np.copysign(1.0, {x})",
-    np.negative: "-{g}",
-    np.positive: "{g}",
-    vjp_elementwise.erf: "{g} * (1.1283791670955126 * np.exp(-({x} * {x})))",
-    vjp_elementwise.erfc: "{g} * (-1.1283791670955126 * np.exp(-({x} * {x})))",
-    # Piecewise constant: zero gradient.
-    np.floor: None, np.ceil: None, np.trunc: None, np.rint: None, np.sign: None,
-}
+def _elementwise(fn, scalar_rule, params):
+    """The element-wise array rule of ``fn`` from its scalar rule, or None."""
+    templates = _named(scalar_rule, params)
+    if templates is None:
+        return None
+    return _ew(" ".join(params), *templates, literal=_literal_rule(fn, params))
 
-# Masks multiply: one fused loop, cheaper to compile than np.where (an inf or NaN in g
-# then reaches the masked-off elements as NaN).
-# np.maximum/np.minimum: the gradient goes to the operand the primal returned: the first
-# on ties (as the scalar rules), a NaN one; np.fmax/np.fmin return the other one of a NaN.
-_MAXIMUM = ("{g} * (({x1} >= {x2}) | np.isnan({x1}))",
-            "{g} * np.logical_not(({x1} >= {x2}) | np.isnan({x1}))")
-_MINIMUM = ("{g} * (({x1} <= {x2}) | np.isnan({x1}))",
-            "{g} * np.logical_not(({x1} <= {x2}) | np.isnan({x1}))")
-_FMAX = ("{g} * (({x1} >= {x2}) | np.isnan({x2}))",
-         "{g} * np.logical_not(({x1} >= {x2}) | np.isnan({x2}))")
-_FMIN = ("{g} * (({x1} <= {x2}) | np.isnan({x2}))",
-         "{g} * np.logical_not(({x1} <= {x2}) | np.isnan({x2}))")
-# (d/dx is 0 where x2 == 0, d/dy is 0 where x1 == 0, as JAX and the scalar rule.)
-_POWER = ("{g} * ({x2} * {x1} ** ({x2} - 1.0 + ({x2} == 0.0)))",
-          "{g} * ({y} * np.log({x1} + ({x1} == 0.0)))")
 
-_BINARY = {
-    np.add: ("{g}", "{g}"),
-    np.subtract: ("{g}", "-{g}"),
-    np.multiply: ("{g} * {x2}", "{g} * {x1}"),
-    np.divide: ("{g} / {x2}", "-{g} * {y} / {x2}"),
-    np.power: _POWER,
-    np.float_power: _POWER,
-    np.mod: ("{g}", "-{g} * np.floor({x1} / {x2})"),
-    np.fmod: ("{g}", "-{g} * np.trunc({x1} / {x2})"),
-    np.floor_divide: (None, None),
-    np.arctan2: ("{g} * {x2} / ({x1} * {x1} + {x2} * {x2})",
-                 "-{g} * {x1} / ({x1} * {x1} + {x2} * {x2})"),
-    np.hypot: ("{g} * {x1} / {y}", "{g} * {x2} / {y}"),
-    np.copysign: ("{g} * (np.copysign(1.0, {x1}) * np.copysign(1.0, {x2}))", None),
-    np.logaddexp: ("{g} * np.exp({x1} - {y})", "{g} * np.exp({x2} - {y})"),
-    np.logaddexp2: ("{g} * np.exp2({x1} - {y})", "{g} * np.exp2({x2} - {y})"),
-    np.maximum: _MAXIMUM, np.fmax: _FMAX,
-    np.minimum: _MINIMUM, np.fmin: _FMIN,
-}
+# Element-wise ufuncs: the scalar rule of the ufunc (rules/scalar.py) lifted to arrays.
+# Our erf and erfc ufuncs take the rules of math.erf and math.erfc; np.sign has none.
+_ARRAY_TWINS = {vjp_elementwise.erf: math.erf, vjp_elementwise.erfc: math.erfc}
+_UFUNCS = {fn: rule for fn, rule in CALL_RULES.items() if isinstance(fn, np.ufunc)}
+_UFUNCS.update({f: CALL_RULES[m] for f, m in _ARRAY_TWINS.items()})
+_UFUNCS[np.sign] = (None,)
+_PARAMS = {1: ("x",), 2: ("x1", "x2")}
 
 # Python operators on arrays (operator.add(a, b)); in-place forms share them.
 _OPERATORS = {
@@ -180,16 +141,6 @@ _OPERATORS = {
     operator.truediv: np.divide, operator.pow: np.power, operator.mod: np.mod,
     operator.floordiv: np.floor_divide,
 }
-_POWERS = {np.power, np.float_power, operator.pow}
-
-
-def _binary(fn, templates, a="x1", b="x2"):
-    """An element-wise rule of two operands named ``a`` and ``b`` (templates written
-    with ``{x1}``, ``{x2}``)."""
-    def rename(t):
-        return t if t is None else t.replace("{x1}", "{%s}" % a).replace("{x2}", "{%s}" % b)
-    literal = _power_literal(a, b) if fn in _POWERS else None
-    return _ew("%s %s" % (a, b), *map(rename, templates), literal=literal)
 
 
 _DOT = ("dot_vjp_a({g}, {a}, {b})", "dot_vjp_b({g}, {a}, {b})")
@@ -199,15 +150,15 @@ _RESHAPE = "np.ascontiguousarray({g}).reshape({a}.shape)"
 _EXTREME = "extreme_vjp({g}, {y}, {a})"
 
 ARRAY_RULES = {
-    **{f: _ew("x", t) for f, t in _UNARY.items()},
-    **{f: _binary(f, t) for f, t in _BINARY.items()},
-    **{op: _binary(op, _BINARY[u], "a", "b") for op, u in _OPERATORS.items()},
-    operator.neg: _ew("a", "-{g}"),
-    operator.pos: _ew("a", "{g}"),
+    **{f: _elementwise(f, r, _PARAMS[f.nin]) for f, r in _UFUNCS.items()},
+    **{op: _elementwise(op, BINOP_RULES[op], ("a", "b")) for op in _OPERATORS},
+    **{op: _elementwise(op, r, ("a",)) for op, r in UNARY_RULES.items()},
     # np.where's operands are positional-only in NumPy; the third is named y_ here
     # because {y} is the result.
     np.where: _ew("condition x y_", None, "{g} * ({condition} != 0)",
-                  "{g} * ({condition} == 0)"),
+                  "{g} * ({condition} == 0)",
+                  jvps={"x": "np.where({condition}, {d}, 0.0)",
+                        "y_": "np.where({condition}, 0.0, {d})"}),
     # A value on a bound counts as inside: the gradient goes to a (see clip_vjp); crossed
     # bounds give a_max (clip_bounds_vjp).
     np.clip: _ew("a a_min a_max", "clip_vjp({g}, {a}, {a_min}, {a_max})",
@@ -229,12 +180,16 @@ ARRAY_RULES = {
     np.var: _rule("a", "np.ascontiguousarray({g} * (2.0 / {a}.size) * ({a} - np.mean({a})))"),
     np.std: _rule("a", "np.ascontiguousarray({g} / ({a}.size * {y}) * ({a} - np.mean({a})))"),
     np.cumsum: _rule("a axis=None", "cumsum_vjp({g}, {a}, {axis})"),
+    np.cumprod: _rule("a", "cumprod_vjp({g}, {a})", jvps={"a": "cumprod_jvp({a}, {d})"}),
     np.diff: _rule("a n=1", "diff_vjp({g}, {a}, {n})"),
     # Piecewise linear: at a knot, the slope of the interval it starts (NumPy's formula
     # there); outside the knots, the end value and no slope.
     np.interp: _rule("x xp fp", "interp_vjp_x({g}, {x}, {xp}, {fp})",
                      "interp_vjp_xp({g}, {x}, {xp}, {fp})",
-                     "interp_vjp_fp({g}, {x}, {xp}, {fp})"),
+                     "interp_vjp_fp({g}, {x}, {xp}, {fp})",
+                     jvps={"x": "interp_jvp({x}, {xp}, {fp}, {d}, None, None)",
+                           "xp": "interp_jvp({x}, {xp}, {fp}, None, {d}, None)",
+                           "fp": "interp_jvp({x}, {xp}, {fp}, None, None, {d})"}),
     # x[idx] with a 1-d array of integers or booleans (a gather; rule_binding binds it).
     operator.getitem: _rule("a index", "take_vjp({g}, {a}, {index})"),
     np.linalg.norm: _rule("x ord=None", "norm_vjp({g}, {y}, {x}, {ord})"),
@@ -247,9 +202,14 @@ ARRAY_RULES = {
         "a b", "solve_vjp_a({_gb}, {y})", "{_gb}",
         # a.T made C-contiguous: the primal's specialisation of solve serves again.
         shared=(("_gb", "np.ascontiguousarray(np.linalg.solve("
-                        "np.ascontiguousarray({a}.T), like_dtype({g}, {a})))"),)),
-    np.linalg.inv: _rule("a", "-np.dot(np.dot({y}.T, like_dtype({g}, {y})), {y}.T)"),
-    np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)"),
+                        "np.ascontiguousarray({a}.T), like_dtype({g}, {a})))"),),
+        # a y = b: a dy = db - da y
+        jvps={"a": "-np.linalg.solve({a}, np.dot({d}, {y}))",
+              "b": "np.linalg.solve({a}, {d})"}),
+    np.linalg.inv: _rule("a", "-np.dot(np.dot({y}.T, like_dtype({g}, {y})), {y}.T)",
+                         jvps={"a": "-np.dot(np.dot({y}, {d}), {y})"}),
+    np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)",
+                         jvps={"a": "{y} * np.sum(np.linalg.inv({a}).T * {d})"}),
     np.trace: _rule("a offset=0", "trace_vjp({g}, {a}, {offset})"),
     np.diag: _rule("v k=0", "diag_vjp({g}, {v}, {k})"),
 
@@ -279,7 +239,7 @@ ARRAY_RULES = {
     # Flattened (an axis= is left without a rule, and refused).
     np.append: _rule("arr values", "append_vjp_arr({g}, {arr}, {values})",
                      "append_vjp_values({g}, {arr}, {values})"),
-    np.sort: _rule("a", "sort_vjp({g}, {a})"),
+    np.sort: _rule("a", "sort_vjp({g}, {a})", jvps={"a": "sort_jvp({a}, {d})"}),
     np.median: _rule("a", "median_vjp({g}, {a})"),
     np.vdot: _rule("a b", "np.ascontiguousarray({g} * {b}).reshape({a}.shape)",
                    "np.ascontiguousarray({g} * {a}).reshape({b}.shape)"),
@@ -315,8 +275,8 @@ MAY_RETURN_VIEW = {np.reshape, np.ravel, np.transpose, np.atleast_1d, np.atleast
 # ``x.reshape(3, 4)`` and ``x.transpose(1, 0)`` pass their shape / axes as one tuple.
 METHODS = {
     "sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min,
-    "var": np.var, "std": np.std, "cumsum": np.cumsum, "dot": np.dot, "T": np.transpose,
-    "transpose": np.transpose, "reshape": np.reshape, "ravel": np.ravel,
+    "var": np.var, "std": np.std, "cumsum": np.cumsum, "cumprod": np.cumprod, "dot": np.dot,
+    "T": np.transpose, "transpose": np.transpose, "reshape": np.reshape, "ravel": np.ravel,
     "flatten": np.ndarray.flatten, "copy": np.copy, "astype": np.ndarray.astype,
     "clip": np.clip,
 }
@@ -361,9 +321,9 @@ def bind(rule, args=(), kwargs=None):
     return bound
 
 
-def placeholders(template):
+def placeholders(tpl):
     """The names a template reads (``g``, ``y``, parameters, shared values)."""
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    return set(template(tpl).reads)
 
 
 def templates(rule, literals=None, accumulate=False, into=False):
@@ -451,7 +411,11 @@ def by_operand(rule, args, accumulate=False, into=False):
     positions (arguments packed into one tuple: ``x.reshape(3, 4)``), or source text (a
     default). Shared values are written out where they are read.
     """
-    values = {"g": "{g}", "y": "{y}", "out": "{out}"}
+    key = (id(rule), tuple(sorted(args.items())), accumulate, into)
+    found = _BY_OPERAND.get(key)
+    if found is not None and found[0] is rule:
+        return found[1]
+    values = {}
     for p, a in args.items():
         if isinstance(a, int):
             values[p] = "{%d}" % a
@@ -460,6 +424,11 @@ def by_operand(rule, args, accumulate=False, into=False):
         else:
             values[p] = a
     for name, tpl in rule.shared:
-        values[name] = "(%s)" % tpl.format(**values)
-    return {p: None if t is None else t.format(**values)
-            for p, t in templates(rule, accumulate=accumulate, into=into).items()}
+        values[name] = substitute(tpl, values)
+    out = {p: None if t is None else substitute(t, values)
+           for p, t in templates(rule, accumulate=accumulate, into=into).items()}
+    _BY_OPERAND[key] = (rule, out)
+    return out
+
+
+_BY_OPERAND = {}

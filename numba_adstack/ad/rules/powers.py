@@ -9,12 +9,15 @@ derivative ``y ln c`` gets ``ln c`` as a constant. A quotient with a literal num
 (``1. / r``) differentiates to ``-y * y / c``, reusing the quotient: no division.
 
 ``LITERAL_RULES`` maps each power primitive to the function giving the rule for its
-literal operands (one entry per primitive: ``math.pow`` and ``np.power`` share it).
+literal operands (one entry per primitive: ``math.pow`` and ``np.power`` share it). The
+rules are written here for floats; rules/array_rules.py lifts them to arrays.
 """
 import math
 import operator
 
 import numpy as np
+
+from .template import rule
 
 #: Integer literal powers up to this Numba lowers to multiplications.
 _MAX_INT_POWER = 0x10000
@@ -92,8 +95,8 @@ def quotient_rule(literals):
 
 
 LITERAL_RULES = {operator.pow: power_rule, math.pow: power_rule, np.power: power_rule,
-                 operator.truediv: quotient_rule, np.divide: quotient_rule,
-                 np.true_divide: quotient_rule}
+                 np.float_power: power_rule, operator.truediv: quotient_rule,
+                 np.divide: quotient_rule, np.true_divide: quotient_rule}
 
 
 def specialise(fn, literals):
@@ -102,4 +105,4 @@ def specialise(fn, literals):
     special = LITERAL_RULES.get(fn)
     if special is None or all(v is None for v in literals):
         return None
-    return special(literals)
+    return rule(special(literals))

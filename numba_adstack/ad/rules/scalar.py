@@ -6,14 +6,20 @@ the primal value of ``y``, ``{0}``, ``{1}``... the primal operands. ``None`` mea
 gets no gradient (for example the exponent of ``floor``). Generated code sees the modules
 ``math`` and ``np``; rules use ``math`` so that the same source compiles for every target.
 
-Adding a primitive is adding one line here. Write each expression as ``{g} * (...)``: the
-part in parentheses reads only primal values, so it is computed off the chain of adjoint
-updates that runs through a loop, and the adjoint pays one multiply per step.
+Adding a primitive is adding one line here: the same line gives its adjoint in reverse
+mode, its tangent in forward mode (``{g}`` the operand's tangent) and, for NumPy ufuncs,
+its rule on arrays (rules/array_rules.py lifts it, rules/template.py). Each template is
+parsed once, into a tree, and must be linear in ``{g}`` (checked at import). Write it as
+``{g} * (...)``: the part in parentheses reads only primal values, so it is computed off
+the chain of adjoint updates that runs through a loop, and the adjoint pays one multiply
+per step.
 """
 import math
 import operator
 
 import numpy as np
+
+from .template import RuleTable, check_linear
 
 # x ** y: as JAX, d/dx is 0 where y == 0 (not 0 * x ** -1, NaN at x == 0) and d/dy is 0
 # where x == 0 (log(0) * 0 ** y is NaN): log reads 1 there. Comparisons added as numbers,
@@ -22,7 +28,7 @@ _POW = ("{g} * ({1} * {0} ** ({1} - 1.0 + ({1} == 0.0)))",
         "{g} * ({y} * math.log({0} + ({0} == 0.0)))")
 
 # Rules by Python function object. NumPy ufuncs map to the same rule as their math twin.
-CALL_RULES = {
+CALL_RULES = RuleTable({
     math.sin: ("{g} * math.cos({0})",),
     math.cos: ("-{g} * math.sin({0})",),
     math.tan: ("{g} * (1.0 + {y} * {y})",),
@@ -73,7 +79,13 @@ CALL_RULES = {
               "(0.0 if {0} <= {1} or math.isnan({1}) else {g})"),
     np.fmax: ("({g} if {0} >= {1} or math.isnan({1}) else 0.0)",
               "(0.0 if {0} >= {1} or math.isnan({1}) else {g})"),
-}
+    # np.logaddexp(a, b) = log(e^a + e^b): d/da = e^(a - y).
+    np.logaddexp: ("{g} * math.exp({0} - {y})", "{g} * math.exp({1} - {y})"),
+    np.logaddexp2: ("{g} * math.exp2({0} - {y})", "{g} * math.exp2({1} - {y})"),
+    np.cbrt: ("{g} * (1.0 / (3.0 * {y} * {y}))",),
+    math.fmod: ("{g}", "{g} * (-math.trunc({0} / {1}))"),
+    np.rint: (None,),
+})
 
 _NUMPY_TWINS = {
     np.sin: math.sin, np.cos: math.cos, np.tan: math.tan, np.arcsin: math.asin,
@@ -85,6 +97,7 @@ _NUMPY_TWINS = {
     np.log: math.log, np.log1p: math.log1p, np.log10: math.log10, np.log2: math.log2,
     np.sqrt: math.sqrt, np.hypot: math.hypot, np.power: math.pow, np.floor: math.floor,
     np.ceil: math.ceil, np.trunc: math.trunc, np.copysign: math.copysign,
+    np.fmod: math.fmod,
     np.fabs: math.fabs, np.abs: abs, np.absolute: abs,
     np.float64: float, np.float32: float,
 }
@@ -98,7 +111,7 @@ for _np_fn in (np.sum, np.prod, np.mean, np.max, np.min, np.amax, np.amin, np.na
     CALL_RULES.setdefault(_np_fn, ("{g}",))
 
 # Rules by operator (binary and in-place binary operators share them).
-BINOP_RULES = {
+BINOP_RULES = RuleTable({
     operator.add: ("{g}", "{g}"),
     operator.sub: ("{g}", "-{g}"),
     operator.mul: ("{g} * {1}", "{g} * {0}"),
@@ -106,16 +119,16 @@ BINOP_RULES = {
     operator.pow: _POW,
     operator.mod: ("{g}", "{g} * (-math.floor({0} / {1}))"),
     operator.floordiv: (None, None),
-}
+})
 INPLACE_TO_BINOP = {
     operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
     operator.itruediv: operator.truediv, operator.ipow: operator.pow,
     operator.imod: operator.mod, operator.ifloordiv: operator.floordiv,
 }
-UNARY_RULES = {
+UNARY_RULES = RuleTable({
     operator.neg: ("-{g}",),
     operator.pos: ("{g}",),
-}
+})
 
 # Calls whose result carries no gradient whatever their operands (the rewrite still checks
 # that they do not produce floats from floats).
@@ -137,6 +150,12 @@ _UFUNC_RULES = {
     np.square: ("{g} * (2.0 * {0})",),
     np.reciprocal: ("{g} * (-{y} * {y})",),
     np.float_power: CALL_RULES[math.pow],
+    np.mod: BINOP_RULES[operator.mod],
+    np.floor_divide: BINOP_RULES[operator.floordiv],
 }
 for _fn, _rule in _UFUNC_RULES.items():
     CALL_RULES.setdefault(_fn, _rule)
+
+for _table, _name in ((CALL_RULES, "CALL_RULES"), (BINOP_RULES, "BINOP_RULES"),
+                      (UNARY_RULES, "UNARY_RULES")):
+    check_linear(_table, "rules/scalar.py " + _name)

@@ -10,7 +10,8 @@ reshapes): add contributions into adjoints, never write into them.
 * ``vjp_core``: ``sum_to`` (undo broadcasting), ``unreduce`` (undo a reduction),
   ``reduced_view`` (the same, unmaterialised, for ``x_bar += ...``);
 * ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
-* ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``, ``norm_vjp``,
+* ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``,
+  ``cumprod_vjp`` (and ``cumprod_jvp``, the forward mode's), ``norm_vjp``,
   ``average_vjp_a``/``_weights``;
 * ``vjp_linalg``: ``dot_vjp_a``/``dot_vjp_b`` (also ``@``), ``outer_vjp_a``/``_b``,
   ``solve_vjp_a``, ``trace_vjp``, ``diag_vjp``, ``like_dtype`` (an adjoint in an operand's
@@ -29,8 +30,8 @@ from .vjp_core import reduced_view, sum_to, unreduce
 from .vjp_elementwise import clip_bounds_vjp, clip_vjp, erf, erfc
 from .vjp_linalg import (add_dot_vjp_a, add_dot_vjp_b, diag_vjp, dot_vjp_a, dot_vjp_b,
                          like_dtype, outer_vjp_a, outer_vjp_b, solve_vjp_a, trace_vjp)
-from .vjp_reduce import (average_vjp_a, average_vjp_weights, cumsum_vjp, extreme_vjp,
-                         norm_vjp, prod_vjp)
+from .vjp_reduce import (average_vjp_a, average_vjp_weights, cumprod_jvp, cumprod_vjp,
+                         cumsum_vjp, extreme_vjp, norm_vjp, prod_vjp)
 from .vjp_shape import (append_vjp_arr, append_vjp_values, column_stack_vjp,
                         concatenate_vjp, hstack_vjp, median_vjp, sort_jvp, sort_vjp, stack_vjp,
                         transpose_vjp, tri_vjp, vstack_vjp)
@@ -41,7 +42,7 @@ RUNTIME = {f.__name__: f for f in (
     trace_vjp, diag_vjp, transpose_vjp, concatenate_vjp, stack_vjp, hstack_vjp, vstack_vjp,
     column_stack_vjp, sort_vjp, sort_jvp, median_vjp, tri_vjp, append_vjp_arr,
     append_vjp_values,
-    average_vjp_a, average_vjp_weights)}
+    average_vjp_a, average_vjp_weights, cumprod_vjp, cumprod_jvp)}
 
 # np.diff, np.interp and x[idx]: vjp_sequence.
 from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp,  # noqa: E402

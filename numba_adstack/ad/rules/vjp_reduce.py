@@ -1,4 +1,5 @@
-"""Adjoints of reductions and scans: product, extreme values, cumulative sums, norms.
+"""Adjoints of reductions and scans: product, extreme values, cumulative sums and
+products, norms.
 
 Each helper returns the contribution to the reduced operand's adjoint, a new C-contiguous
 array of its shape. ``g`` is the adjoint of the result (a float for a full reduction),
@@ -86,6 +87,45 @@ def cumsum_vjp(g, a, axis=None):
         outer, n, inner = split_at(g.shape, norm_axis(axis, g.ndim))
         return _suffix_sums(g, outer, n, inner).reshape(g.shape)
     return along
+
+
+@public
+def cumprod_vjp(g, a):
+    """``y = np.cumprod(a)`` (flat): element ``j`` gets ``y[j-1] r[j]`` with
+    ``r[j] = g[j] + a[j+1] r[j+1]`` the suffix sums of ``g`` weighted by the products
+    after ``j``: no division, so exact where elements are zero."""
+    x = a.ravel()
+    gf = np.ascontiguousarray(g).ravel()
+    n = x.size
+    out = np.empty(n)
+    if n == 0:
+        return out.reshape(a.shape)
+    r = gf[n - 1]
+    out[n - 1] = r
+    for j in range(n - 2, -1, -1):
+        r = gf[j] + x[j + 1] * r
+        out[j] = r
+    left = 1.0
+    for j in range(n):
+        out[j] *= left
+        left *= x[j]
+    return out.reshape(a.shape)
+
+
+@public
+def cumprod_jvp(a, da):
+    """Forward mode of ``y = np.cumprod(a)``: ``dy[i] = dy[i-1] a[i] + y[i-1] da[i]``
+    (flat, as ``y``)."""
+    x = a.ravel()
+    d = np.ascontiguousarray(da).ravel()
+    out = np.empty(x.size)
+    left = 1.0
+    t = 0.0
+    for i in range(x.size):
+        t = t * x[i] + left * d[i]
+        out[i] = t
+        left *= x[i]
+    return out
 
 
 @internal

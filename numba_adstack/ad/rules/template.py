@@ -1,0 +1,345 @@
+"""Rule templates, parsed once into expression trees.
+
+A rule is written as a Python expression with placeholders: ``{g}`` the adjoint of the
+result (in forward mode: an operand's tangent), ``{y}`` the result, ``{0}``, ``{1}``...
+the operands by position, or ``{<name>}`` the parameters of an array rule. Each
+template is parsed once, when its table is built, into a :class:`Template`: the text as
+written (a ``str``, which ``format`` fills in) and its tree (``ast``), where each
+placeholder is a ``Name`` node (:func:`field`). Whatever reads a rule reads the tree:
+
+* :func:`adjoint_factor`: ``{g} * P`` with ``P`` free of the adjoint (the partial kept on
+  a stack in place of the operand, plan/stacks.py);
+* :func:`by_reciprocal`: ``c / {v}`` made ``c * {q}`` for a reciprocal ``q = 1. / v``
+  the primal computed (plan/reciprocals.py);
+* :func:`lift`: the rule on arrays (``math.*`` -> ``np.*``, ``a if c else b`` -> a mask
+  or ``np.where``), which generates the element-wise array rules and forward mode's
+  array tangents from the scalar rules;
+* :func:`substitute`: placeholders renamed or replaced by other expressions;
+* :func:`linear_in_adjoint`: the property every adjoint rule must have (it is linear in
+  ``{g}``), checked when a table is built.
+
+A template made from a tree is printed once (``ast.unparse``); its text then parses
+back to the same tree.
+"""
+import ast
+import functools
+import string
+
+import numpy as np
+
+_MARK = "_tpl_"
+#: Tree roots printed in parentheses, so that the text stays one operand wherever a
+#: caller places it.
+_LOOSE = (ast.IfExp, ast.BoolOp, ast.Compare, ast.Lambda, ast.NamedExpr)
+#: ``math`` functions whose NumPy ufunc has another name.
+_NP_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
+             "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "pow": "power"}
+
+
+class Template(str):
+    """A rule template: its text (a format string) and ``tree``, the expression with each
+    placeholder a :func:`field` name; ``reads``: the placeholders it reads (``"g"``,
+    ``"y"``, ``"0"``...)."""
+
+    def __new__(cls, text, tree=None):
+        self = super().__new__(cls, text)
+        if tree is None:
+            tree = _parse(text)
+        self.tree = tree
+        self.reads = frozenset(f for f in map(field_of, ast.walk(tree)) if f is not None)
+        return self
+
+    @classmethod
+    def of_tree(cls, tree):
+        """The template of an expression tree (placeholders as :func:`field` names)."""
+        return cls(_print(tree), tree)
+
+    @property
+    def operands(self):
+        """The operand positions it reads."""
+        return {int(f) for f in self.reads if f.isdigit()}
+
+
+def _parse(text):
+    """The tree of a template's text, each ``{name}`` a :func:`field` name."""
+    parts = []
+    for literal, name, spec, conversion in string.Formatter().parse(text):
+        parts.append(literal)
+        if name is None:
+            continue
+        if spec or conversion or not (name.isidentifier() or name.isdigit()):
+            raise ValueError("rule template %r: placeholder {%s%s%s} is not a plain name"
+                             % (text, name, "!" + conversion if conversion else "",
+                                ":" + spec if spec else ""))
+        parts.append(_MARK + name)
+    try:
+        return ast.parse("".join(parts).strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise ValueError("rule template %r is not a Python expression: %s"
+                         % (text, exc.msg)) from None
+
+
+def _print(tree):
+    class Braced(ast.NodeTransformer):
+        def visit_Name(self, node):
+            f = field_of(node)
+            return node if f is None else ast.Name(id="{%s}" % f, ctx=ast.Load())
+    text = ast.unparse(Braced().visit(_copy(tree)))
+    return "(%s)" % text if isinstance(tree, _LOOSE) else text
+
+
+def _copy(tree):
+    return _Copier().visit(tree)
+
+
+class _Copier(ast.NodeTransformer):
+    """A deep copy (trees of templates are shared: transformers work on copies)."""
+
+    def generic_visit(self, node):
+        new = type(node)()
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                value = [self.visit(v) if isinstance(v, ast.AST) else v for v in value]
+            elif isinstance(value, ast.AST):
+                value = self.visit(value)
+            setattr(new, name, value)
+        return new
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached(text):
+    return Template(text)
+
+
+def template(text):
+    """The :class:`Template` of ``text`` (parsed once per distinct text); None stays
+    None and a Template stays itself."""
+    if text is None or isinstance(text, Template):
+        return text
+    return _cached(text)
+
+
+def rule(texts):
+    """A rule (a tuple of templates, None for an operand without gradient) parsed."""
+    return None if texts is None else tuple(template(t) for t in texts)
+
+
+# ---------------------------------------------------------------------------- nodes
+def field(name):
+    """The node of placeholder ``{name}``."""
+    return ast.Name(id=_MARK + str(name), ctx=ast.Load())
+
+
+def field_of(node):
+    """The placeholder a node is (``"g"``, ``"0"``...), or None."""
+    if isinstance(node, ast.Name) and node.id.startswith(_MARK):
+        return node.id[len(_MARK):]
+    return None
+
+
+def _number(node):
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+        and not isinstance(node.value, bool)
+
+
+def _module_call(node, module):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == module
+
+
+# ---------------------------------------------------------------------------- matchers
+def is_adjoint(tpl):
+    """Is the template ``{g}`` itself (the contribution is the adjoint as it is)?"""
+    return tpl is not None and field_of(template(tpl).tree) == "g"
+
+
+def adjoint_factor(tpl):
+    """``P`` of a template ``{g} * P`` whose ``P`` reads neither the adjoint nor the
+    result, as a template; else None."""
+    tree = template(tpl).tree
+    if not (isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Mult)
+            and field_of(tree.left) == "g"):
+        return None
+    part = Template.of_tree(tree.right)
+    return None if part.reads & {"g", "y"} else part
+
+
+def calls_module(tpl, module):
+    """Does the template call a function of ``module`` (``math.cos``...)?"""
+    return any(_module_call(n, module) for n in ast.walk(template(tpl).tree))
+
+
+def linear_in_adjoint(tpl):
+    """Is the template linear in ``{g}``: ``{g}`` read once, only through negation,
+    products and quotients by values free of it, and branches whose other side is a
+    zero? Forward mode relies on it (it puts an operand's tangent in ``{g}``), and
+    reverse mode on the contribution vanishing with the adjoint."""
+    def linear(node):
+        f = field_of(node)
+        if f is not None:
+            return f == "g"
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return linear(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            left, right = _reads_g(node.left), _reads_g(node.right)
+            return (left != right) and linear(node.left if left else node.right)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return not _reads_g(node.right) and linear(node.left)
+        if isinstance(node, ast.IfExp):
+            if _reads_g(node.test):
+                return False
+            sides = [node.body, node.orelse]
+            return all(linear(s) or (_number(s) and s.value == 0) for s in sides) \
+                and any(_reads_g(s) for s in sides)
+        return False
+    return linear(template(tpl).tree)
+
+
+def _reads_g(node):
+    return any(field_of(n) == "g" for n in ast.walk(node))
+
+
+# ---------------------------------------------------------------------------- transformers
+def substitute(tpl, values):
+    """The template with placeholders replaced: ``values`` maps a placeholder name to a
+    template, or to the text of an expression (itself with placeholders, ``"{0}"``,
+    ``"({0}, {1},)"``, ``"None"``)."""
+    trees = {str(k): template(v).tree for k, v in values.items()}
+
+    class Sub(ast.NodeTransformer):
+        def visit_Name(self, node):
+            f = field_of(node)
+            return _copy(trees[f]) if f in trees else node
+    return Template.of_tree(Sub().visit(_copy(template(tpl).tree)))
+
+
+def by_reciprocal(tpl, slot, recip):
+    """The template with each ``c / {slot}`` (``c`` a number or an operand) made
+    ``c * {recip}``; None when it divides nothing by ``{slot}`` that way."""
+    changed = []
+
+    class Recip(ast.NodeTransformer):
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            if isinstance(node.op, ast.Div) and field_of(node.right) == slot and (
+                    _number(node.left) or (field_of(node.left) or "").isdigit()):
+                changed.append(node)
+                return ast.BinOp(left=node.left, op=ast.Mult(), right=field(recip))
+            return node
+    tree = Recip().visit(_copy(template(tpl).tree))
+    return Template.of_tree(tree) if changed else None
+
+
+class _Lift(ast.NodeTransformer):
+    """A scalar expression made element-wise on arrays (see :func:`lift`)."""
+
+    class Refused(Exception):
+        pass
+
+    def visit_Attribute(self, node):
+        if isinstance(node.value, ast.Name) and node.value.id == "math":
+            name = _NP_NAMES.get(node.attr, node.attr)
+            if not isinstance(getattr(np, name, None), np.ufunc):
+                raise self.Refused(node.attr)
+            return ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()), attr=name,
+                                 ctx=ast.Load())
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Name):
+            raise self.Refused(node.func.id)     # a builtin: abs, min... of scalars
+        return self.generic_visit(node)
+
+    def visit_BoolOp(self, node):
+        op = ast.BitOr() if isinstance(node.op, ast.Or) else ast.BitAnd()
+        values = [self.visit(v) for v in node.values]
+        out = values[0]
+        for v in values[1:]:
+            out = ast.BinOp(left=out, op=op, right=v)
+        return out
+
+    def visit_UnaryOp(self, node):
+        if isinstance(node.op, ast.Not):
+            return _np_call("logical_not", self.visit(node.operand))
+        return self.generic_visit(node)
+
+    def visit_Compare(self, node):
+        node = self.generic_visit(node)
+        pairs = [ast.Compare(left=a, ops=[op], comparators=[b]) for a, op, b in
+                 zip([node.left] + node.comparators[:-1], node.ops, node.comparators)]
+        out = pairs[0]
+        for p in pairs[1:]:
+            out = ast.BinOp(left=out, op=ast.BitAnd(), right=p)
+        return out
+
+    def visit_IfExp(self, node):
+        test, body, orelse = (self.visit(n) for n in (node.test, node.body, node.orelse))
+        # A branch between the adjoint and zero is a mask the adjoint is multiplied by:
+        # one fused loop, cheaper to compile than np.where.
+        g = ast.Name(id=_MARK + "g", ctx=ast.Load())
+        if field_of(body) == "g" and _number(orelse) and orelse.value == 0:
+            return ast.BinOp(left=g, op=ast.Mult(), right=test)
+        if field_of(orelse) == "g" and _number(body) and body.value == 0:
+            return ast.BinOp(left=g, op=ast.Mult(), right=_np_call("logical_not", test))
+        return _np_call("where", test, body, orelse)
+
+
+def _np_call(name, *args):
+    return ast.Call(func=ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()), attr=name,
+                                       ctx=ast.Load()), args=list(args), keywords=[])
+
+
+def lift(tpl):
+    """The template element-wise on arrays (``math.cos`` -> ``np.cos``, ``a if c else b``
+    -> ``np.where(c, a, b)``, or a mask times ``{g}`` when the other branch is zero;
+    ``or``/``and``/``not`` -> ``|``/``&``/``np.logical_not``), or None when it calls a
+    function with no NumPy ufunc. A template that needs no change is returned as is."""
+    if tpl is None:
+        return None
+    tpl = template(tpl)
+    try:
+        tree = _Lift().visit(_copy(tpl.tree))
+    except _Lift.Refused:
+        return None
+    out = Template.of_tree(tree)
+    return tpl if ast.dump(tree) == ast.dump(tpl.tree) else out
+
+
+def lift_rule(rule):
+    """A rule (a tuple of templates) lifted to arrays, or None when one does not lift."""
+    out = tuple(lift(t) for t in rule)
+    if any(o is None and t is not None for o, t in zip(out, rule)):
+        return None
+    return out
+
+
+# ---------------------------------------------------------------------------- tables
+class RuleTable(dict):
+    """A table of rules (primitive -> tuple of templates, None for an operand without
+    gradient) that parses each rule written as text when it is entered."""
+
+    def __init__(self, entries=()):
+        super().__init__()
+        self.update(entries)
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, rule(value))
+
+    def setdefault(self, key, value=None):
+        if key not in self:
+            self[key] = value
+        return self[key]
+
+    def update(self, entries=(), **kw):
+        for key, value in dict(entries, **kw).items():
+            self[key] = value
+
+
+def check_linear(table, where):
+    """Raise at import for a rule of ``table`` not linear in ``{g}`` (see
+    :func:`linear_in_adjoint`)."""
+    for key, r in table.items():
+        for t in r:
+            if t is not None and not linear_in_adjoint(t):
+                raise ValueError("%s: the rule of %s, %r, is not linear in {g}: write it "
+                                 "{g} * (...)" % (where, getattr(key, "__name__", key), t))
