@@ -523,6 +523,10 @@ def case_device_function_grad_called_per_thread():
     cpu = [G.pair_energy_cpu.grad(a, k, w, n) for a in x]
     np.testing.assert_allclose(-f, [g[0] for g in cpu], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(dk, [g[1] for g in cpu], rtol=1e-12, atol=1e-15)
+    e, f2 = np.zeros_like(x), np.zeros_like(x)
+    G.pair_energy_and_force[GRID, BLOCK](x, k, w, n, e, f2)
+    np.testing.assert_allclose(e, [G.pair_energy_python(a, k, w, n) for a in x], rtol=1e-13)
+    np.testing.assert_array_equal(f2, f)
     if nadc.SIMULATOR:      # d.grad is a Python function there: its None entries
         g = G.pair_energy.grad(x[0], k, w, n)
         assert g[2] is None and g[3] is None and g[0] == -f[0] and g[1] == dk[0], g

@@ -269,3 +269,13 @@ def pair_forces(x, k, w, n, f, dk):
         g = pair_energy.grad(x[i], k, w, n)
         f[i] = -g[0]
         dk[i] = g[1]
+
+
+@cuda.jit
+def pair_energy_and_force(x, k, w, n, e, f):
+    """Per thread: the energy at x[i] and the force, from ``pair_energy.value_and_grad``."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v, g = pair_energy.value_and_grad(x[i], k, w, n)
+        e[i] = v
+        f[i] = -g[0]

@@ -214,10 +214,22 @@ def kernel_depot_of(ptx, name):
 def test_device_function_grad_types_as_on_the_cpu():
     def grad_of_pair(x, k, w, n):
         return G.pair_energy.grad(x, k, w, n)
+
+    def value_and_grad_of_pair(x, k, w, n):
+        return G.pair_energy.value_and_grad(x, k, w, n)
     with fake_current_device():
         _, resty = cuda.compile_ptx(grad_of_pair, DEVICE_SIG, device=True, cc=(8, 0))
+        _, both = cuda.compile_ptx(value_and_grad_of_pair, DEVICE_SIG, device=True,
+                                   cc=(8, 0))
     # a float per float scalar, None (typed none) for the array and the integer
-    assert resty == types.Tuple([float64, float64, types.none, types.none]), resty
+    grads = types.Tuple([float64, float64, types.none, types.none])
+    assert resty == grads, resty
+    assert both == types.Tuple([float64, grads]), both
+
+
+def test_device_function_grad_from_the_host_is_refused():
+    with pytest.raises(TypeError, match="call it inside a kernel"):
+        G.pair_energy.grad(0.5, 1.0, None, 3)
 
 
 def test_device_function_writing_into_its_argument_is_refused():

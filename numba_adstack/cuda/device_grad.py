@@ -4,7 +4,8 @@
 function of ``fn``: kernels call ``d(...)`` as before, and ``d.grad(...)`` for the
 gradient of its (float scalar) result with respect to its float scalar arguments, a tuple
 with one entry per argument (a float for a float scalar, None otherwise), as
-``f.grad`` on the CPU. Array arguments are read, not differentiated.
+``f.grad`` on the CPU; ``d.value_and_grad(...)`` gives ``(value, gradients)``. Array
+arguments are read, not differentiated.
 
 The backward is the CPU rewrite's, for :class:`DeviceFunctionTarget`: a device function of
 the arguments and the seed that returns ``(value, gradients)``, allocates no arrays, and
@@ -115,7 +116,7 @@ class DeviceGradient:
         self.py_func = py_func
         self.ad_stack_size = None if ad_stack_size is None else int(ad_stack_size)
         self._backwards = {}
-        self._method = None
+        self._methods = {}
 
     def backward_for_types(self, argtypes):
         argtypes = tuple(types.unliteral(t) for t in argtypes)
@@ -129,27 +130,37 @@ class DeviceGradient:
         """Source of the backward generated for these Numba argument types."""
         return self.backward_for_types(tuple(argtypes)).source
 
-    def method(self, device_function):
-        """The device function that ``d.grad`` is inside kernels: the function's own
-        parameters, passed on as one tuple to ``_device_grad_call``."""
+    def method(self, device_function, kind):
+        """The device function that ``d.grad`` (or ``d.value_and_grad``) is inside
+        kernels: the function's own parameters, passed on as one tuple to the call of
+        ``kind``."""
         with _lock:
-            if self._method is None:
+            m = self._methods.get(kind)
+            if m is None:
                 code = self.py_func.__code__
                 names = list(code.co_varnames[:code.co_argcount])
-                source = "def grad(%s):\n    return _nad_call(_nad_f, (%s))\n" % (
-                    ", ".join(names), "".join(n + ", " for n in names))
-                fn = exec_source("grad", source, {"_nad_call": _device_grad_call,
-                                                  "_nad_f": device_function},
-                                 "%s.grad" % self.py_func.__qualname__)
+                source = "def %s(%s):\n    return _nad_call(_nad_f, (%s))\n" % (
+                    kind, ", ".join(names), "".join(n + ", " for n in names))
+                fn = exec_source(kind, source, {"_nad_call": _CALLS[kind],
+                                                "_nad_f": device_function},
+                                 "%s.%s" % (self.py_func.__qualname__, kind))
                 fn.__defaults__ = self.py_func.__defaults__
-                self._method = cuda.jit(device=True)(fn)
-        return self._method
+                m = self._methods[kind] = cuda.jit(device=True)(fn)
+        return m
 
-    def simulate(self, *args):
+    def simulate(self, args, with_value=False):
         """``d.grad(*args)`` in the CUDA simulator: the backward of the values' types."""
         from .grad import _argtype
         bw = self.backward_for_types(tuple(_argtype(a) for a in args))
-        return bw.dispatcher(*args, 1.0)[1]
+        out = bw.dispatcher(*args, 1.0)
+        return out if with_value else out[1]
+
+
+def _host_call(name):
+    def call(*args, **kwargs):
+        raise TypeError("%s is the gradient of a CUDA device function: call it inside a "
+                        "kernel (numba.cuda.jit), once per thread" % name)
+    return call
 
 
 def device_function(py_func, ad_stack_size=None, **jit_options):
@@ -157,8 +168,13 @@ def device_function(py_func, ad_stack_size=None, **jit_options):
     disp = cuda.jit(device=True, **jit_options)(py_func)
     gradient = DeviceGradient(py_func, ad_stack_size)
     disp._numba_adstack_gradient = gradient
+    name = py_func.__qualname__
     if SIMULATOR:
-        disp.grad = gradient.simulate
+        disp.grad = lambda *args: gradient.simulate(args)
+        disp.value_and_grad = lambda *args: gradient.simulate(args, with_value=True)
+    else:
+        disp.grad = _host_call(name + ".grad")
+        disp.value_and_grad = _host_call(name + ".value_and_grad")
     disp.inspect_adjoint = gradient.inspect_adjoint
     return disp
 
@@ -167,23 +183,32 @@ def _device_grad_call(f, args):
     raise NotImplementedError("only called from CUDA kernels")
 
 
-def _grad_call_impl(f, args):
-    """The implementation of ``_device_grad_call`` for the argument types at a call site:
-    the backward of those types, called with the seed 1.0, its gradients returned."""
+def _device_value_and_grad_call(f, args):
+    raise NotImplementedError("only called from CUDA kernels")
+
+
+_CALLS = {"grad": _device_grad_call, "value_and_grad": _device_value_and_grad_call}
+
+
+def _call_impl(f, args, with_value):
+    """The implementation of a call of ``d.grad`` (``d.value_and_grad``) for the argument
+    types at a call site: the backward of those types, called with the seed 1.0."""
     gradient = getattr(getattr(f, "dispatcher", None), "_numba_adstack_gradient", None)
     if gradient is None or not isinstance(args, types.BaseTuple):
         return None
     bw = gradient.backward_for_types(tuple(args))
     reads = ", ".join(["args[%d]" % k for k in range(len(args))] + ["1.0"])
-    source = "def grad(f, args):\n    return _bw(%s)[1]\n" % reads
-    return exec_source("grad", source, {"_bw": bw.dispatcher},
-                       "cuda %s.grad" % gradient.py_func.__qualname__)
+    kind = "value_and_grad" if with_value else "grad"
+    source = "def %s(f, args):\n    return _bw(%s)%s\n" % (kind, reads,
+                                                          "" if with_value else "[1]")
+    return exec_source(kind, source, {"_bw": bw.dispatcher},
+                       "cuda %s.%s" % (gradient.py_func.__qualname__, kind))
 
 
-def _resolve_grad(ty, attr):
+def _resolve(ty, attr):
     gradient = getattr(ty.dispatcher, "_numba_adstack_gradient", None)
-    if attr == "grad" and gradient is not None:
-        return types.Dispatcher(gradient.method(ty.dispatcher))
+    if attr in _CALLS and gradient is not None:
+        return types.Dispatcher(gradient.method(ty.dispatcher, attr))
     return None
 
 
@@ -194,17 +219,21 @@ if not SIMULATOR:
     from numba.cuda.extending import infer_getattr, overload
     from numba.cuda.typing.templates import AttributeTemplate
 
-    overload(_device_grad_call)(_grad_call_impl)
+    overload(_device_grad_call)(lambda f, args: _call_impl(f, args, False))
+    overload(_device_value_and_grad_call)(lambda f, args: _call_impl(f, args, True))
 
     @infer_getattr
     class DeviceGradientAttribute(AttributeTemplate):
-        """``d.grad`` of a ``grad_jit(device=True)`` function inside a kernel."""
+        """``d.grad`` and ``d.value_and_grad`` of a ``grad_jit(device=True)``
+        function inside a kernel."""
         key = types.Dispatcher
 
         def generic_resolve(self, ty, attr):
-            return _resolve_grad(ty, attr)
+            return _resolve(ty, attr)
 
-    @lower_getattr(types.Dispatcher, "grad")
-    def _lower_grad_attribute(context, builder, ty, value):
+    def _lower_attribute(context, builder, ty, value):
         # The attribute is a Dispatcher type: its call is bound at compile time.
         return impl_ret_untracked(context, builder, ty, context.get_dummy_value())
+
+    for _kind in _CALLS:
+        lower_getattr(types.Dispatcher, _kind)(_lower_attribute)
