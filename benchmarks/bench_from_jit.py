@@ -162,8 +162,8 @@ def write_all(rows, out):
              "called per edge from a jitted SGD layout loop and once from Python; an HMC "
              "sampler in `numba.njit` calling a log-density's `value_and_grad` against the "
              "same sampler with a hand-written one, and beside JAX. Medians of the runs (15; "
-             "one call from Python: the median of 15 runs of 20,000 calls, ours and the twin in turn; a chain: 7); "
-             "lower ratios are better.", "",
+             "one call from Python: the median of 15 runs of 20,000 calls, ours and the "
+             "twin in turn; a chain: 7); lower ratios are better.", "",
              "| case | ours (`f.grad`) | hand-written | ours / hand-written | JAX |",
              "|---|---|---|---|---|"]
     for r in rows:
