@@ -506,6 +506,43 @@ def case_grad_jit_while_cap_overflow_then_recover():
     np.testing.assert_allclose(x_bar, y_bar * fd, rtol=1e-5, atol=1e-8)
 
 
+def _pair_forces(x, k, w, n):
+    f, dk = np.zeros_like(x), np.zeros_like(x)
+    G.pair_forces[GRID, BLOCK](x, k, w, n, f, dk)
+    return f, dk
+
+
+def case_device_function_grad_called_per_thread():
+    x, _ = _grad_inputs(40, -1.0, 1.0)
+    w, k, n = np.array([0.1, -0.2, 0.3]), 0.9, 7
+    f, dk = _pair_forces(x, k, w, n)
+    fd_x = np.array([G.fd_scalar(lambda a: G.pair_energy_python(a, k, w, n), a) for a in x])
+    fd_k = np.array([G.fd_scalar(lambda b: G.pair_energy_python(a, b, w, n), k) for a in x])
+    np.testing.assert_allclose(-f, fd_x, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(dk, fd_k, rtol=1e-6, atol=1e-9)
+    cpu = [G.pair_energy_cpu.grad(a, k, w, n) for a in x]
+    np.testing.assert_allclose(-f, [g[0] for g in cpu], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(dk, [g[1] for g in cpu], rtol=1e-12, atol=1e-15)
+    e, f2 = np.zeros_like(x), np.zeros_like(x)
+    G.pair_energy_and_force[GRID, BLOCK](x, k, w, n, e, f2)
+    np.testing.assert_allclose(e, [G.pair_energy_python(a, k, w, n) for a in x], rtol=1e-13)
+    np.testing.assert_array_equal(f2, f)
+    if nadc.SIMULATOR:      # d.grad is a Python function there: its None entries
+        g = G.pair_energy.grad(x[0], k, w, n)
+        assert g[2] is None and g[3] is None and g[0] == -f[0] and g[1] == dk[0], g
+
+
+def case_device_function_grad_overflow_is_nan_then_recovers():
+    x, _ = _grad_inputs(41, -1.0, 1.0)
+    w, k = np.array([0.1, -0.2]), 0.9
+    f, dk = _pair_forces(x, k, w, 4 * G.SIZE)        # past ad_stack_size
+    assert np.all(np.isnan(f)) and np.all(np.isnan(dk))
+    f, dk = _pair_forces(x, k, w, G.SIZE)            # fits: each call has fresh stacks
+    cpu = [G.pair_energy_cpu.grad(a, k, w, G.SIZE) for a in x]
+    np.testing.assert_allclose(-f, [g[0] for g in cpu], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(dk, [g[1] for g in cpu], rtol=1e-12, atol=1e-15)
+
+
 #: Cases known to fail, by name: (where, reason); where is "simulator" or "everywhere".
 #: test_cuda_simulator.py and test_cuda_device.py mark them xfail(strict=True).
 XFAIL = {}

@@ -245,3 +245,37 @@ def grid2d_numpy(x, n):
 def make_branch_while(while_cap):
     """branch_while with default options and this while_cap."""
     return nad.cuda.grad_jit(branch_while.py_func, while_cap=while_cap)
+
+
+# ---------------------------------------------------------------- a device function's grad
+def pair_energy_python(x, k, w, n):
+    """A per-thread energy of a scalar x and a stiffness k: a loop of run-time length n
+    that reads the array w."""
+    v = x
+    for j in range(n):
+        v = math.sin(v) * k + w[j % w.shape[0]]
+    return 0.5 * v * v
+
+
+pair_energy = nad.cuda.grad_jit(device=True, ad_stack_size=SIZE)(pair_energy_python)
+pair_energy_cpu = nad.grad_jit(pair_energy_python)
+
+
+@cuda.jit
+def pair_forces(x, k, w, n, f, dk):
+    """Per thread: the force -dE/dx at x[i] and dE/dk, from ``pair_energy.grad``."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        g = pair_energy.grad(x[i], k, w, n)
+        f[i] = -g[0]
+        dk[i] = g[1]
+
+
+@cuda.jit
+def pair_energy_and_force(x, k, w, n, e, f):
+    """Per thread: the energy at x[i] and the force, from ``pair_energy.value_and_grad``."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v, g = pair_energy.value_and_grad(x[i], k, w, n)
+        e[i] = v
+        f[i] = -g[0]

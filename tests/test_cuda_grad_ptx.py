@@ -186,3 +186,59 @@ def test_index_built_from_thread_and_block_is_thread_private():
     bw, ptx = backward_ptx(manual_index_recurrence, (A, A, N))
     assert "x_bar[i] += " in bw.source and "atomic" not in bw.source
     assert not ATOMIC.search(ptx)
+
+
+# ---------------------------------------------------------------- a device function's grad
+DEVICE_SIG = (float64, float64, A, N)        # pair_energy(x, k, w, n)
+
+
+def test_device_function_grad_in_a_kernel_keeps_its_stacks_in_the_depot():
+    with fake_current_device():
+        ptx, _ = cuda.compile_ptx(G.pair_forces.py_func, (A, float64, A, N, A, A),
+                                  cc=(8, 0))
+    bw = G.pair_energy._numba_adstack_gradient.backward_for_types(DEVICE_SIG)
+    # fixed per-thread capacities in local memory, checked into the NaN flag; no arrays
+    # allocated, no atomics (arrays are read, not differentiated)
+    assert _STACK.findall(bw.source) and "overflowed(" in bw.source, bw.source
+    assert "np.zeros" not in bw.source and "np.empty" not in bw.source, bw.source
+    assert kernel_depot_of(ptx, "pair_forces") == source_stack_bytes(bw.source)
+    assert not ATOMIC.search(ptx)
+
+
+def kernel_depot_of(ptx, name):
+    found = [v for k, v in nadc.ptx_local_depots(ptx).items() if k and name in k]
+    assert len(found) == 1, nadc.ptx_local_depots(ptx)
+    return found[0]
+
+
+def test_device_function_grad_types_as_on_the_cpu():
+    def grad_of_pair(x, k, w, n):
+        return G.pair_energy.grad(x, k, w, n)
+
+    def value_and_grad_of_pair(x, k, w, n):
+        return G.pair_energy.value_and_grad(x, k, w, n)
+    with fake_current_device():
+        _, resty = cuda.compile_ptx(grad_of_pair, DEVICE_SIG, device=True, cc=(8, 0))
+        _, both = cuda.compile_ptx(value_and_grad_of_pair, DEVICE_SIG, device=True,
+                                   cc=(8, 0))
+    # a float per float scalar, None (typed none) for the array and the integer
+    grads = types.Tuple([float64, float64, types.none, types.none])
+    assert resty == grads, resty
+    assert both == types.Tuple([float64, grads]), both
+
+
+def test_device_function_grad_from_the_host_is_refused():
+    with pytest.raises(TypeError, match="call it inside a kernel"):
+        G.pair_energy.grad(0.5, 1.0, None, 3)
+
+
+def test_device_function_writing_into_its_argument_is_refused():
+    @nadc.grad_jit(device=True)
+    def writes(x, out):
+        out[0] = x * x
+        return out[0]
+
+    def kernel(x, out):
+        out[1] = writes.grad(x[0], out)[0]
+    with fake_current_device(), pytest.raises(Exception, match="writes into its argument"):
+        cuda.compile_ptx(kernel, (A, A), cc=(8, 0))

@@ -30,6 +30,7 @@ from .numba_pipeline import GeneratedCodeCompiler
 from .activity import integer_arguments_in_float_arithmetic
 from .capture import typed_ir
 from .rewrite import Options, build_backward
+from .signatures import BackwardTable
 from .specialize import by_fingerprint, layout_of
 from .typeinfo import is_float, is_float_array
 
@@ -149,6 +150,14 @@ class Backward:
                     "the backward pass of %r: %s" % (self.qualname, e)) from None
 
     def __call__(self, args, seed=1.0):
+        try:
+            return self.run(args, seed)
+        except AdStackOverflowError as e:
+            raise overflow_error(self.dispatcher, e) from None
+
+    def run(self, args, seed=1.0):
+        """``(value, gradients)``, regrouped as the arguments; an overflow as the stack
+        raised it (``__call__`` and ``grad`` name the function and the fixes)."""
         if self.layout.trivial:
             return self._run(args, seed)
         value, grads = self._run(self.layout.flatten(args), seed)
@@ -159,9 +168,8 @@ class Backward:
             # The backward copies what it writes, allocates the adjoints and returns
             # (value, gradients): one Numba call.
             return self.njit_fn(*args, seed)
-        except AdStackOverflowError as e:
-            raise AdStackOverflowError(
-                backward_overflow_message(self.qualname, self.opts, e)) from None
+        except AdStackOverflowError:
+            raise
         except Exception:
             if not self.parallel:
                 raise
@@ -171,6 +179,13 @@ class Backward:
             if self._serial is None:
                 self._serial = Backward(self.dispatcher, self.argtypes, parallel=False)
             return self._serial._run(args, seed)
+
+
+def overflow_error(dispatcher, exc):
+    """The error ``grad`` raises when a fixed-size stack of ``dispatcher``'s backward
+    overflowed (``exc``, as the stack raised it)."""
+    return AdStackOverflowError(backward_overflow_message(
+        dispatcher.py_func.__qualname__, dispatcher.ad_options, exc))
 
 
 def _warn_integer_arguments(qualname, args):
@@ -212,6 +227,8 @@ class GradDispatcher(CPUDispatcher):
         self._by_fingerprint = {}      # the same, by Numba's fast argument fingerprints
         self._bw_lock = threading.Lock()
         self._frozen = {}              # by argument types: the global arrays compiled in
+        self._table = BackwardTable(self)  # the same, for grad's C dispatch
+        self._table_nargs = self._table.nargs
 
     def add_overload(self, cres):
         # The global arrays as this signature's machine code freezes them (frozen.py).
@@ -274,13 +291,29 @@ class GradDispatcher(CPUDispatcher):
     def grad(self, *args, **kwargs):
         """Gradient of the (float scalar) result with respect to every argument: an array
         for each float array argument, a float for each float scalar, None otherwise."""
-        args = self._all_args(args, kwargs)
-        return self._backward(args)(args)[1]
+        try:
+            if not kwargs and len(args) == self._table_nargs:
+                # Numba's C dispatch finds the backward of these types (signatures.py).
+                return self._table(*args, 1.0)[1]
+            return self.call_backward(*self._all_args(args, kwargs), 1.0)[1]
+        except AdStackOverflowError as e:
+            raise overflow_error(self, e) from None
 
     def value_and_grad(self, *args, **kwargs):
         """``(f(*args), f.grad(*args))`` from one forward replay."""
-        args = self._all_args(args, kwargs)
-        return self._backward(args)(args)
+        try:
+            if not kwargs and len(args) == self._table_nargs:
+                return self._table(*args, 1.0)
+            return self.call_backward(*self._all_args(args, kwargs), 1.0)
+        except AdStackOverflowError as e:
+            raise overflow_error(self, e) from None
+
+    def call_backward(self, *args):
+        """``(value, gradients)`` for the arguments and the seed (last), through the
+        interpreter: the calls the backward table does not hold."""
+        *args, seed = args
+        args = self._all_args(tuple(args), {})
+        return self._backward(args).run(args, seed)
 
     def inspect_adjoint(self, *args, **kwargs):
         """Source of the backward function generated for these arguments."""

@@ -140,7 +140,7 @@ class _GradLauncher:
         return launch
 
 
-def grad_jit(fn=None, *, ad_stack_size=None, while_cap=None, **jit_options):
+def grad_jit(fn=None, *, ad_stack_size=None, while_cap=None, device=False, **jit_options):
     """Decorator like ``numba.cuda.jit`` for kernels, adding ``k.grad[grid, block]``.
 
     By default each launch of the backward sizes its stacks from the trip counts it can
@@ -154,11 +154,18 @@ def grad_jit(fn=None, *, ad_stack_size=None, while_cap=None, **jit_options):
     ad_stack_size: advanced, a fixed per-thread capacity for the stacks of every loop of
     run-time length, in local memory (loops with constant trip counts get exactly what
     they need); past it the launch raises ``AdStackOverflowError``.
+    device: ``device=True`` makes a device function whose gradient kernels call per
+    thread, ``d.grad(*args)`` (numba_adstack/cuda/device_grad.py); its stacks have fixed
+    capacities (``ad_stack_size``, default ``numba_adstack.config.DEFAULT_AD_STACK_SIZE``,
+    for loops of run-time length).
     Other keyword arguments go to ``numba.cuda.jit`` for both kernels.
     """
     def wrap(f):
         if hasattr(f, "py_func"):
             f = f.py_func
+        if device:
+            from .device_grad import device_function
+            return device_function(f, ad_stack_size=ad_stack_size, **jit_options)
         return GradKernel(f, ad_stack_size=ad_stack_size, while_cap=while_cap,
                           **jit_options)
     if fn is None:
