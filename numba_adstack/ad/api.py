@@ -29,6 +29,7 @@ from . import vjp as _vjp
 from .numba_pipeline import GeneratedCodeCompiler
 from .activity import integer_arguments_in_float_arithmetic
 from .capture import typed_ir
+from .checkpoint_schedule import CheckpointNeeded
 from .rewrite import Options, build_backward
 from .specialize import by_fingerprint, layout_of
 from .typeinfo import is_float, is_float_array
@@ -59,8 +60,10 @@ def _functions_without_inner_loops(source):
 class Backward:
     """The compiled backward function of one argument type signature."""
 
-    def __init__(self, dispatcher, argtypes, parallel=None):
+    def __init__(self, dispatcher, argtypes, parallel=None, checkpoint=None):
         opts = dispatcher.ad_options
+        if checkpoint is not None:      # the checkpointed variant of an "auto" backward
+            opts = dict(opts, checkpoint=checkpoint)
         self.argtypes = argtypes
         self.dispatcher = dispatcher
         if parallel is None:
@@ -75,9 +78,11 @@ class Backward:
         self.qualname = dispatcher.py_func.__qualname__
         self.opts = opts
         self._serial = None
+        self._checkpointed = None
         # With cache=True, a fresh entry on disk stands in for the rewrite, and Numba's
         # cache for LLVM.
-        entry = disk_cache.lookup(dispatcher, argtypes, parallel)
+        entry = None if checkpoint is not None else \
+            disk_cache.lookup(dispatcher, argtypes, parallel)
         gen = entry.load() if entry is not None else None
         self.from_disk = gen is not None
         if gen is None:
@@ -109,6 +114,9 @@ class Backward:
                             Options(self.opts["ad_stack_size"], self.opts["storage"],
                                     wrt=wrt, parallel=parallel,
                                     frame_budget=self.opts["frame_budget"],
+                                    checkpoint=self.opts.get("checkpoint", "auto"),
+                                    snapshots=self.opts.get("snapshots"),
+                                    memory_budget=self.opts.get("memory_budget"),
                                     checked=_checked(self.dispatcher.backward_options)))
         facts = rw.facts
         args = facts.arg_vars
@@ -159,6 +167,13 @@ class Backward:
             # The backward copies what it writes, allocates the adjoints and returns
             # (value, gradients): one Numba call.
             return self.njit_fn(*args, seed)
+        except CheckpointNeeded:
+            # A loop's history is past the memory budget: the backward that checkpoints
+            # it (made once, on the first call that needs it).
+            if self._checkpointed is None:
+                self._checkpointed = Backward(self.dispatcher, self.argtypes,
+                                              parallel=self.parallel, checkpoint="revolve")
+            return self._checkpointed._run(args, seed)
         except AdStackOverflowError as e:
             raise AdStackOverflowError(
                 backward_overflow_message(self.qualname, self.opts, e)) from None
@@ -367,7 +382,7 @@ def _checked(numba_options):
 
 
 def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, wrt=None,
-             **options):
+             checkpoint="auto", snapshots=None, memory_budget=None, **options):
     """Decorator like ``numba.njit`` that also gives ``f.grad`` and ``f.value_and_grad``.
 
     storage
@@ -387,6 +402,20 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
     wrt
         The arguments to differentiate (names or indices; default: all). The others get
         None in the gradient tuple, and the backward does no work for them.
+    checkpoint
+        Checkpointing of a top-level ``for`` loop over a range (a time loop): ``"auto"``
+        (the default) keeps its history as usual while the projected history fits the
+        memory budget, and past it checkpoints the loop; ``"revolve"`` always does;
+        ``"off"`` never. A checkpointed loop stores its state at a few snapshots and, in
+        the backward, runs segments again from them (binomial schedule, docs/grad_jit.md).
+    snapshots
+        With ``checkpoint="revolve"``: the number of snapshots of the loop's state (the
+        first one included); with no ``memory_budget``, segments of one iteration.
+        Default: as many as half the memory budget holds.
+    memory_budget
+        Bytes the history of a loop may take (default: a fraction,
+        ``numba_adstack.config.MEMORY_BUDGET_FRACTION``, of the memory available when the
+        backward is compiled).
     cache
         Like Numba's ``cache=True``, and the gradient too: its generated backward and
         machine code are cached on disk, so a new process does not compile them again.
@@ -398,15 +427,24 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
     if unknown:
         raise TypeError(
             "grad_jit got an unknown option %s; its own options are ad_stack_size, storage, "
-            "frame_budget, wrt and cache, and Numba's are %s"
+            "frame_budget, wrt, checkpoint, snapshots, memory_budget and cache, and Numba's are %s"
             % (", ".join(map(repr, unknown)),
                ", ".join(sorted(k for k in _numba_options() if not k.startswith("_")))))
     if storage not in ("auto", "frame", "heap"):
         raise ValueError("storage must be 'auto', 'frame' or 'heap', got %r" % (storage,))
+    if checkpoint not in ("auto", "revolve", "off"):
+        raise ValueError("checkpoint must be 'auto', 'revolve' or 'off', got %r"
+                         % (checkpoint,))
+    for name, value in (("snapshots", snapshots), ("memory_budget", memory_budget)):
+        if value is not None and (isinstance(value, bool) or not isinstance(
+                value, numbers.Integral) or value < 1):
+            raise ValueError("%s must be a positive integer, got %r" % (name, value))
     cache = bool(options.pop("cache", False))
     ad_options = {"ad_stack_size": None if ad_stack_size is None else int(ad_stack_size),
                   "storage": storage, "frame_budget": frame_budget, "wrt": wrt,
-                  "cache": cache}
+                  "cache": cache, "checkpoint": checkpoint,
+                  "snapshots": None if snapshots is None else int(snapshots),
+                  "memory_budget": None if memory_budget is None else int(memory_budget)}
 
     def wrap(f):
         targetoptions = {}
