@@ -30,6 +30,7 @@ from .numba_pipeline import GeneratedCodeCompiler
 from .activity import integer_arguments_in_float_arithmetic
 from .capture import typed_ir
 from .checkpoint_schedule import CheckpointNeeded
+from .plan.checkpoint import checkpoint_note
 from .rewrite import Options, build_backward
 from .specialize import by_fingerprint, layout_of
 from .typeinfo import is_float, is_float_array
@@ -89,6 +90,7 @@ class Backward:
             gen = self._generate(wrt, parallel)
         gen.globals = frozen.as_frozen(gen.globals, dispatcher._frozen.get(argtypes, {}))
         self.fname, self.source = gen.fname, gen.source
+        self.checkpoint_note = getattr(gen, "checkpoint_note", "")
         self.written_args = gen.written_args
         self.float_array_args = gen.float_array_args
         self.float_scalar_args = gen.float_scalar_args
@@ -120,7 +122,7 @@ class Backward:
                                     checked=_checked(self.dispatcher.backward_options)))
         facts = rw.facts
         args = facts.arg_vars
-        return disk_cache.Generated(
+        gen = disk_cache.Generated(
             rw.fname, rw.source, rw.helpers,
             # Arguments the function writes into: the gradient pass works on copies.
             [i for i, a in enumerate(args) if a in facts.written_roots],
@@ -128,6 +130,8 @@ class Backward:
             [i for i, a in enumerate(args) if is_float(facts.ty(a))],
             [(i, args[i]) for i in integer_arguments_in_float_arithmetic(facts, wrt)],
             rw.globals)
+        gen.checkpoint_note = checkpoint_note(rw.plan)
+        return gen
 
     def _compile(self, ns, helpers, cache):
         self.njit_options = dict(self.dispatcher.backward_options)
@@ -298,8 +302,10 @@ class GradDispatcher(CPUDispatcher):
         return self._backward(args)(args)
 
     def inspect_adjoint(self, *args, **kwargs):
-        """Source of the backward function generated for these arguments."""
-        return self._backward(self._all_args(args, kwargs)).source
+        """Source of the backward function generated for these arguments (after a note of
+        the loops it checkpoints, if any)."""
+        bw = self._backward(self._all_args(args, kwargs))
+        return bw.checkpoint_note + bw.source
 
     # -- vector-Jacobian products (numba_adstack.ad.vjp)
     def vjp(self, *args, **kwargs):

@@ -111,3 +111,29 @@ def _history_per_iteration(facts, lp, value_stacks, stacks, site_of):
         if label is not None and label in lp.blocks:
             arrays += 1
     return scalar, arrays
+
+
+def checkpoint_note(plan):
+    """Comment lines stating how each checkpointed loop is kept (for inspect_adjoint)."""
+    if not plan.checkpointed or plan.checkpoint_mode == "off":
+        return ""
+    budget = plan.memory_budget
+    out = []
+    for lp, car in sorted(plan.checkpointed.items(), key=lambda kv: kv[0].header):
+        at = "" if car.line is None else " at line %d" % car.line
+        kept = "%d bytes on scalar stacks and %d arrays per iteration" % (
+            car.scalar_bytes, car.list_values)
+        state = ", ".join([n.split(".")[0] for n, _ in car.scalars]
+                          + [n.split(".")[0] for n in car.arrays + car.in_place])
+        if plan.checkpoint_mode == "auto":
+            out.append("# loop%s: keeps its history (%s) while n times that is under the "
+                       "memory budget of %d bytes; checkpointed past it" % (at, kept, budget))
+            continue
+        slots = plan.checkpoint_slots
+        how = ("%d snapshots, segments of one iteration" % slots if slots and budget < 0
+               else "%s snapshots, segments of up to half the memory budget of %d bytes"
+               % (slots or "as many as half", budget))
+        out.append("# loop%s: checkpointed, binomial (revolve) schedule: %s; state: %s; "
+                   "history kept: %s of one segment; projected peak: the snapshots plus "
+                   "one segment's history" % (at, how, state, kept))
+    return "\n".join(out) + "\n"
