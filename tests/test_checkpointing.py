@@ -39,7 +39,29 @@ def logistic(u0, k, n):
     return np.sum(u * u)
 
 
-FUNCS = {"stepper": stepper, "heat": heat, "logistic": logistic}
+def inner_loops(x, n):
+    """Loops of each kind inside the checkpointed loop: a map loop (run again by the
+    sweep), a loop of sums (reversed an iteration at a time) and a ``while`` loop."""
+    u = x.copy()
+    e = 0.0
+    for t in range(n):
+        un = np.empty_like(u)
+        for i in range(u.shape[0]):
+            un[i] = np.sin(u[i]) * 0.9 + 0.1 * u[i - 1]
+        s = 0.0
+        for i in range(un.shape[0]):
+            s += un[i] * un[i]
+        e = e * 0.5 + s
+        k = 0
+        while k < 2:
+            e = e * 1.01
+            k += 1
+        u = un + 0.0
+    return e + np.sum(u)
+
+
+FUNCS = {"stepper": stepper, "heat": heat, "logistic": logistic,
+         "inner_loops": inner_loops}
 _compiled = {}
 
 
@@ -54,6 +76,8 @@ def args_of(name, n):
     x = np.linspace(0.1, 0.9, 8)
     if name == "stepper":
         return (np.array([0.7, 0.2]), n)
+    if name == "inner_loops":
+        return (x[:5], n)
     return (x, 0.05, n)
 
 
