@@ -19,7 +19,6 @@ import numpy as np
 from numba import njit
 
 STORE, RESTORE, ADVANCE, TAPE, REVERSE = 0, 1, 2, 3, 4
-OP_NAMES = ("store", "restore", "advance", "tape", "reverse")
 
 
 @njit(cache=False)

@@ -16,7 +16,6 @@ projected history with the memory budget; past it the call raises
 with a checkpointed backward.
 """
 from .. import checkpoint_schedule as CS
-from ..structure import LoopNode  # noqa: F401  (the loops handled are LoopNodes)
 from .forward import range_index
 
 
