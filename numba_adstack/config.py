@@ -47,3 +47,28 @@ def frame_budget(nbytes):
         yield nbytes
     finally:
         stack.pop()
+
+
+#: Fraction of the memory available when a backward is compiled that the history of a
+#: loop may take before it is checkpointed (``grad_jit(memory_budget=...)`` overrides it).
+MEMORY_BUDGET_FRACTION = float(os.environ.get("NUMBA_ADSTACK_MEMORY_FRACTION", 0.5))
+
+
+def available_memory():
+    """Bytes of memory available now (``MemAvailable`` on Linux, else free pages)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def default_memory_budget():
+    """The memory budget of a loop's history, in bytes, when none is given."""
+    return int(available_memory() * MEMORY_BUDGET_FRACTION)

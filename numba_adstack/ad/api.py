@@ -29,6 +29,8 @@ from . import vjp as _vjp
 from .numba_pipeline import GeneratedCodeCompiler
 from .activity import integer_arguments_in_float_arithmetic
 from .capture import typed_ir
+from .checkpoint_schedule import CheckpointNeeded
+from .plan.checkpoint import checkpoint_note
 from .rewrite import Options, build_backward
 from .signatures import BackwardTable
 from .specialize import by_fingerprint, layout_of
@@ -60,8 +62,10 @@ def _functions_without_inner_loops(source):
 class Backward:
     """The compiled backward function of one argument type signature."""
 
-    def __init__(self, dispatcher, argtypes, parallel=None):
+    def __init__(self, dispatcher, argtypes, parallel=None, checkpoint=None):
         opts = dispatcher.ad_options
+        if checkpoint is not None:      # the checkpointed variant of an "auto" backward
+            opts = dict(opts, checkpoint=checkpoint)
         self.argtypes = argtypes
         self.dispatcher = dispatcher
         if parallel is None:
@@ -76,15 +80,18 @@ class Backward:
         self.qualname = dispatcher.py_func.__qualname__
         self.opts = opts
         self._serial = None
+        self._checkpointed = None
         # With cache=True, a fresh entry on disk stands in for the rewrite, and Numba's
         # cache for LLVM.
-        entry = disk_cache.lookup(dispatcher, argtypes, parallel)
+        entry = None if checkpoint is not None else \
+            disk_cache.lookup(dispatcher, argtypes, parallel)
         gen = entry.load() if entry is not None else None
         self.from_disk = gen is not None
         if gen is None:
             gen = self._generate(wrt, parallel)
         gen.globals = frozen.as_frozen(gen.globals, dispatcher._frozen.get(argtypes, {}))
         self.fname, self.source = gen.fname, gen.source
+        self.checkpoint_note = getattr(gen, "checkpoint_note", "")
         self.written_args = gen.written_args
         self.float_array_args = gen.float_array_args
         self.float_scalar_args = gen.float_scalar_args
@@ -110,10 +117,13 @@ class Backward:
                             Options(self.opts["ad_stack_size"], self.opts["storage"],
                                     wrt=wrt, parallel=parallel,
                                     frame_budget=self.opts["frame_budget"],
+                                    checkpoint=self.opts.get("checkpoint", "auto"),
+                                    snapshots=self.opts.get("snapshots"),
+                                    memory_budget=self.opts.get("memory_budget"),
                                     checked=_checked(self.dispatcher.backward_options)))
         facts = rw.facts
         args = facts.arg_vars
-        return disk_cache.Generated(
+        gen = disk_cache.Generated(
             rw.fname, rw.source, rw.helpers,
             # Arguments the function writes into: the gradient pass works on copies.
             [i for i, a in enumerate(args) if a in facts.written_roots],
@@ -121,6 +131,8 @@ class Backward:
             [i for i, a in enumerate(args) if is_float(facts.ty(a))],
             [(i, args[i]) for i in integer_arguments_in_float_arithmetic(facts, wrt)],
             rw.globals)
+        gen.checkpoint_note = checkpoint_note(rw.plan)
+        return gen
 
     def _compile(self, ns, helpers, cache):
         self.njit_options = dict(self.dispatcher.backward_options)
@@ -168,6 +180,13 @@ class Backward:
             # The backward copies what it writes, allocates the adjoints and returns
             # (value, gradients): one Numba call.
             return self.njit_fn(*args, seed)
+        except CheckpointNeeded:
+            # A loop's history is past the memory budget: the backward that checkpoints
+            # it (made once, on the first call that needs it).
+            if self._checkpointed is None:
+                self._checkpointed = Backward(self.dispatcher, self.argtypes,
+                                              parallel=self.parallel, checkpoint="revolve")
+            return self._checkpointed._run(args, seed)
         except AdStackOverflowError:
             raise
         except Exception:
@@ -296,6 +315,9 @@ class GradDispatcher(CPUDispatcher):
                 # Numba's C dispatch finds the backward of these types (signatures.py).
                 return self._table(*args, 1.0)[1]
             return self.call_backward(*self._all_args(args, kwargs), 1.0)[1]
+        except CheckpointNeeded:
+            # A loop's history is past the memory budget: Backward.run checkpoints it.
+            return self.call_backward(*self._all_args(args, kwargs), 1.0)[1]
         except AdStackOverflowError as e:
             raise overflow_error(self, e) from None
 
@@ -304,6 +326,9 @@ class GradDispatcher(CPUDispatcher):
         try:
             if not kwargs and len(args) == self._table_nargs:
                 return self._table(*args, 1.0)
+            return self.call_backward(*self._all_args(args, kwargs), 1.0)
+        except CheckpointNeeded:
+            # A loop's history is past the memory budget: Backward.run checkpoints it.
             return self.call_backward(*self._all_args(args, kwargs), 1.0)
         except AdStackOverflowError as e:
             raise overflow_error(self, e) from None
@@ -316,8 +341,10 @@ class GradDispatcher(CPUDispatcher):
         return self._backward(args).run(args, seed)
 
     def inspect_adjoint(self, *args, **kwargs):
-        """Source of the backward function generated for these arguments."""
-        return self._backward(self._all_args(args, kwargs)).source
+        """Source of the backward function generated for these arguments (after a note of
+        the loops it checkpoints, if any)."""
+        bw = self._backward(self._all_args(args, kwargs))
+        return bw.checkpoint_note + bw.source
 
     # -- vector-Jacobian products (numba_adstack.ad.vjp)
     def vjp(self, *args, **kwargs):
@@ -400,7 +427,7 @@ def _checked(numba_options):
 
 
 def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, wrt=None,
-             **options):
+             checkpoint="auto", snapshots=None, memory_budget=None, **options):
     """Decorator like ``numba.njit`` that also gives ``f.grad`` and ``f.value_and_grad``.
 
     storage
@@ -420,6 +447,20 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
     wrt
         The arguments to differentiate (names or indices; default: all). The others get
         None in the gradient tuple, and the backward does no work for them.
+    checkpoint
+        Checkpointing of a top-level ``for`` loop over a range (a time loop): ``"auto"``
+        (the default) keeps its history as usual while the projected history fits the
+        memory budget, and past it checkpoints the loop; ``"revolve"`` always does;
+        ``"off"`` never. A checkpointed loop stores its state at a few snapshots and, in
+        the backward, runs segments again from them (binomial schedule, docs/grad_jit.md).
+    snapshots
+        With ``checkpoint="revolve"``: the number of snapshots of the loop's state (the
+        first one included); with no ``memory_budget``, segments of one iteration.
+        Default: as many as half the memory budget holds.
+    memory_budget
+        Bytes the history of a loop may take (default: a fraction,
+        ``numba_adstack.config.MEMORY_BUDGET_FRACTION``, of the memory available when the
+        backward is compiled).
     cache
         Like Numba's ``cache=True``, and the gradient too: its generated backward and
         machine code are cached on disk, so a new process does not compile them again.
@@ -431,15 +472,24 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
     if unknown:
         raise TypeError(
             "grad_jit got an unknown option %s; its own options are ad_stack_size, storage, "
-            "frame_budget, wrt and cache, and Numba's are %s"
+            "frame_budget, wrt, checkpoint, snapshots, memory_budget and cache, and Numba's are %s"
             % (", ".join(map(repr, unknown)),
                ", ".join(sorted(k for k in _numba_options() if not k.startswith("_")))))
     if storage not in ("auto", "frame", "heap"):
         raise ValueError("storage must be 'auto', 'frame' or 'heap', got %r" % (storage,))
+    if checkpoint not in ("auto", "revolve", "off"):
+        raise ValueError("checkpoint must be 'auto', 'revolve' or 'off', got %r"
+                         % (checkpoint,))
+    for name, value in (("snapshots", snapshots), ("memory_budget", memory_budget)):
+        if value is not None and (isinstance(value, bool) or not isinstance(
+                value, numbers.Integral) or value < 1):
+            raise ValueError("%s must be a positive integer, got %r" % (name, value))
     cache = bool(options.pop("cache", False))
     ad_options = {"ad_stack_size": None if ad_stack_size is None else int(ad_stack_size),
                   "storage": storage, "frame_budget": frame_budget, "wrt": wrt,
-                  "cache": cache}
+                  "cache": cache, "checkpoint": checkpoint,
+                  "snapshots": None if snapshots is None else int(snapshots),
+                  "memory_budget": None if memory_budget is None else int(memory_budget)}
 
     def wrap(f):
         targetoptions = {}

@@ -365,7 +365,8 @@ def lookup(dispatcher, argtypes, parallel):
     budget = opts["frame_budget"]
     options = (opts["ad_stack_size"], opts["storage"], cache_key.stable_repr(opts["wrt"]),
                budget if budget is not None else config.get_frame_budget(), bool(parallel),
-               cache_key.stable_repr(dispatcher.backward_options))
+               cache_key.stable_repr(dispatcher.backward_options),
+               (opts.get("checkpoint"), opts.get("snapshots"), opts.get("memory_budget")))
     try:
         deps = Dependencies(dispatcher.py_func)
         # A function passed as an argument is inlined: its source is keyed too.

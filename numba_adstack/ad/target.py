@@ -23,6 +23,9 @@ class Target:
     allocates_arrays = True
     #: Stack storage forced on every stack ("frame"), or None: chosen per stack.
     forced_storage = None
+    #: A top-level time loop may be checkpointed (plan/checkpoint.py): its history kept a
+    #: segment at a time, its state at a few snapshots.
+    checkpoints = True
 
     def __init__(self, global_map=None):
         # Objects the IR names that the generated code must name differently (a kernel is

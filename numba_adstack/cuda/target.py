@@ -23,6 +23,7 @@ class CudaTarget(Target):
     parallel_loops = False
     allocates_arrays = False
     forced_storage = "frame"
+    checkpoints = False
 
     def __init__(self, sized_at_launch=False):
         super().__init__(global_map={id(STANDIN): cuda_module()})

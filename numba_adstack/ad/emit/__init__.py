@@ -18,6 +18,7 @@ from ..structure import node_key
 from .checked import check_adjoint_reads
 from ..typeinfo import array_zero_src, is_float, is_kept_array, zero_src
 from .adjoints import Adjoints
+from .checkpoint import Checkpoint
 from .constants import ZERO
 from .forward import Forward
 from .fused import Fused
@@ -53,6 +54,7 @@ class Emission:
         self.adjoints = Adjoints(self)
         self.fused = Fused(self)
         self.parallel = Parallel(self)
+        self.checkpoint = Checkpoint(self)
 
     # -- stacks (shared by values and records of one kind, see plan/groups.py)
     def value_stack(self, name):

@@ -420,6 +420,11 @@ class Forward:
     def loop(self, L, lp):
         cx = self.cx
         h = lp.header
+        if cx.checkpoint.applies(lp):
+            cx.checkpoint.forward(L, lp)
+            return
+        if cx.checkpoint.guarded(lp):
+            cx.checkpoint.guard(L, lp)
         for line in reserve_lines(cx.stack_specs(), lp):    # room for what the loop pushes
             if not cx.fused.replaying:
                 L(line)

@@ -24,8 +24,8 @@ class Fused:
         only runs in the replay; the sweep runs it again, reversing as it goes; one inside
         such a loop may be reversed as its parent's iteration runs again.)"""
         plan = self.cx.plan
-        if lp not in plan.fused:
-            return False
+        if lp not in plan.fused or self.cx.checkpoint.advancing:
+            return False        # (iterations of a checkpointed loop that keep nothing)
         if lp not in plan.replayed or lp in self._sweeping:
             return True
         return self._follows(lp) and self.reverses(lp.parent)

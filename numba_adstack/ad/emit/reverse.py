@@ -204,6 +204,9 @@ class Reverse:
     def loop(self, L, lp):
         facts, cx = self.facts, self.cx
         h = lp.header
+        if cx.checkpoint.applies(lp):
+            cx.checkpoint.sweep(L, lp)
+            return
         loops = facts.s.enclosing(h)[1:]
         if facts.counted(lp) and cx.plan.sites.site_loops(loops, h):
             if lp.range.array is not None:

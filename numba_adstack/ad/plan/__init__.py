@@ -17,6 +17,7 @@ reads, and settles the plan from that.
 from dataclasses import dataclass, field, replace
 
 from .assigned import assigned_adjoints
+from .checkpoint import choose_checkpointed
 from .direct import direct_adjoints
 from .groups import group_stacks
 from .fusion import choose_fused, choose_parallel, skippable_loops
@@ -59,6 +60,10 @@ class Plan:
     assigned_adjoints: dict = field(default_factory=dict)  # argument -> (loop, read)
     #                             (the loop assigns its adjoint, at that read: plan/assigned.py)
     reciprocals: dict = field(default_factory=dict)    # v -> q = 1. / v, still in place
+    checkpointed: dict = field(default_factory=dict)   # top-level loop -> its Carried state
+    checkpoint_mode: str = "off"                       # "auto" (guarded) or "revolve"
+    memory_budget: int = -1                            # bytes (-1: none given)
+    checkpoint_slots: int = None                       # snapshot slots (None: from budget)
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -113,6 +118,22 @@ def make_plan(facts, activity, options, probe):
     stacks, stack_of, stack_types = group_stacks(
         facts, values, records, set(draft.skippable) | set(draft.parallel),
         types_of, lambda n: sites.aliases.get(n, n))
+    checkpointed = choose_checkpointed(facts, options, fused, replayed, draft.parallel,
+                                       values, stacks, lambda n: sites.aliases.get(n, n))
     return replace(draft, value_stacks=values, record_stacks=records,
                    needed=frozenset(reads.needed),
-                   stacks=stacks, stack_of=stack_of, stack_types=stack_types)
+                   stacks=stacks, stack_of=stack_of, stack_types=stack_types,
+                   checkpointed=checkpointed, **_checkpoint_options(options, checkpointed))
+
+
+def _checkpoint_options(options, checkpointed):
+    """The mode, budget and snapshot count the checkpointed loops are emitted with."""
+    mode = getattr(options, "checkpoint", "off")
+    if not checkpointed or mode == "off":
+        return {}
+    budget = options.memory_budget
+    if budget is None and not (mode == "revolve" and options.snapshots):
+        from ... import config
+        budget = config.default_memory_budget()
+    return {"checkpoint_mode": mode, "checkpoint_slots": options.snapshots,
+            "memory_budget": -1 if budget is None else int(budget)}

@@ -1,0 +1,170 @@
+"""Checkpointed time loops (plan/checkpoint.py, emit/checkpoint.py): the gradient with a
+binomial schedule equals the gradient keeping the whole history, and finite differences."""
+import numpy as np
+import pytest
+
+import numba_adstack as nad
+from numba_adstack.ad import checkpoint_schedule as CS
+from conftest import assert_grads_close, fd_grad
+
+
+def stepper(x, n):
+    """Scalar state, a branch and a nested loop in each step."""
+    v = x[0]
+    w = x[1]
+    for t in range(n):
+        if v > 0.5:
+            v = np.sin(v) * 1.01 + w
+        else:
+            v = v * v + 0.3
+        for j in range(2):
+            w = w * 0.9 + 0.05 * v
+    return v + w
+
+
+def heat(u0, k, n):
+    """Array state written in place: a copy made before the loop."""
+    u = u0.copy()
+    for t in range(n):
+        lap = u[:-2] - 2.0 * u[1:-1] + u[2:]
+        u[1:-1] = u[1:-1] + k * lap
+    return np.sum(u * u)
+
+
+def logistic(u0, k, n):
+    """Array state rebound each step (a phi of arrays)."""
+    u = u0 * 1.0
+    for t in range(n):
+        u = u + k * np.roll(u, 1) - k * u * u
+    return np.sum(u * u)
+
+
+def inner_loops(x, n):
+    """Loops of each kind inside the checkpointed loop: a map loop (run again by the
+    sweep), a loop of sums (reversed an iteration at a time) and a ``while`` loop."""
+    u = x.copy()
+    e = 0.0
+    for t in range(n):
+        un = np.empty_like(u)
+        for i in range(u.shape[0]):
+            un[i] = np.sin(u[i]) * 0.9 + 0.1 * u[i - 1]
+        s = 0.0
+        for i in range(un.shape[0]):
+            s += un[i] * un[i]
+        e = e * 0.5 + s
+        k = 0
+        while k < 2:
+            e = e * 1.01
+            k += 1
+        u = un + 0.0
+    return e + np.sum(u)
+
+
+FUNCS = {"stepper": stepper, "heat": heat, "logistic": logistic,
+         "inner_loops": inner_loops}
+_compiled = {}
+
+
+def compiled(name, **options):
+    key = (name, tuple(sorted(options.items())))
+    if key not in _compiled:
+        _compiled[key] = nad.grad_jit(**options)(FUNCS[name])
+    return _compiled[key]
+
+
+def args_of(name, n):
+    x = np.linspace(0.1, 0.9, 8)
+    if name == "stepper":
+        return (np.array([0.7, 0.2]), n)
+    if name == "inner_loops":
+        return (x[:5], n)
+    return (x, 0.05, n)
+
+
+@pytest.mark.parametrize("name", sorted(FUNCS))
+def test_revolve_equals_full_history(name):
+    full = compiled(name, checkpoint="off")
+    ck = compiled(name, checkpoint="revolve", snapshots=3)
+    for n in (0, 1, 10, 17, 50):
+        args = args_of(name, n)
+        want = full.grad(*args)
+        got = ck.grad(*args)
+        for g, w in zip(got, want):
+            if w is None:
+                assert g is None
+            else:
+                assert np.array_equal(g, w), (name, n, g, w)     # to the last bit
+        assert ck(*args) == full(*args)
+    args = args_of(name, 17)
+    assert_grads_close(ck.grad(*args), fd_grad(ck.py_func, args), args, rtol=1e-5,
+                       atol=1e-8)
+
+
+def test_two_snapshots():
+    full = compiled("stepper", checkpoint="off")
+    ck = compiled("stepper", checkpoint="revolve", snapshots=2)
+    for n in (3, 30):
+        args = args_of("stepper", n)
+        assert np.array_equal(ck.grad(*args)[0], full.grad(*args)[0])
+    assert "_cka" in ck.inspect_adjoint(*args) and "_cka" not in full.inspect_adjoint(*args)
+
+
+def test_budget_checkpoints_automatically():
+    # 8 cells, 50 steps: the history is several kB, past a budget of 4 kB; two snapshots
+    # of the state (64 bytes each) fit.
+    auto = compiled("heat", memory_budget=4096)
+    full = compiled("heat", checkpoint="off")
+    args = args_of("heat", 50)
+    got = auto.grad(*args)
+    want = full.grad(*args)
+    for g, w in zip(got, want):
+        assert (g is None and w is None) or np.array_equal(g, w)
+    bw = auto._backward(list(args))
+    assert bw._checkpointed is not None        # the guard asked for the checkpointed one
+    assert "checkpointed past" in auto.inspect_adjoint(*args)
+    # A call whose history fits keeps it: the same backward, no checkpointing.
+    small = args_of("heat", 2)
+    assert np.array_equal(auto.grad(*small)[0], full.grad(*small)[0])
+
+
+def test_snapshots_past_the_budget_raise():
+    tiny = compiled("heat", memory_budget=100)
+    with pytest.raises(MemoryError, match="snapshots of the loop's state do not fit"):
+        tiny.grad(*args_of("heat", 50))
+
+
+@pytest.mark.parametrize("n,c", [(1, 1), (7, 1), (10, 2), (50, 3), (1000, 4), (1000, 12)])
+def test_schedule_reverses_every_step_once(n, c):
+    acts = CS.schedule(n, 1, c)
+    pos, slots, taped, reversed_ = 0, {}, None, []
+    for op, f, e, s in acts:
+        assert s < c
+        if op == CS.STORE:
+            assert pos == f
+            slots[s] = f
+        elif op == CS.RESTORE:
+            assert slots[s] == f
+            pos = f
+        elif op in (CS.ADVANCE, CS.TAPE):
+            assert pos == f
+            pos = e
+            taped = (f, e) if op == CS.TAPE else None
+        else:
+            assert taped == (f, e)
+            reversed_.append((f, e))
+            pos = None
+    assert [e for _, e in reversed_] == list(range(n, 0, -1))
+    # Griewank's bound: with c snapshots, r repetitions cover C(c + r, c) steps.
+    r = 0
+    while CS._beta(c, r) < n:
+        r += 1
+    assert CS.forward_steps(acts) <= (r + 1) * n
+
+
+def test_options_are_checked():
+    with pytest.raises(ValueError, match="checkpoint must be"):
+        nad.grad_jit(checkpoint="yes")
+    with pytest.raises(ValueError, match="snapshots must be a positive integer"):
+        nad.grad_jit(checkpoint="revolve", snapshots=0)
+    with pytest.raises(ValueError, match="memory_budget must be a positive integer"):
+        nad.grad_jit(memory_budget=-5)
