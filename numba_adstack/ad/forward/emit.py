@@ -62,6 +62,16 @@ class _NoFusedLoops:
         return False
 
 
+class _NoCheckpoints:
+    """Forward mode keeps no history: no loop is checkpointed or guarded."""
+
+    def applies(self, lp):
+        return False
+
+    def guarded(self, lp):
+        return False
+
+
 class _Context:
     """What :class:`Forward` reads of an emission, for a function that keeps nothing."""
 
@@ -70,6 +80,7 @@ class _Context:
         self.plan = _Plan(facts)
         self.activity = _Activity()
         self.fused = _NoFusedLoops()
+        self.checkpoint = _NoCheckpoints()
         self.states = States()
         self.helper_loop = None
         self.open_loops = []
