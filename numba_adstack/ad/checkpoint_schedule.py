@@ -10,6 +10,13 @@ steps on the right and at most ``C(s + r - 1, s)`` on the left, so that every st
 forward at most about ``r + 1`` times (``r`` grows like ``n ** (1 / s)``, and like
 ``log n`` when ``s`` grows with it).
 
+A ``while`` loop (or one left by ``break``) does not know its trip count when it starts:
+its replay follows an *online* schedule (:func:`online_plan`): it stores the state every
+``k`` iterations in up to ``L`` slots, and when they are full keeps every other one and
+doubles ``k`` (periodic checkpoints, thinned). Once the loop has ended its count is known,
+and the sweep reverses the segments between stored states from the last, each by the
+binomial schedule with the slots the earlier segments leave free (recursive refinement).
+
 The schedule is an ``(k, 4)`` array of actions ``(op, first, end, slot)`` in iterations;
 the backward interprets it (:mod:`.emit.checkpoint`). The replay runs the actions up to
 the first ``TAPE`` (the last step, run keeping its history); the sweep runs the rest,
@@ -176,6 +183,46 @@ def plan_schedule(n, per_iteration, state_bytes, budget, snapshots):
     elif c <= 0:
         c = 2
     return schedule(n, seg, c)
+
+
+@njit(cache=False)
+def online_plan(per_iteration, state_bytes, budget, snapshots):
+    """A loop of unknown trip count: ``(seg, c, L)``: segments of ``seg`` iterations,
+    ``c`` snapshot slots, at most ``L`` of them (even, at least 2) filled by the replay,
+    the others left to the sweep. As :func:`plan_schedule` for the budget's halves."""
+    seg = 1
+    c = snapshots
+    if budget >= 0:
+        half = budget // 2
+        seg = max(1, half // max(per_iteration, 1))
+        if c <= 0:
+            c = half // max(state_bytes, 1)
+            if c < 2:
+                raise MemoryError("checkpointing: two snapshots of the loop's state do "
+                                  "not fit in the memory budget; raise memory_budget")
+    elif c <= 0:
+        c = 4
+    if c > 1 << 20:
+        c = 1 << 20             # far past what thinning ever needs
+    lim = max(2, (c // 2) // 2 * 2)
+    res = np.empty(3, np.int64)
+    res[0] = seg
+    res[1] = max(c, lim)
+    res[2] = lim
+    return res
+
+
+@njit(cache=False)
+def guard_count(per_iteration, budget):
+    """``checkpoint="auto"`` on a loop of unknown trip count: the iteration at which its
+    history would pass ``budget`` bytes (its guard raises there)."""
+    return max(1, budget // max(per_iteration, 1))
+
+
+@njit(cache=False)
+def need_checkpoint():
+    raise CheckpointNeeded("the history of a loop is past the memory budget: "
+                           "checkpoint it (grad_jit(checkpoint='revolve'))")
 
 
 @njit(cache=False)

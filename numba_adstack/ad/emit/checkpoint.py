@@ -10,12 +10,21 @@ snapshot, store, advance and tape. At every point each variable holds what it he
 same point of the forward run, so the code of one iteration is the code without
 checkpointing; only the driver around it is new.
 
+A loop of unknown trip count (``while``, ``break``) is replayed as usual, a ``while True:``
+around its body, keeping nothing and storing the state by the online schedule; its sweep
+reverses the segments between stored states from the last, each interpreting a binomial
+schedule of its own. Every run of its body counts its iterations in ``_n<header>`` (and
+its range's counter, for a range left by ``break``), which a restore sets back. A segment
+that ends where the loop did runs to the loop's own exit; the reverse of one starts at
+that exit (the record ``_x<header>`` says which), of the others at a back edge.
+
 With ``checkpoint="auto"`` the loop is emitted as usual behind a guard that compares its
 projected history with the memory budget; past it the call raises
 :class:`~..checkpoint_schedule.CheckpointNeeded` and the dispatcher makes the call again
 with a checkpointed backward.
 """
 from .. import checkpoint_schedule as CS
+from .constants import ZERO
 from .forward import range_index
 
 
@@ -25,14 +34,19 @@ class Checkpoint:
         self.facts = cx.facts
         self.advancing = 0          # emitting iterations that keep nothing
 
+    def _eligible(self, lp):
+        car = self.cx.plan.checkpointed.get(lp)
+        return car is not None and (car.online or self.cx.forward.plain_range(lp))
+
     def applies(self, lp):
         """Is ``lp`` checkpointed here (and not only guarded)?"""
-        return (self.cx.plan.checkpoint_mode == "revolve" and lp in self.cx.plan.checkpointed
-                and self.cx.forward.plain_range(lp))
+        return self.cx.plan.checkpoint_mode == "revolve" and self._eligible(lp)
 
     def guarded(self, lp):
-        return (self.cx.plan.checkpoint_mode == "auto" and lp in self.cx.plan.checkpointed
-                and self.cx.forward.plain_range(lp))
+        return self.cx.plan.checkpoint_mode == "auto" and self._eligible(lp)
+
+    def online(self, lp):
+        return self.cx.plan.checkpointed[lp].online
 
     # ------------------------------------------------------------------ names
     def _v(self, kind, lp):
@@ -54,10 +68,21 @@ class Checkpoint:
                          "".join(" + " + a for a in arrays)))
 
     def guard(self, L, lp):
-        """``checkpoint="auto"``: past the budget, ask for a checkpointed backward."""
+        """``checkpoint="auto"``: past the budget, ask for a checkpointed backward. A loop
+        of unknown trip count compares its count with a limit in each iteration
+        (:meth:`guard_iteration`)."""
         self._sizes(L, lp)
+        if self.online(lp):
+            L("%s = %s(%s, %d)" % (self._v("l", lp), self.cx.names.gname(CS.guard_count),
+                                   self._v("b", lp), self.cx.plan.memory_budget))
+            return
         L("%s(%s, %s, %d)" % (self.cx.names.gname(CS.guard), lp.range.len,
                               self._v("b", lp), self.cx.plan.memory_budget))
+
+    def guard_iteration(self, L, lp):
+        if self.guarded(lp) and self.online(lp) and not self.cx.fused.replaying:
+            L("if _n%d == %s:" % (lp.header, self._v("l", lp)))
+            L("    %s()" % self.cx.names.gname(CS.need_checkpoint))
 
     # ------------------------------------------------------------------ state
     def _store(self, L, lp, slot):
@@ -67,8 +92,14 @@ class Checkpoint:
         for name in car.arrays + car.in_place:
             L("%s[%s] = %s.copy()" % (self._slot_name(lp, name), slot, n(name)))
 
-    def _restore(self, L, lp, slot):
+    def _restore(self, L, lp, slot, first=None):
+        """The state of ``slot``; a loop of unknown trip count also sets its counts back
+        to ``first``, the iteration the slot holds the state before."""
         car, n = self.cx.plan.checkpointed[lp], self.cx.names.n
+        if car.online:
+            L("_n%d = %s" % (lp.header, first))
+            if lp.range is not None:
+                L("%s = %s" % (lp.range.ctr, first))
         for name, _ in car.scalars:
             L("%s = %s[%s]" % (n(name), self._slot_name(lp, name), slot))
         for name in car.arrays:         # (never written in place by the loop)
@@ -76,9 +107,9 @@ class Checkpoint:
         for name in car.in_place:       # other names may be views of its memory
             L("%s[...] = %s[%s]" % (n(name), self._slot_name(lp, name), slot))
 
-    def _declare(self, L, lp):
+    def _declare(self, L, lp, c=None):
         car, n, facts = self.cx.plan.checkpointed[lp], self.cx.names.n, self.facts
-        c = "%s(%s)" % (self.cx.names.gname(CS.slot_count), self._v("a", lp))
+        c = c or "%s(%s)" % (self.cx.names.gname(CS.slot_count), self._v("a", lp))
         for name, dtype in car.scalars:
             L("%s = np.empty(%s, %s)" % (self._slot_name(lp, name), c, dtype))
         for name in car.arrays + car.in_place:
@@ -92,6 +123,9 @@ class Checkpoint:
 
     # ------------------------------------------------------------------ the replay
     def forward(self, L, lp):
+        if self.online(lp):
+            self.forward_online(L, lp)
+            return
         cx, h = self.cx, lp.header
         rl = lp.range
         self._sizes(L, lp)
@@ -152,6 +186,9 @@ class Checkpoint:
 
     # ------------------------------------------------------------------ the sweep
     def sweep(self, L, lp):
+        if self.online(lp):
+            self.sweep_online(L, lp)
+            return
         cx, facts, h = self.cx, self.facts, lp.header
         rev = cx.reverse
         Rl = facts.s.regions[lp]
@@ -186,3 +223,145 @@ class Checkpoint:
             L("else:")
             with L.indent():
                 self._run(L, lp, keep=True)
+
+    # ------------------------------------------------------------------ unknown trip count
+    def forward_online(self, L, lp):
+        """The replay: the loop keeping nothing, storing its state every ``_cki``
+        iterations in up to ``_ckL`` slots; full, every other one is kept and ``_cki``
+        doubles (``_ckL`` is even: the state of this iteration is stored next)."""
+        cx, h, v = self.cx, lp.header, self._v
+        car = cx.plan.checkpointed[lp]
+        self._sizes(L, lp)
+        w = v("w", lp)
+        L("%s = %s(%s, %s, %d, %d)" % (w, cx.names.gname(CS.online_plan), v("b", lp),
+                                       v("z", lp), cx.plan.memory_budget,
+                                       cx.plan.checkpoint_slots or -1))
+        L("%s, %s, %s = %s[0], %s[1], %s[2]" % (v("g", lp), v("C", lp), v("L", lp), w, w, w))
+        self._declare(L, lp, v("C", lp))
+        L("%s = 0" % v("c", lp))            # slots filled
+        L("%s = %s" % (v("i", lp), v("g", lp)))   # iterations between them
+        L("%s = 0" % v("q", lp))            # the next iteration stored
+        L("_n%d = 0" % h)
+        L("while True:")
+        with L.indent():
+            L("if _n%d == %s:" % (h, v("q", lp)))
+            with L.indent():
+                L("if %s == %s:" % (v("c", lp), v("L", lp)))
+                with L.indent():
+                    j = cx.names.fresh("k")
+                    L("for %s in range(1, %s // 2):" % (j, v("L", lp)))
+                    with L.indent():
+                        for name, _ in car.scalars:
+                            s = self._slot_name(lp, name)
+                            L("%s[%s] = %s[2 * %s]" % (s, j, s, j))
+                        for name in car.arrays + car.in_place:
+                            s = self._slot_name(lp, name)
+                            L("%s[%s] = %s[2 * %s]" % (s, j, s, j))
+                    L("%s = %s // 2" % (v("c", lp), v("L", lp)))
+                    L("%s *= 2" % v("i", lp))
+                self._store(L, lp, v("c", lp))
+                L("%s += 1" % v("c", lp))
+                L("%s += %s" % (v("q", lp), v("i", lp)))
+            self._region(L, lp, keep=False)
+
+    def _region(self, L, lp, keep):
+        """One iteration of the loop's body (``continue`` to the next, ``break`` out)."""
+        cx = self.cx
+        quiet = 0 if keep else 1
+        cx.fused.replaying += quiet
+        self.advancing += quiet
+        cx.open_loops.append(lp.header)
+        try:
+            m = L.mark()
+            cx.forward.region(L, self.facts.s.regions[lp])
+            L.close_block(m)
+        finally:
+            cx.open_loops.pop()
+            cx.fused.replaying -= quiet
+            self.advancing -= quiet
+
+    def _run_online(self, L, lp, keep):
+        """Iterations ``[_ckf, _cke)``; one past the last full iteration ends at the
+        loop's exit."""
+        L("while True:")
+        with L.indent():
+            L("if _n%d == %s:" % (lp.header, self._v("e", lp)))
+            L("    break")
+            self._region(L, lp, keep)
+
+    def sweep_online(self, L, lp):
+        cx, h, v = self.cx, lp.header, self._v
+        rev = cx.reverse
+        Rl = self.facts.s.regions[lp]
+        nn = v("N", lp)
+        # Adjoints the back edge assigns are read above it in the text: define them.
+        for latch in lp.latches:
+            for t, val in self.facts.edge_copies((latch, h)):
+                if getattr(val, "name", None) in cx.plan.direct:
+                    L("%s = %s" % (cx.names.bar(val), ZERO))
+        L("%s = _n%d + 1" % (nn, h))       # the iterations run, the partial last one too
+        j, b = v("j", lp), v("s", lp)
+        L("%s = %s - 1" % (j, v("c", lp)))
+        L("while %s >= 0:" % j)
+        with L.indent():
+            L("%s = %s * %s" % (b, j, v("i", lp)))
+            L("%s = %s(min(%s + %s, %s) - %s, %s, %s - %s)" % (
+                v("a", lp), cx.names.gname(CS.schedule), b, v("i", lp), nn, b, v("g", lp),
+                v("C", lp), j))
+            self._restore(L, lp, j, b)
+            L("%s = 0" % v("p", lp))
+            L("while %s < %s.shape[0]:" % (v("p", lp), v("a", lp)))
+            with L.indent():
+                self._next(L, lp)
+                L("%s += %s" % (v("f", lp), b))
+                L("%s += %s" % (v("e", lp), b))
+                L("%s += %s" % (v("k", lp), j))
+                o = v("o", lp)
+                L("if %s == %d:" % (o, CS.REVERSE))
+                with L.indent():
+                    self._reverse_online(L, lp, Rl, nn)
+                L("elif %s == %d:" % (o, CS.RESTORE))
+                with L.indent():
+                    self._restore(L, lp, v("k", lp), v("f", lp))
+                L("elif %s == %d:" % (o, CS.STORE))
+                with L.indent():
+                    self._store(L, lp, v("k", lp))
+                L("elif %s == %d:" % (o, CS.ADVANCE))
+                with L.indent():
+                    self._run_online(L, lp, keep=False)
+                L("else:")
+                with L.indent():
+                    self._run_online(L, lp, keep=True)
+            L("%s -= 1" % j)
+
+    def _reverse_online(self, L, lp, Rl, nn):
+        """Reverse iterations ``[_ckf, _cke)`` just taped, as Reverse.entered_loop: from
+        the loop's exit when the last is the partial last iteration, else from its back
+        edge."""
+        cx, h, rev = self.cx, lp.header, self.cx.reverse
+        var, mvar = rev.state_var(Rl), "_m%d" % h
+        srcs = [Rl.node_of(src) for src, _ in lp.exits]
+        L("%s = %s - 1" % (mvar, self._v("e", lp)))
+        L("if %s == %s:" % (self._v("e", lp), nn))
+        with L.indent():
+            if len(srcs) == 1:
+                L("%s = %s" % (var, rev.state(Rl, srcs[0])))
+            else:
+                for k, s in enumerate(srcs):
+                    kw = "if" if k == 0 else ("elif" if k < len(srcs) - 1 else "else")
+                    L("%s _x%d == %d:" % (kw, h, k) if kw != "else" else "else:")
+                    L("    %s = %s" % (var, rev.state(Rl, s)))
+        L("else:")
+        with L.indent():
+            m = L.mark()
+            rev.back_edge(L, lp, Rl)
+            L.close_block(m)
+        L("while True:")
+        with L.indent():
+            rev.set_index(L, lp, mvar)
+            starts = list(dict.fromkeys(srcs + [Rl.node_of(x) for x in lp.latches]))
+            rev.guarded(L, Rl, var, starts)
+            L("if %s == %s:" % (mvar, self._v("f", lp)))
+            L("    break")
+            L("%s -= 1" % mvar)
+            rev.back_edge(L, lp, Rl)

@@ -440,6 +440,7 @@ class Forward:
             if plain:
                 self.range_body(L, lp)
             else:
+                cx.checkpoint.guard_iteration(L, lp)
                 self.region(L, self.facts.s.regions[lp])
             L.close_block(m)
         cx.open_loops.pop()

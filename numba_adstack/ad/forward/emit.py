@@ -71,6 +71,9 @@ class _NoCheckpoints:
     def guarded(self, lp):
         return False
 
+    def guard_iteration(self, L, lp):
+        pass
+
 
 class _Context:
     """What :class:`Forward` reads of an emission, for a function that keeps nothing."""

@@ -7,8 +7,10 @@ it stores the state at a few *snapshots* and, in the sweep, runs segments again 
 nearest one, keeping the history of one segment at a time (:mod:`..checkpoint_schedule`
 chooses where; :mod:`..emit.checkpoint` emits it).
 
-A loop qualifies when it is a ``for`` loop over a range (or a 1-d array) at the top level,
-left only when its range is exhausted, neither fused nor run again by the sweep (those
+A loop qualifies when it is at the top level: a ``for`` loop over a range (or a 1-d array)
+left only when its range is exhausted (its count known when it starts: the binomial
+schedule), or a ``while`` loop or a loop left by ``break`` (*online*: its count is known
+only at its end, see :func:`..checkpoint_schedule.online_plan`); neither fused nor run again by the sweep (those
 keep no history of their iterations already) nor parallel, and keeps something on a stack
 in each iteration. Its state must be restorable: scalar and array phis, arrays written
 in place that were made before the loop. A loop writing into the memory of an array it
@@ -30,6 +32,7 @@ class Carried:
     scalar_bytes: int       # bytes the loop keeps per iteration on scalar stacks
     list_values: int        # arrays it keeps per iteration on list stacks
     line: int = None        # the loop's first line, for inspect_adjoint and messages
+    online: bool = False    # its trip count is unknown when it starts
 
 
 def carried_state(facts, lp):
@@ -75,20 +78,42 @@ def choose_checkpointed(facts, options, fused, replayed, parallel, value_stacks,
         return {}
     out = {}
     for lp in facts.s.loops:
-        if lp.depth != 1 or not facts.counted(lp) or lp.range is None \
-                or lp.range.parallel or lp in fused or lp in replayed or lp in parallel \
-                or len(lp.latches) != 1:
+        if lp.depth != 1 or lp in fused or lp in replayed or lp in parallel \
+                or (lp.range is not None and lp.range.parallel):
+            continue
+        online = not facts.counted(lp)
+        if not online and (lp.range is None or len(lp.latches) != 1):
             continue
         got = carried_state(facts, lp)
         if isinstance(got, str):
             continue
-        scalar_bytes, list_values = _history_per_iteration(facts, lp, value_stacks,
-                                                           stacks, site_of)
+        if online:
+            scalar_bytes, list_values = _kept_per_iteration(facts, lp, value_stacks,
+                                                            site_of)
+        else:
+            scalar_bytes, list_values = _history_per_iteration(facts, lp, value_stacks,
+                                                               stacks, site_of)
         if not scalar_bytes and not list_values:
             continue            # it keeps nothing: nothing to save
         out[lp] = Carried(got.scalars, got.arrays, got.in_place, scalar_bytes,
-                          list_values, got.line)
+                          list_values, got.line, online)
     return out
+
+
+def _kept_per_iteration(facts, lp, value_stacks, site_of):
+    """A loop of unknown trip count (no reserves): bytes its values keep per iteration on
+    scalar stacks, and arrays on list stacks, counting each site in its body once (a
+    site in a nested loop of run-time length counts once too: an estimate)."""
+    scalar, arrays = 0, 0
+    for name, spec in value_stacks.items():
+        label = facts.def_label(site_of(name))
+        if label is None or label not in lp.blocks:
+            continue
+        if spec.storage == "list":
+            arrays += 1
+        else:
+            scalar += _ENTRY_BYTES.get(spec.dtype, 8)
+    return scalar, arrays
 
 
 _ENTRY_BYTES = {"np.float64": 8, "np.int64": 8, "np.float32": 4, "np.int32": 4,
@@ -128,6 +153,14 @@ def checkpoint_note(plan):
         if plan.checkpoint_mode == "auto":
             out.append("# loop%s: keeps its history (%s) while n times that is under the "
                        "memory budget of %d bytes; checkpointed past it" % (at, kept, budget))
+            continue
+        if car.online:
+            out.append("# loop%s: checkpointed, online schedule (its trip count is known at "
+                       "its end): state stored every k iterations, k doubled when half of "
+                       "the %s snapshots are full, segments reversed by the binomial "
+                       "schedule; state: %s; history kept: %s of one segment (memory "
+                       "budget %d bytes)" % (at, plan.checkpoint_slots or "budget's",
+                                             state, kept, budget))
             continue
         slots = plan.checkpoint_slots
         how = ("%d snapshots, segments of one iteration" % slots if slots and budget < 0
