@@ -250,3 +250,24 @@ def test_online_budget_checkpoints_automatically():
     assert auto._backward(list(args))._checkpointed is not None
     small = (np.array([0.4, 1e9]), 5)
     assert np.array_equal(auto.grad(*small)[0], full.grad(*small)[0])
+
+
+def test_jitted_caller_checkpoints_past_the_budget():
+    # A jitted caller cannot make the call again when the guard fires: it links the
+    # checkpointed backward, whose segments are as long as the budget allows.
+    from numba import njit
+    auto = nad.grad_jit(memory_budget=2048)(heat)
+    wauto = nad.grad_jit(memory_budget=2048)(until_break)
+    full, wfull = compiled("heat", checkpoint="off"), compiled("until_break", checkpoint="off")
+
+    @njit
+    def both(u0, k, n, x, m):
+        return auto.grad(u0, k, n)[0], wauto.grad(x, m)[0]
+
+    for n, m in ((3, 5), (300, 2000)):     # fits; past the budget (a for and a while loop)
+        hargs, wargs = args_of("heat", n), (np.array([0.4, 1e9]), m)
+        gh, gw = both(*hargs, *wargs)
+        assert np.array_equal(gh, full.grad(*hargs)[0])
+        assert np.array_equal(gw, wfull.grad(*wargs)[0])
+    assert_grads_close((gh,), fd_grad(lambda u0: heat(u0, 0.05, 300), (hargs[0],)),
+                       (hargs[0],), rtol=1e-5, atol=1e-8)

@@ -29,6 +29,7 @@ from . import vjp as _vjp
 from .numba_pipeline import GeneratedCodeCompiler
 from .activity import integer_arguments_in_float_arithmetic
 from .capture import typed_ir
+from . import checkpoint_schedule as CS
 from .checkpoint_schedule import CheckpointNeeded
 from .plan.checkpoint import checkpoint_note
 from .rewrite import Options, build_backward
@@ -92,6 +93,10 @@ class Backward:
         gen.globals = frozen.as_frozen(gen.globals, dispatcher._frozen.get(argtypes, {}))
         self.fname, self.source = gen.fname, gen.source
         self.checkpoint_note = getattr(gen, "checkpoint_note", "")
+        # checkpoint="auto" with a loop guarded by the memory budget (its guard raises
+        # CheckpointNeeded, which run() answers with the checkpointed variant).
+        self.guarded = any(v is CS.guard or v is CS.guard_count
+                           for v in gen.globals.values())
         self.written_args = gen.written_args
         self.float_array_args = gen.float_array_args
         self.float_scalar_args = gen.float_scalar_args
@@ -175,6 +180,13 @@ class Backward:
         value, grads = self._run(self.layout.flatten(args), seed)
         return value, self.layout.regroup(grads, self.arg_wrt)
 
+    def checkpointed(self):
+        """The variant that checkpoints the loops this one guards (made once)."""
+        if self._checkpointed is None:
+            self._checkpointed = Backward(self.dispatcher, self.argtypes,
+                                          parallel=self.parallel, checkpoint="revolve")
+        return self._checkpointed
+
     def _run(self, args, seed):
         try:
             # The backward copies what it writes, allocates the adjoints and returns
@@ -183,10 +195,7 @@ class Backward:
         except CheckpointNeeded:
             # A loop's history is past the memory budget: the backward that checkpoints
             # it (made once, on the first call that needs it).
-            if self._checkpointed is None:
-                self._checkpointed = Backward(self.dispatcher, self.argtypes,
-                                              parallel=self.parallel, checkpoint="revolve")
-            return self._checkpointed._run(args, seed)
+            return self.checkpointed()._run(args, seed)
         except AdStackOverflowError:
             raise
         except Exception:

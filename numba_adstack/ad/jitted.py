@@ -91,14 +91,21 @@ def serial_backward(disp, argtypes):
     """The :class:`~.api.Backward` of ``disp`` for ``argtypes`` that a jitted caller links:
     the Python call's own, or a serial one for a ``parallel=True`` function (the caller may
     itself run it inside ``prange``, and an exception in a parallel region loses its
-    type)."""
+    type). With ``checkpoint="auto"``, a backward whose loops the memory budget guards is
+    replaced by its checkpointed variant: a jitted caller cannot make the call again when
+    the guard fires, and the checkpointed loop, its segments as long as half the budget
+    allows, runs a loop that fits as one segment."""
     if not disp.targetoptions.get("parallel"):
-        return disp.backward_for_types(argtypes)
-    serial = disp.__dict__.setdefault("_jit_backwards", {})
-    with _lock:
-        bw = serial.get(argtypes)
-        if bw is None:
-            bw = serial[argtypes] = Backward(disp, argtypes, parallel=False)
+        bw = disp.backward_for_types(argtypes)
+    else:
+        serial = disp.__dict__.setdefault("_jit_backwards", {})
+        with _lock:
+            bw = serial.get(argtypes)
+            if bw is None:
+                bw = serial[argtypes] = Backward(disp, argtypes, parallel=False)
+    if bw.guarded:
+        with _lock:
+            return bw.checkpointed()
     return bw
 
 
