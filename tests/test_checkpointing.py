@@ -271,3 +271,30 @@ def test_jitted_caller_checkpoints_past_the_budget():
         assert np.array_equal(gw, wfull.grad(*wargs)[0])
     assert_grads_close((gh,), fd_grad(lambda u0: heat(u0, 0.05, 300), (hargs[0],)),
                        (hargs[0],), rtol=1e-5, atol=1e-8)
+
+
+def continue_and_break(x, n):
+    """A while loop with ``continue`` (two back edges), ``break`` and array state rebound."""
+    u = x * 1.0
+    k = 0
+    e = 0.0
+    while k < n:
+        k += 1
+        u = np.sin(u) * 0.9 + 0.05
+        if k % 3 == 0:
+            continue
+        e += np.sum(u * u)
+        if e > x[0] * 40.0:
+            break
+    return e + np.sum(u)
+
+
+def test_online_continue_and_break():
+    full = nad.grad_jit(checkpoint="off")(continue_and_break)
+    ck = nad.grad_jit(checkpoint="revolve", snapshots=2)(continue_and_break)
+    for n in (0, 1, 4, 37, 400):
+        args = (np.linspace(0.1, 0.9, 4), n)
+        assert np.array_equal(ck.grad(*args)[0], full.grad(*args)[0]), n
+    args = (np.linspace(0.1, 0.9, 4), 37)
+    assert_grads_close(ck.grad(*args), fd_grad(continue_and_break, args), args, rtol=1e-5,
+                       atol=1e-7)
