@@ -2,6 +2,8 @@
 backward, which runs the helper's own gradient from them. Gradients through a marked step
 of a time loop against the unmarked step (same function, its history stored) and finite
 differences; the backward keeps no stack for the helper's inner loop; refusals."""
+import math
+
 import numba
 import numpy as np
 import pytest
@@ -149,6 +151,23 @@ def test_refused_helpers_name_the_call_and_the_line():
             f.grad(*args)
         msg = str(info.value)
         assert why in msg and "checkpoint(" in msg and "line" in msg, msg
+
+
+@numba.njit
+def uses_gamma(x):
+    return math.gamma(x)
+
+
+gamma_ck = nad.checkpoint(uses_gamma)
+
+
+def test_a_helper_that_cannot_be_differentiated_is_refused_as_itself():
+    @nad.grad_jit
+    def f(x):
+        return gamma_ck(x) * 2.0
+
+    with pytest.raises(NonDifferentiableError, match="'uses_gamma': the call to gamma"):
+        f.grad(1.5)
 
 
 def test_checkpoint_takes_functions_only():
