@@ -10,7 +10,7 @@ Functions as values: the arguments of the function may first be specialised
 they hold). The inlining pass then follows a called variable to the function it holds
 (through copies, inlined arguments and items of built tuples), expands ``f(x, *args)``
 when the length of ``args`` is known, and leaves a solver marked ``implicit_root`` to
-:mod:`.implicit`. What it cannot follow is refused with ``NonDifferentiableError``.
+:mod:`.implicit` and a helper marked ``checkpoint`` to :mod:`.checkpoint_call`. What it cannot follow is refused with ``NonDifferentiableError``.
 """
 import inspect
 import operator
@@ -28,7 +28,7 @@ from numba.core import postproc
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core import errors, types
 
-from . import implicit, library_calls, second_order, tuples
+from . import checkpoint_call, implicit, library_calls, second_order, tuples
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .loopforms import RewriteLoopForms
@@ -330,6 +330,11 @@ class InlineDispatcherCalls(FunctionPass):
                     i += 1
                     continue
                 i += added
+            helper = checkpoint_call.gradient_function_of(_called_object(fir, e))
+            if helper is not None:
+                checkpoint_call.rewrite_call(state, block, i, helper,
+                                             lambda v: _defined_value(fir, v))
+                return [(None, block)]
             spec = implicit.spec_of(_called_object(fir, e))
             if spec is not None:
                 implicit.rewrite_call(state, block, i, spec,
