@@ -1126,6 +1126,29 @@ def test_parallel_backward_of_independent_iterations():
         np.testing.assert_allclose(g, s, rtol=1e-12, atol=1e-15)
 
 
+@nad.grad_jit(parallel=True)
+def branching_iterations(x, a):
+    # Found by the random parallel programs: an iteration that branches, its helper
+    # inlined into the prange body, gave a wrong gradient.
+    total = 0.0
+    for p in numba.prange(x.shape[0]):
+        f0 = x[p]
+        f1 = x[(p + 1) % x.shape[0]]
+        f2 = a * x[p]
+        if f0 < f2:
+            f0 = 0.5 * f0 + 0.4 * math.tanh(f2 + f0)
+            f2 = 0.6 * math.tanh(f1 + f2)
+            f1 = 0.6 * math.sin(f0)
+        f1 = 0.5 * f1 + 0.4 * math.cos(f2)
+        total += f0 + 0.7 * f1 - 0.3 * f2
+    return total
+
+
+def test_parallel_iterations_that_branch():
+    rng = np.random.default_rng(1)
+    check_fd(branching_iterations, rng.uniform(-1.0, 1.0, 5), float(rng.uniform(0.5, 1.5)))
+
+
 def test_parallel_loop_with_a_shared_adjoint_uses_per_thread_copies():
     x = RNG.uniform(0.1, 1.0, 10)
     w = np.array([1.05])

@@ -54,11 +54,20 @@ def exec_source(fname, source, namespace, tag):
 
 
 def _functions_without_inner_loops(source):
-    """Names of the functions defined in ``source`` that hold at most one loop: a parallel
-    loop's iteration helper is one ``while True`` shell around the iteration's body."""
-    return {node.name for node in ast.parse(source).body
-            if isinstance(node, ast.FunctionDef)
-            and sum(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node)) <= 1}
+    """Names of the functions defined in ``source`` that hold at most one loop (a parallel
+    loop's iteration helper is one ``while True`` shell around the iteration's body) and
+    no branch but that shell's: inlined into a prange body, an iteration that branches
+    had its adjoints accumulate across iterations in Numba's parfor lowering (a wrong
+    gradient), so such a helper is called instead."""
+    out = set()
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        loops = sum(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node))
+        branches = sum(isinstance(n, (ast.If, ast.IfExp)) for n in ast.walk(node))
+        if loops <= 1 and branches <= 1:
+            out.add(node.name)
+    return out
 
 class Backward:
     """The compiled backward function of one argument type signature."""
