@@ -20,7 +20,8 @@ import numpy as np
 from ..runtime import PURE, RUNTIME
 from .control import simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
-from .peephole import assign_onto_zeros, dead_stores, fold_resets, propagate_copies
+from .dataflow import dead_stores
+from .peephole import assign_onto_zeros, fold_resets, propagate_copies
 from .syntax import walk
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
