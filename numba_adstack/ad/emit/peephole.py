@@ -5,8 +5,9 @@ after its last use even where nothing reads it again, ``g_bar = s_bar`` for an a
 that is assigned rather than accumulated, ``a_bar = -0.0`` right before ``a_bar += e``.
 Copies of names assigned once are propagated into their reads; a reset followed by
 ``+=`` is an assignment, and so is ``g += e`` where a forward analysis of the names known
-to hold ``-0.0`` (a client of :mod:`.dataflow`) finds ``g`` zero on every path. Each keeps the program's meaning exactly (``-0.0 + e`` is ``e`` for every
-``e``); Numba has fewer statements and versions to type and lower.
+to hold ``-0.0`` (a client of :mod:`.dataflow`) finds ``g`` zero on every path. Each
+keeps the program's meaning exactly (``-0.0 + e`` is ``e`` for every ``e``); Numba has
+fewer statements and versions to type and lower.
 """
 import ast
 
