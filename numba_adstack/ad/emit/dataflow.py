@@ -161,6 +161,20 @@ class Dataflow:
         return self.evaluate(s.iter, head) if loop else head
 
 
+class EveryPath(Dataflow):
+    """A forward analysis of the names something holds of on every path: a set of names,
+    None at a point no path reaches (as good as every name, to the paths that meet it)."""
+
+    unreachable = None
+
+    def join(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return a & b
+
+
 def _forever(loop):
     """``while True:``: it is left by a jump only."""
     return loop.__class__ is ast.While and loop.test.__class__ is ast.Constant \

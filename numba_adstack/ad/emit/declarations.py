@@ -11,7 +11,7 @@ declarations some read may see.
 """
 import ast
 
-from .dataflow import Dataflow, Unsure, stored
+from .dataflow import EveryPath, Unsure, stored
 from .syntax import walk
 
 
@@ -57,23 +57,13 @@ def _constant(expr):
     return isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float, bool))
 
 
-class _DefiniteAssignment(Dataflow):
-    """The names assigned on every path so far (None at a point no path reaches: every
-    name, as far as the paths that do reach a join are concerned); records in ``seen``
-    the watched names read where some path has not assigned them."""
-
-    unreachable = None
+class _DefiniteAssignment(EveryPath):
+    """The names assigned on every path so far; records in ``seen`` the watched names
+    read where some path has not assigned them."""
 
     def __init__(self, watched):
         self.watched = watched
         self.seen = set()
-
-    def join(self, a, b):
-        if a is None:
-            return b
-        if b is None:
-            return a
-        return a & b
 
     def _reads(self, node, assigned):
         for n in walk(node):

@@ -11,7 +11,7 @@ fewer statements and versions to type and lower.
 """
 import ast
 
-from .dataflow import Dataflow, Unsure, stored
+from .dataflow import EveryPath, Unsure, stored
 from .syntax import walk
 
 
@@ -157,21 +157,11 @@ def _assign_hits(node, hits):
                 _assign_hits(s, hits)
 
 
-class _Zeros(Dataflow):
-    """The names that hold ``-0.0`` on every path: a set, None at a point no path
-    reaches (every name, as far as the paths that do reach a join are concerned)."""
-
-    unreachable = None
+class _Zeros(EveryPath):
+    """The names that hold ``-0.0`` on every path."""
 
     def __init__(self):
         self.known = {}         # id(``g += e``) -> g holds -0.0 on every visit
-
-    def join(self, a, b):
-        if a is None:
-            return b
-        if b is None:
-            return a
-        return a & b
 
     def transfer(self, s, state):
         if state is None:
