@@ -73,14 +73,13 @@ class Dataflow:
         return self._backward(stmts, boundary)
 
     def _forward(self, stmts, value):
+        transfer, compound = self.transfer, self._forward_stmt
         for s in stmts:
-            value = self._forward_stmt(s, value)
+            value = transfer(s, value) if s.__class__ in _SIMPLE else compound(s, value)
         return value
 
     def _forward_stmt(self, s, value):
         cls = s.__class__
-        if cls in _SIMPLE:
-            return self.transfer(s, value)
         if cls is ast.If:
             into, other = self.branch(s, self.evaluate(s.test, value))
             return self.join(self._forward(s.body, into), self._forward(s.orelse, other))
@@ -120,14 +119,13 @@ class Dataflow:
         return after
 
     def _backward(self, stmts, value):
+        transfer, compound = self.transfer, self._backward_stmt
         for s in reversed(stmts):
-            value = self._backward_stmt(s, value)
+            value = transfer(s, value) if s.__class__ in _SIMPLE else compound(s, value)
         return value
 
     def _backward_stmt(self, s, value):
         cls = s.__class__
-        if cls in _SIMPLE:
-            return self.transfer(s, value)
         if cls is ast.If:
             return self.evaluate(s.test, self.join(self._backward(s.body, value),
                                                    self._backward(s.orelse, value)))
@@ -204,39 +202,68 @@ class Liveness(Dataflow):
     def __init__(self, names=None):
         self.names = names
         self.live_after = {}    # id(single-name store) -> read after it on some path
+        self._effect = {}       # id(statement) -> [the store it records, kills, reads]
 
     def join(self, a, b):
         return a | b
 
-    def _reads(self, node):
-        got = loads(node)
-        return got if self.names is None else got & self.names
-
     def transfer(self, s, live):
+        effect = self._effect.get(id(s))
+        if effect is None:
+            effect = self._effect[id(s)] = self._stores(s)
+        store, kills, reads = effect
+        if store is not None:
+            self.live_after[id(s)] = self.live_after.get(id(s), False) or store in live
+        if kills:
+            live = live - kills
+        if self.names is not None and self.names <= live:
+            return live     # (every name watched is live: what it reads adds nothing)
+        if reads is None:
+            reads = effect[2] = self._statement_reads(s)
+        return live | reads
+
+    def evaluate(self, node, live):
+        if self.names is not None and self.names <= live:
+            return live
+        reads = self._effect.get(id(node))
+        if reads is None:
+            reads = self._effect[id(node)] = self._reads(node)
+        return live | reads
+
+    def bind(self, target, live):
+        return live - stored([target])
+
+    def _reads(self, node):
+        names = self.names
+        if names is None:
+            return loads(node)
+        return {n.id for n in walk(node) if n.__class__ is ast.Name and n.id in names
+                and n.ctx.__class__ is ast.Load}
+
+    def _stores(self, s):
+        if s.__class__ is not ast.Assign:
+            return [None, (), None]
+        store = None
+        if len(s.targets) == 1 and s.targets[0].__class__ is ast.Name:
+            name = s.targets[0].id
+            if self.names is None or name in self.names:
+                store = name
+        return [store, stored(s.targets), None]
+
+    def _statement_reads(self, s):
         cls = s.__class__
         if cls is ast.Assign:
-            if len(s.targets) == 1 and s.targets[0].__class__ is ast.Name:
-                name = s.targets[0].id
-                if self.names is None or name in self.names:
-                    self.live_after[id(s)] = self.live_after.get(id(s), False) \
-                        or name in live
             reads = self._reads(s.value)
             for t in s.targets:
                 reads |= self._reads(t)
-            return (live - stored(s.targets)) | reads
+            return reads
         if cls is ast.AugAssign:
             reads = self._reads(s.value) | self._reads(s.target)
             if s.target.__class__ is ast.Name and (self.names is None
                                                   or s.target.id in self.names):
-                reads.add(s.target.id)
-            return live | reads
-        return live | self._reads(s.value)
-
-    def evaluate(self, node, live):
-        return live | self._reads(node)
-
-    def bind(self, target, live):
-        return live - stored([target])
+                reads |= {s.target.id}
+            return reads
+        return self._reads(s.value)
 
 
 def dead_stores(fn, names=None):
