@@ -6,10 +6,11 @@ block, is folded into that read (``y = a * b + c``) when nothing in between can 
 what its expression reads. The backward then reads like code written by hand, and Numba
 has fewer named variables to track (its liveness analysis is quadratic in them).
 Before that, control flow is made plain (:mod:`.control`: guards one state reaches,
-tails all arms share); then stores no path reads go (a liveness, or where it does not
-follow the code the declarations no read can see, :mod:`.declarations`), copies are
-propagated, and ``g += e`` where ``g`` is known to hold ``-0.0`` becomes ``g = e``
-(:mod:`.peephole`); declarations of one value end up on one line.
+tails all arms share); then stores no path reads go (the liveness of :mod:`.dataflow`, or
+where it does not follow the code the declarations no read can see, :mod:`.declarations`),
+copies are propagated, and ``g += e`` where ``g`` is known to hold ``-0.0`` becomes
+``g = e`` (:mod:`.peephole`); declarations of one value end up on one line. Every
+analysis of what holds on the paths is a client of the one solver of :mod:`.dataflow`.
 """
 import ast
 import builtins
@@ -74,7 +75,7 @@ class _Folder:
     def _drop_dead(self, node, unread=()):
         """Remove assignments of pure values to names nothing reads (declarations of
         records a function never makes, say), or to names no path reads afterwards
-        (the statements ``unread`` holds, see :func:`.peephole.dead_stores`)."""
+        (the statements ``unread`` holds, see :func:`.dataflow.dead_stores`)."""
         changed = False
         for field in ("body", "orelse"):
             stmts = getattr(node, field, None)
