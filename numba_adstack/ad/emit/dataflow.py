@@ -6,14 +6,15 @@ path) is a client of :class:`Dataflow`: it gives a lattice (the value at a point
 reaches, a join of the values of two paths that meet) and the effect of each statement,
 and the solver follows the control flow of a function body forward or backward. The code
 is structured (``if``/``else``, ``while``/``for`` with ``break``, ``continue`` and an
-``else``, ``return``, ``raise``), so the solver walks the tree: each loop is iterated to a
-fixed point at its head before what follows it is visited, which is the order a worklist
-would take, and needs no control-flow graph. An inner loop is solved again on each pass
-of the loop around it, as its entry value changes.
+``else``, ``return``, ``raise``), so its syntax tree is its control-flow graph and the
+solver walks it: each loop is iterated at its head until the value there stops changing,
+then what follows the loop is visited; an inner loop is solved again on each pass of the
+loop around it, from its new entry value.
 
 A client may record what it learns at a statement each time the solver visits it: the
 values at a point only move one way between visits (up for a join of unions, down for a
-join of intersections), so what holds at every visit holds of the fixed point.
+join of intersections), towards the fixed point, so the records combined the same way
+(an "on some visit", an "on every visit") are what holds at it.
 Expressions are taken not to assign (the emitter writes no ``:=``); a statement the solver
 does not know (``with``, ``try``, a nested ``def``) or a jump outside a loop raises
 :class:`Unsure`, and the client leaves the function as it is.
