@@ -13,14 +13,11 @@ step keeps the program's meaning exactly; Numba compiles fewer blocks and versio
 """
 import ast
 
+from .dataflow import Dataflow, Unsure, dead_stores, stored
 from .syntax import walk
 
 #: The state variables of guarded sequences (reverse sweep, forward replay).
 STATE_VARS = ("_rv", "_fw")
-
-
-class _Unsure(Exception):
-    """A construct the analysis does not follow: the function is left as it is."""
 
 
 def simplify_control(fn):
@@ -30,16 +27,13 @@ def simplify_control(fn):
             continue
         try:
             flow = _StateFlow(var)
-            flow.block(fn.body, frozenset())
-        except _Unsure:
+            flow.solve(fn.body, frozenset())
+        except Unsure:
             continue
         _resolve_guards(fn, var, flow.at_guard)
-        try:
-            live = _Liveness(var)
-            live.block(fn.body, False)
-        except _Unsure:
-            continue
-        _drop_stores(fn, var, live.live_after)
+        unread = dead_stores(fn, {var})
+        if unread is not None:
+            _drop_stores(fn, unread)
     _hoist_tails(fn)
 
 
@@ -60,74 +54,44 @@ def _constant_int(expr):
         else None
 
 
-class _StateFlow:
+class _StateFlow(Dataflow):
     """The values ``var`` may hold: a frozenset of ints, or None for any value. The empty
     set is a point no path reaches."""
 
+    unreachable = frozenset()
+
     def __init__(self, var):
         self.var = var
-        self.at_guard = {}      # id(guard) -> values reaching it (joined over passes)
-        self.loops = []         # per enclosing loop: [breaks, continues]
+        self.at_guard = {}      # id(guard) -> values reaching it (joined over visits)
 
-    def block(self, stmts, state):
-        for s in stmts:
-            state = self.stmt(s, state)
-        return state
+    def join(self, a, b):
+        return _join(a, b)
 
-    def stmt(self, s, state):
+    def transfer(self, s, state):
         var = self.var
-        if isinstance(s, ast.Assign):
-            names = _stored(s.targets)
-            if var not in names:
+        if s.__class__ is ast.Assign:
+            if var not in stored(s.targets):
                 return state
-            if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            if len(s.targets) == 1 and s.targets[0].__class__ is ast.Name:
                 k = _constant_int(s.value)
                 return None if k is None else frozenset([k])
             return None
-        if isinstance(s, (ast.AugAssign, ast.AnnAssign)):
-            return None if var in _stored([s.target]) else state
-        if isinstance(s, (ast.Expr, ast.Pass)):
-            return state
-        if isinstance(s, (ast.Return, ast.Raise)):
-            return frozenset()
-        if isinstance(s, ast.If):
-            k = _guard_value(s, var)
-            if k is None:
-                return _join(self.block(s.body, state), self.block(s.orelse, state))
-            key = id(s)
-            self.at_guard[key] = _join(self.at_guard.get(key, frozenset()), state)
-            inside = frozenset([k]) if state is None or k in state else frozenset()
-            outside = state if state is None else state - {k}
-            return _join(self.block(s.body, inside), self.block(s.orelse, outside))
-        if isinstance(s, (ast.While, ast.For)):
-            return self.loop(s, state)
-        if isinstance(s, (ast.Break, ast.Continue)):
-            if not self.loops:
-                raise _Unsure()
-            self.loops[-1][isinstance(s, ast.Continue)].append(state)
-            return frozenset()
-        raise _Unsure()
+        if s.__class__ is ast.AugAssign:
+            return None if var in stored([s.target]) else state
+        return state
 
-    def loop(self, s, state):
-        if s.orelse or (isinstance(s, ast.For) and self.var in _stored([s.target])):
-            raise _Unsure()
-        forever = isinstance(s, ast.While) and isinstance(s.test, ast.Constant) \
-            and s.test.value is True
-        head = state
-        while True:
-            self.loops.append(([], []))
-            end = self.block(s.body, head)
-            breaks, continues = self.loops.pop()
-            new = head
-            for st in [end] + continues:
-                new = _join(new, st)
-            if new == head:
-                break
-            head = new
-        after = frozenset() if forever else head
-        for st in breaks:
-            after = _join(after, st)
-        return after
+    def bind(self, target, state):
+        return None if self.var in stored([target]) else state
+
+    def branch(self, s, state):
+        k = _guard_value(s, self.var)
+        if k is None:
+            return state, state
+        key = id(s)
+        self.at_guard[key] = _join(self.at_guard.get(key, frozenset()), state)
+        inside = frozenset([k]) if state is None or k in state else frozenset()
+        outside = state if state is None else state - {k}
+        return inside, outside
 
 
 def _join(a, b):
@@ -162,82 +126,17 @@ def _resolve_list(stmts, var, at_guard):
     return holder.body
 
 
-# ---------------------------------------------------------------------------- liveness
-class _Liveness:
-    """Backward liveness of ``var``; records, per constant store of it, whether some
-    path reads it afterwards."""
-
-    def __init__(self, var):
-        self.var = var
-        self.live_after = {}    # id(store) -> read after it on some path
-        self.loops = []         # per enclosing loop: (live after it, live at its head)
-
-    def block(self, stmts, live):
-        for s in reversed(stmts):
-            live = self.stmt(s, live)
-        return live
-
-    def reads(self, node):
-        return any(isinstance(n, ast.Name) and n.id == self.var
-                   and isinstance(n.ctx, ast.Load) for n in walk(node))
-
-    def stmt(self, s, live):
-        var = self.var
-        if isinstance(s, ast.Assign):
-            if var in _stored(s.targets):
-                if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
-                    self.live_after[id(s)] = self.live_after.get(id(s), False) or live
-                live = False
-            return live or self.reads(s.value) or any(self.reads(t) for t in s.targets)
-        if isinstance(s, ast.AugAssign):
-            return live or self.reads(s.value) or self.reads(s.target) or (
-                isinstance(s.target, ast.Name) and s.target.id == var)
-        if isinstance(s, ast.Expr):
-            return live or self.reads(s.value)
-        if isinstance(s, ast.Pass):
-            return live
-        if isinstance(s, (ast.Return, ast.Raise)):
-            return self.reads(s)
-        if isinstance(s, ast.If):
-            return self.block(s.body, live) or self.block(s.orelse, live) \
-                or self.reads(s.test)
-        if isinstance(s, (ast.While, ast.For)):
-            return self.loop(s, live)
-        if isinstance(s, (ast.Break, ast.Continue)) and self.loops:
-            return self.loops[-1][isinstance(s, ast.Continue)]
-        raise _Unsure()
-
-    def loop(self, s, live):
-        test = s.test if isinstance(s, ast.While) else s.iter
-        forever = isinstance(s, ast.While) and isinstance(test, ast.Constant) \
-            and test.value is True
-        head = False
-        while True:
-            # At the head: the test reads, then the body or (unless forever) the exit.
-            self.loops.append((live, head))
-            body = self.block(s.body, head)
-            self.loops.pop()
-            new = body or self.reads(test) or (live and not forever)
-            if new == head:
-                return head
-            head = new
-
-
-def _drop_stores(node, var, live_after):
+def _drop_stores(node, unread):
+    """Drop the constant stores among ``unread`` (of the state variable)."""
     for field in ("body", "orelse"):
         stmts = getattr(node, field, None)
         if not isinstance(stmts, list):
             continue
-        keep = [s for s in stmts if not (id(s) in live_after and not live_after[id(s)]
-                                         and _constant_int(s.value) is not None)]
+        keep = [s for s in stmts
+                if not (id(s) in unread and _constant_int(s.value) is not None)]
         for s in keep:
-            _drop_stores(s, var, live_after)
+            _drop_stores(s, unread)
         stmts[:] = keep
-
-
-def _stored(targets):
-    return {n.id for t in targets for n in walk(t)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 # ---------------------------------------------------------------------------- tails

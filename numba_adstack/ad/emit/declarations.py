@@ -11,11 +11,8 @@ declarations some read may see.
 """
 import ast
 
+from .dataflow import EveryPath, Unsure, stored
 from .syntax import walk
-
-
-class _Unsure(Exception):
-    """A construct the analysis does not follow: every declaration is kept."""
 
 
 def drop_unseen_declarations(fn):
@@ -24,11 +21,12 @@ def drop_unseen_declarations(fn):
     candidates = _declarations(fn)
     if not candidates:
         return False
-    flow = _DefiniteAssignment(set(candidates), {a.arg for a in fn.args.args})
+    flow = _DefiniteAssignment(set(candidates))
     declared = set(candidates.values())
     try:
-        flow.block([s for s in fn.body if id(s) not in declared], set())
-    except _Unsure:
+        flow.solve([s for s in fn.body if id(s) not in declared],
+                   frozenset(a.arg for a in fn.args.args))
+    except Unsure:
         return False
     unseen = {candidates[n] for n in candidates if n not in flow.seen}
     if not unseen:
@@ -59,101 +57,51 @@ def _constant(expr):
     return isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float, bool))
 
 
-class _DefiniteAssignment:
-    """Walks statements with the set of names assigned on every path so far; records in
-    ``seen`` the watched names read where some path has not assigned them."""
+class _DefiniteAssignment(EveryPath):
+    """The names assigned on every path so far; records in ``seen`` the watched names
+    read where some path has not assigned them."""
 
-    def __init__(self, watched, params):
+    def __init__(self, watched):
         self.watched = watched
-        self.params = params
         self.seen = set()
-        self.breaks = []        # per enclosing loop: the assigned sets at its breaks
 
-    def block(self, stmts, assigned):
-        """The assigned set after ``stmts``, or None when no path falls through."""
-        assigned = set(assigned) | self.params
-        for s in stmts:
-            assigned = self.stmt(s, assigned)
-            if assigned is None:
-                return None
-        return assigned
-
-    def reads(self, node, assigned):
+    def _reads(self, node, assigned):
         for n in walk(node):
-            if isinstance(n, (ast.Lambda, ast.comprehension, ast.NamedExpr)):
-                raise _Unsure()
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) \
+            if n.__class__ in _SCOPES:
+                raise Unsure()
+            if n.__class__ is ast.Name and n.ctx.__class__ is ast.Load \
                     and n.id in self.watched and n.id not in assigned:
                 self.seen.add(n.id)
 
-    def stmt(self, s, assigned):
-        if isinstance(s, ast.Assign):
-            self.reads(s.value, assigned)
+    def evaluate(self, node, assigned):
+        if assigned is not None:
+            self._reads(node, assigned)
+        return assigned
+
+    def transfer(self, s, assigned):
+        if assigned is None:
+            return None
+        if s.__class__ is ast.Assign:
+            self._reads(s.value, assigned)
             for t in s.targets:
-                self.reads(t, assigned)
-            return assigned | _stored(s.targets)
-        if isinstance(s, ast.AugAssign):
-            self.reads(s.value, assigned)
-            if isinstance(s.target, ast.Name):
-                self.reads(ast.Name(s.target.id, ast.Load()), assigned)
+                self._reads(t, assigned)
+            return assigned | stored(s.targets)
+        if s.__class__ is ast.AugAssign:
+            self._reads(s.value, assigned)
+            if s.target.__class__ is ast.Name:
+                self._reads(ast.Name(s.target.id, ast.Load()), assigned)
             else:
-                self.reads(s.target, assigned)
-            return assigned | _stored([s.target])
-        if isinstance(s, (ast.Expr, ast.Return)):
-            if s.value is not None:
-                self.reads(s.value, assigned)
-            return assigned if isinstance(s, ast.Expr) else None
-        if isinstance(s, ast.Pass):
-            return assigned
-        if isinstance(s, ast.If):
-            self.reads(s.test, assigned)
-            return _meet(self.block(s.body, assigned), self.block(s.orelse, assigned))
-        if isinstance(s, (ast.While, ast.For)):
-            return self.loop(s, assigned)
-        if isinstance(s, ast.Break):
-            if not self.breaks:
-                raise _Unsure()
-            self.breaks[-1].append(assigned)
-            return None
-        if isinstance(s, ast.Continue):
-            return None
-        raise _Unsure()
+                self._reads(s.target, assigned)
+            return assigned | stored([s.target])
+        self._reads(s.value, assigned)
+        return assigned
 
-    def loop(self, s, assigned):
-        """A loop body's first run sees what was assigned before the loop; later runs see
-        more. After it: what every break saw, and, unless it loops forever
-        (``while True``), what was assigned before it."""
-        if isinstance(s, ast.While):
-            self.reads(s.test, assigned)
-            entry = assigned
-            forever = isinstance(s.test, ast.Constant) and s.test.value is True
-        else:
-            self.reads(s.iter, assigned)
-            entry = assigned | _stored([s.target])
-            forever = False
-        self.breaks.append([])
-        self.block(s.body, entry)
-        breaks = self.breaks.pop()
-        after = None if forever else assigned
-        if s.orelse:
-            after = self.block(s.orelse, assigned) if after is not None else None
-        for b in breaks:
-            after = _meet(after, b)
-        return after
+    def bind(self, target, assigned):
+        return None if assigned is None else assigned | stored([target])
 
 
-def _stored(targets):
-    return {n.id for t in targets for n in walk(t)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-
-
-def _meet(a, b):
-    """Assigned on every path: a path that does not fall through (None) adds nothing."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a & b
+#: Constructs with names of their own scope (the analysis does not follow them).
+_SCOPES = {ast.Lambda, ast.comprehension, ast.NamedExpr}
 
 
 #: Width up to which declarations of one value share a line (``a = b = -0.0``).

@@ -6,10 +6,12 @@ block, is folded into that read (``y = a * b + c``) when nothing in between can 
 what its expression reads. The backward then reads like code written by hand, and Numba
 has fewer named variables to track (its liveness analysis is quadratic in them).
 Before that, control flow is made plain (:mod:`.control`: guards one state reaches,
-tails all arms share); then stores no path reads go (a liveness, or where it does not
-follow the code the declarations no read can see, :mod:`.declarations`), copies are
-propagated, and ``g += e`` where ``g`` is known to hold ``-0.0`` becomes ``g = e``
-(:mod:`.peephole`); declarations of one value end up on one line.
+tails all arms share); then stores no path reads go (the liveness of :mod:`.dataflow`; in
+the iteration helpers of parallel loops only the declarations no read can see,
+:mod:`.declarations`), copies are propagated, and ``g += e`` where ``g`` is known to
+hold ``-0.0`` becomes ``g = e`` (:mod:`.peephole`); declarations of one value end up on
+one line. Every analysis of what holds on the paths is a client of the one solver of
+:mod:`.dataflow`.
 """
 import ast
 import builtins
@@ -20,7 +22,8 @@ import numpy as np
 from ..runtime import PURE, RUNTIME
 from .control import simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
-from .peephole import assign_onto_zeros, dead_stores, fold_resets, propagate_copies
+from .dataflow import dead_stores
+from .peephole import assign_onto_zeros, fold_resets, propagate_copies
 from .syntax import walk
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
@@ -63,9 +66,10 @@ class _Folder:
                 if not drop_unseen_declarations(self.fn):
                     return
                 continue
+            # (None where the solver does not follow the code: the definite assignment
+            # would not either, it runs on the same solver.)
             unread = dead_stores(self.fn)
-            changed = drop_unseen_declarations(self.fn) if unread is None \
-                else self._drop_dead(self.fn, unread)
+            changed = unread is not None and self._drop_dead(self.fn, unread)
             if not (changed | propagate_copies(self.fn, self.stores, self.loads, self.params)
                     | fold_resets(self.fn) | assign_onto_zeros(self.fn)):
                 return
@@ -73,7 +77,7 @@ class _Folder:
     def _drop_dead(self, node, unread=()):
         """Remove assignments of pure values to names nothing reads (declarations of
         records a function never makes, say), or to names no path reads afterwards
-        (the statements ``unread`` holds, see :func:`.peephole.dead_stores`)."""
+        (the statements ``unread`` holds, see :func:`.dataflow.dead_stores`)."""
         changed = False
         for field in ("body", "orelse"):
             stmts = getattr(node, field, None)
