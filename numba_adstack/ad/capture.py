@@ -29,6 +29,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core import errors, types
 
 from . import implicit, library_calls, second_order, tuples
+from .rules import CALL_RULES
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .loopforms import RewriteLoopForms
@@ -110,11 +111,22 @@ def _callee_py_func(func_ir, expr, callee_of=None):
     """The Python function of the Numba function a call expression calls, or None.
     ``callee_of`` (optional) recognises the target's own kinds of callable."""
     val = _called_object(func_ir, expr)
-    if val is None or implicit.is_primitive(val):
+    if val is None or _called_as_is(val):
         return None
     if _is_dispatcher(val) or isinstance(val, library_calls.Implementation):
         return val.py_func
     return None if callee_of is None else callee_of(val)
+
+
+def _called_as_is(val):
+    """Is ``val`` a primitive of the rewrite: marked so, or a Numba function with a rule
+    of its own (rules/special.py's digamma, met when forward mode runs over a backward)?"""
+    if implicit.is_primitive(val):
+        return True
+    try:
+        return val in CALL_RULES
+    except TypeError:                  # unhashable
+        return False
 
 
 def _tuple_items(func_ir, var, argtypes, depth=0):
@@ -394,7 +406,7 @@ def _check_calls(state):
                     and stmt.value.op == "call"):
                 continue
             t = state.typemap.get(stmt.value.func.name)
-            if isinstance(t, types.Dispatcher) and not implicit.is_primitive(t.dispatcher):
+            if isinstance(t, types.Dispatcher) and not _called_as_is(t.dispatcher):
                 _refuse(state, "a call to the Numba function %s through %r, which is not "
                         "known before the function runs (pass the function itself, as an "
                         "argument or a global)" % (t.dispatcher.py_func.__name__,

