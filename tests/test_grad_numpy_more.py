@@ -81,3 +81,38 @@ def test_lgamma_gamma_hvp_uses_trigamma():
     gm = gammas.grad(GAMMA_X - eps * v[0], 1.1 - eps * v[1])
     np.testing.assert_allclose(hx, (gp[0] - gm[0]) / (2 * eps), rtol=1e-6)
     assert ha == pytest.approx((gp[1] - gm[1]) / (2 * eps), rel=1e-6)
+
+
+# ------------------------------------------------------------------- NumPy of float input
+@nad.grad_jit
+def float_input(x, a):
+    """np.sinc, real, imag, conj, conjugate, angle of floats and float arrays; the angle
+    away from 0, where it jumps."""
+    s = np.sinc(a) + np.real(a) * np.conj(a) + np.conjugate(a) + np.imag(a) \
+        + np.angle(a - 3.0)
+    for i in range(x.shape[0]):
+        s += np.sinc(x[i]) * np.real(x[i]) + np.angle(x[i] - 3.0) * np.imag(x[i])
+    y = np.sinc(x) * np.real(x) + np.conj(x) * np.conjugate(x) + np.imag(x) \
+        + np.angle(x - 3.0) * np.angle(x * x + 1.0)
+    y = y + x.real * x.conj() + x.imag + x.conjugate()
+    return s + np.sum(y * y)
+
+
+@pytest.mark.parametrize("a", [0.7, 0.0, -2.5])
+def test_float_input_functions(a):
+    x = np.array([0.3, -1.7, 0.0, 2.5, -0.45])      # sinc's derivative is 0 at 0
+    check_fd(float_input, x, a)
+    tangents = (np.linspace(-1.0, 1.0, x.size), 0.5)
+    _, t = float_input.jvp((x, a), tangents)
+    assert t == pytest.approx(fd_jvp(float_input, (x, a), tangents), rel=1e-6)
+
+
+@nad.grad_jit
+def no_gradient_factors(x):
+    # Operands of calls whose rules give them no gradient get no adjoint of their own.
+    y = x * 2.0 + np.floor(x * x + 1.0) * np.sign(x - 3.0)
+    return np.sum(y * y)
+
+
+def test_operands_without_gradient_get_no_adjoint():
+    check_fd(no_gradient_factors, np.array([0.3, -1.7, 0.1, 2.5, -0.45]))

@@ -71,7 +71,7 @@ LIST_READS = {"pop"}
 LIST_EFFECTS = {"append", "clear"}
 #: Array methods linear in the array they are called on.
 LINEAR_METHODS = {"sum", "mean", "cumsum", "copy", "reshape", "ravel", "flatten",
-                  "transpose", "trace"}
+                  "transpose", "trace", "conj", "conjugate"}
 #: Functions linear in each of their two operands: d(a b) = da b + a db.
 BILINEAR_CALLS = {np.dot, np.outer, np.inner, np.cross, np.matmul, np.kron, np.vdot}
 BILINEAR_METHODS = {"dot"}
@@ -172,7 +172,12 @@ class Tangents:
             if e.attr == "T" and self.has(e.value):
                 return "%s.T" % self.dot(e.value)
             if e.attr in ("real", "imag"):
-                self._error(name, "the attribute .%s" % e.attr)
+                t = self.facts.ty(e.value)
+                if not (is_float(t) or is_float_array(t)):
+                    self._error(name, "the attribute .%s" % e.attr)
+                # Of floats: .real is the value, .imag zeros.
+                if e.attr == "real" and self.has(e.value):
+                    return self.dot(e.value)
             return None
         if op == "binop":
             return self.operator(name, e.fn, [e.lhs, e.rhs], is_binop=True)

@@ -155,6 +155,12 @@ ARRAY_RULES = {
     **{op: _elementwise(op, r, ("a",)) for op, r in UNARY_RULES.items()},
     # np.where's operands are positional-only in NumPy; the third is named y_ here
     # because {y} is the result.
+    # NumPy functions (not ufuncs) whose scalar rule lifts. Of float arrays: real is the
+    # array, imag and angle zeros.
+    np.sinc: _elementwise(np.sinc, CALL_RULES[np.sinc], ("x",)),
+    np.real: _rule("val", "{g}"),
+    np.imag: _rule("val"),
+    np.angle: _rule("z deg=False"),
     np.where: _ew("condition x y_", None, "{g} * ({condition} != 0)",
                   "{g} * ({condition} == 0)",
                   jvps={"x": "np.where({condition}, {d}, 0.0)",
@@ -278,7 +284,8 @@ METHODS = {
     "var": np.var, "std": np.std, "cumsum": np.cumsum, "cumprod": np.cumprod, "dot": np.dot,
     "T": np.transpose, "transpose": np.transpose, "reshape": np.reshape, "ravel": np.ravel,
     "flatten": np.ndarray.flatten, "copy": np.copy, "astype": np.ndarray.astype,
-    "clip": np.clip,
+    "clip": np.clip, "real": np.real, "imag": np.imag, "conj": np.conjugate,
+    "conjugate": np.conjugate,
 }
 
 # scipy.special.erf / erfc (Numba compiles them with numba-scipy installed) share the rules

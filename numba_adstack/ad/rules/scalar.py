@@ -91,6 +91,14 @@ CALL_RULES = RuleTable({
     np.cbrt: ("{g} * (1.0 / (3.0 * {y} * {y}))",),
     math.fmod: ("{g}", "{g} * (-math.trunc({0} / {1}))"),
     np.rint: (None,),
+    # sinc(x) = sin(pi x) / (pi x): (cos(pi x) - sinc(x)) / x, 0 at x = 0 (the comparison
+    # as a number keeps the rule valid element-wise).
+    np.sinc: ("{g} * ((math.cos(3.141592653589793 * {0}) - {y}) / ({0} + ({0} == 0.0)))",),
+    # Of float input: real and conj are the identity, imag and angle constants.
+    np.real: ("{g}",),
+    np.conjugate: ("{g}",),
+    np.imag: (None,),
+    np.angle: (None,),
 })
 
 _NUMPY_TWINS = {
