@@ -116,3 +116,48 @@ def no_gradient_factors(x):
 
 def test_operands_without_gradient_get_no_adjoint():
     check_fd(no_gradient_factors, np.array([0.3, -1.7, 0.1, 2.5, -0.45]))
+
+
+# ------------------------------------------------------------ decompositions, tuple items
+@nad.grad_jit
+def decompositions(a, b):
+    """Items of eigh, svd and slogdet read by index and by unpacking; cholesky, pinv."""
+    w = np.linalg.eigh(a)[0]
+    _, v = np.linalg.eigh(a)
+    s = np.linalg.svd(b)[1]
+    sign, logabs = np.linalg.slogdet(a)
+    low = np.linalg.cholesky(a)
+    p = np.linalg.pinv(b)
+    c = np.array([1.0, -2.0, 0.5])
+    # (v * v: the loss does not depend on the eigenvectors' signs)
+    return np.sum(w * c) + np.sum(v * v * a) + np.sum(s * s * s) + logabs * sign \
+        + np.sum(low * low * a) + np.sum(np.sin(p))
+
+
+def _spd_not_symmetric(n, rng):
+    m = rng.uniform(-1.0, 1.0, (n, n))
+    a = m @ m.T + n * np.eye(n)
+    a[0, n - 1] += 0.3          # eigh and cholesky do not read the upper triangle
+    return a
+
+
+@pytest.mark.parametrize("b_shape", [(4, 3), (3, 5)])
+def test_decompositions_reverse_and_forward(b_shape):
+    a = _spd_not_symmetric(3, RNG)
+    b = rand(*b_shape)
+    check_fd(decompositions, a, b, rtol=1e-5)
+    tangents = (rand(3, 3), rand(*b_shape))
+    _, t = decompositions.jvp((a, b), tangents)
+    assert t == pytest.approx(fd_jvp(decompositions, (a, b), tangents), rel=1e-5)
+
+
+@nad.grad_jit
+def singular_vectors(a):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(u * u * a) + np.sum(s)
+
+
+def test_tuple_item_without_rule_is_refused_naming_the_function():
+    with pytest.raises(NonDifferentiableError,
+                       match=r"item 0 of the tuple returned by .*np\.linalg\.svd"):
+        singular_vectors.grad(rand(3, 3))

@@ -29,7 +29,9 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core import errors, types
 
 from . import implicit, library_calls, second_order, tuples
+from .numpy_items import rewrite_items
 from .rules import CALL_RULES
+from .rules.array_rules import rule_of
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .loopforms import RewriteLoopForms
@@ -124,7 +126,7 @@ def _called_as_is(val):
     if implicit.is_primitive(val):
         return True
     try:
-        return val in CALL_RULES
+        return val in CALL_RULES or rule_of(val) is not None
     except TypeError:                  # unhashable
         return False
 
@@ -311,6 +313,7 @@ class InlineDispatcherCalls(FunctionPass):
             if sites:
                 modified = True
                 work = [(None, b) for b in library_calls.resolve_sites(state, sites)]
+        modified |= rewrite_items(state.func_ir)
         if modified:
             _drop_unused_callee_globals(state.func_ir)
             cfg = compute_cfg_from_blocks(state.func_ir.blocks)

@@ -50,6 +50,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from . import vjp_decomp as D
 from . import vjp_elementwise
 from .powers import LITERAL_RULES, specialise
 from .scalar import BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP, UNARY_RULES
@@ -216,6 +217,21 @@ ARRAY_RULES = {
                          jvps={"a": "-np.dot(np.dot({y}, {d}), {y})"}),
     np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)",
                          jvps={"a": "{y} * np.sum(np.linalg.inv({a}).T * {d})"}),
+    # Decompositions (rules/vjp_decomp.py). The items of eigh, svd and slogdet that have
+    # a derivative are functions of their own there (capture rewrites eigh(a)[0]).
+    D.eigh_values: _rule("a", "eigh_values_vjp({g}, {a})",
+                         jvps={"a": "eigh_values_jvp({a}, {d})"}),
+    D.eigh_vectors: _rule("a", "eigh_vectors_vjp({g}, {a})",
+                          jvps={"a": "eigh_vectors_jvp({a}, {d})"}),
+    D.svd_values: _rule("a", "svd_values_vjp({g}, {a})",
+                        jvps={"a": "svd_values_jvp({a}, {d})"}),
+    D.slogdet_logabs: _rule("a", "slogdet_vjp({g}, {a})",
+                            jvps={"a": "slogdet_jvp({a}, {d})"}),
+    D.slogdet_sign: _rule("a", jvps={"a": "0.0"}),
+    np.linalg.cholesky: _rule("a", "cholesky_vjp({g}, {y})",
+                              jvps={"a": "cholesky_jvp({y}, {d})"}),
+    np.linalg.pinv: _rule("a rcond=1e-15", "pinv_vjp({g}, {y}, {a})",
+                          jvps={"a": "pinv_jvp({y}, {a}, {d})"}),
     np.trace: _rule("a offset=0", "trace_vjp({g}, {a}, {offset})"),
     np.diag: _rule("v k=0", "diag_vjp({g}, {v}, {k})"),
 

@@ -11,6 +11,8 @@ reshapes): add contributions into adjoints, never write into them.
   ``reduced_view`` (the same, unmaterialised, for ``x_bar += ...``);
 * ``special``: ``digamma``, ``trigamma`` (the scalar rules of ``math.lgamma``,
   ``math.gamma``);
+* ``vjp_decomp``: the items of ``eigh``/``svd``/``slogdet`` (``eigh_values``...), and
+  the adjoints and tangents of those and of ``cholesky``, ``pinv``;
 * ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
 * ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``,
   ``cumprod_vjp`` (and ``cumprod_jvp``, the forward mode's), ``norm_vjp``,
@@ -29,6 +31,7 @@ reshapes): add contributions into adjoints, never write into them.
   (``x[idx] = v``).
 """
 from .special import digamma, trigamma
+from . import vjp_decomp
 from .vjp_core import reduced_view, sum_to, unreduce
 from .vjp_elementwise import clip_bounds_vjp, clip_vjp, erf, erfc
 from .vjp_linalg import (add_dot_vjp_a, add_dot_vjp_b, diag_vjp, dot_vjp_a, dot_vjp_b,
@@ -46,6 +49,14 @@ RUNTIME = {f.__name__: f for f in (
     column_stack_vjp, sort_vjp, sort_jvp, median_vjp, tri_vjp, append_vjp_arr,
     append_vjp_values,
     average_vjp_a, average_vjp_weights, cumprod_vjp, cumprod_jvp, digamma, trigamma)}
+
+# np.linalg's decompositions: vjp_decomp (the items of eigh, svd and slogdet too, which
+# the replay calls).
+RUNTIME.update({name: getattr(vjp_decomp, name) for name in (
+    "eigh_values", "eigh_vectors", "svd_values", "slogdet_sign", "slogdet_logabs",
+    "eigh_values_vjp", "eigh_values_jvp", "eigh_vectors_vjp", "eigh_vectors_jvp",
+    "svd_values_vjp", "svd_values_jvp", "slogdet_vjp", "slogdet_jvp", "cholesky_vjp",
+    "cholesky_jvp", "pinv_vjp", "pinv_jvp")})
 
 # np.diff, np.interp and x[idx]: vjp_sequence.
 from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp,  # noqa: E402
