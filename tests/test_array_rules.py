@@ -462,6 +462,23 @@ def test_parts_of_floats():
     check(np.real, rand(3, 2))
 
 
+def test_arranging_elements():
+    a, b, v = rand(3, 4), rand(2, 3), rand(3)
+    check(np.kron, a, b)
+    check(np.kron, v, a)
+    check(np.cross, v, rand(2, 3))               # broadcast: summed back
+    check(np.moveaxis, rand(2, 3, 4), 0, 2, constant=("source", "destination"))
+    check(np.rot90, a, 3, constant=("k",))
+    check(np.repeat, v, 3, constant=("repeats",))
+    check(np.repeat, v, np.array([2, 0, 1]))
+    x = np.array([0.5, np.nan, -1.0, 2.0])       # (an inf becomes 1.8e308: no FD)
+    check(np.nan_to_num, x, f=lambda x: np.nan_to_num(x))
+    check(np.linspace, 0.3, 1.7, 5, constant=("num",))
+    check(np.append, a, b.T[:, :2], 1, constant=("axis",))
+    check(np.append, a, b.ravel(), f=lambda a, b: np.append(a, b))
+    check(np.row_stack, (v, rand(3)), f=np.vstack)
+
+
 @pytest.mark.parametrize("offset", [0, 1, -1])
 def test_trace(offset):
     check(np.trace, rand(3, 4), offset)
@@ -604,7 +621,8 @@ DEDICATED = {
     np.hstack, np.vstack, np.column_stack, np.flip, np.fliplr, np.flipud, np.roll,
     np.swapaxes, np.triu, np.tril, np.append, np.sort, np.median, np.vdot, np.average,
     np.real, np.linalg.cholesky, np.linalg.pinv, D.eigh_values, D.eigh_vectors,
-    D.svd_values, D.slogdet_logabs}
+    D.svd_values, D.slogdet_logabs, np.kron, np.cross, np.moveaxis, np.rot90, np.repeat,
+    np.nan_to_num, np.linspace, np.row_stack}
 
 
 # In-place operators share their operator's rule; floor division has no gradient.

@@ -161,3 +161,33 @@ def test_tuple_item_without_rule_is_refused_naming_the_function():
     with pytest.raises(NonDifferentiableError,
                        match=r"item 0 of the tuple returned by .*np\.linalg\.svd"):
         singular_vectors.grad(rand(3, 3))
+
+
+# ------------------------------------------------------------------ arranging elements
+@nad.grad_jit
+def arrange(a, b, v, s, e):
+    """kron (2-d by 2-d, 1-d by 2-d), cross, moveaxis, rot90, repeat (a count, counts),
+    nan_to_num, linspace of float endpoints, append along axes, row_stack."""
+    k = np.kron(a, b)
+    k1 = np.kron(v, a)
+    c = np.cross(v, v * v + 1.0)
+    m = np.moveaxis(a.reshape((3, 2, 2)), 0, 2)
+    r = np.rot90(a) + np.rot90(a, 3) * 0.5 + np.rot90(a, 2).T
+    rp = np.repeat(v, 2) + np.repeat(a[0, :3], np.array([1, 0, 5]))
+    n = np.nan_to_num(np.log(v), nan=2.0) + np.nan_to_num(np.log(s))
+    ls = np.linspace(s, e, 7)
+    ap = np.append(a, b, axis=0)
+    ap2 = np.append(a, a[:, 1:3] * 2.0, axis=1) + np.append(a, np.sin(a[:, :2]), axis=-1)
+    rs = np.row_stack((v, v * 2.0))
+    return (np.sum(k * k) + np.sum(np.sin(k1)) + np.sum(c * c) + np.sum(m * m * m)
+            + np.sum(r * r) + np.sum(rp * rp) + np.sum(n * n) + np.sum(ls * ls)
+            + np.sum(np.sin(ap)) + np.sum(ap2 * ap2) + np.sum(rs * rs * rs))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")     # np.row_stack
+def test_arrange_reverse_and_forward():
+    args = (rand(3, 4), rand(2, 4), np.array([0.5, -0.3, 1.2]), 0.7, 2.1)   # log(-0.3): NaN
+    check_fd(arrange, *args)
+    tangents = tuple(rand(*np.shape(x)) if isinstance(x, np.ndarray) else 0.3 for x in args)
+    _, t = arrange.jvp(args, tangents)
+    assert t == pytest.approx(fd_jvp(arrange, args, tangents), rel=1e-6)

@@ -32,7 +32,8 @@ LINEAR_CALLS = {
     np.diag: (0,), np.concatenate: (0,), np.stack: (0,), np.hstack: (0,),
     np.vstack: (0,), np.fliplr: (0,), np.flipud: (0,), np.diff: (0,), np.array: (0,),
     np.asarray: (0,), tuple: (0,), np.flip: (0,), np.roll: (0,), np.swapaxes: (0,),
-    np.triu: (0,), np.tril: (0,),
+    np.triu: (0,), np.tril: (0,), np.moveaxis: (0,), np.rot90: (0,), np.repeat: (0,),
+    np.row_stack: (0,), np.append: (0, 1),
     # The helpers of the generated backward (hvp runs forward mode over it): sums and
     # reshapes of adjoint arrays, linear in the adjoints together.
     runtime.acc: (0, 1), runtime.ensure: (0,), runtime.fill_as: (0,),

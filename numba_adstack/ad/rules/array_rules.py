@@ -249,6 +249,7 @@ ARRAY_RULES = {
     np.stack: _rule("arrays axis=0", "stack_vjp({g}, {arrays}, {axis})"),
     np.hstack: _rule("tup", "hstack_vjp({g}, {tup})"),
     np.vstack: _rule("tup", "vstack_vjp({g}, {tup})"),
+    np.row_stack: _rule("tup", "vstack_vjp({g}, {tup})"),
     np.column_stack: _rule("tup", "column_stack_vjp({g}, {tup})"),
     # Numba's np.flip and np.roll take no axis: all axes, the flattened array.
     np.flip: _rule("m", "np.flip({g})"),
@@ -258,9 +259,28 @@ ARRAY_RULES = {
     np.swapaxes: _rule("a axis1 axis2", "np.swapaxes({g}, {axis1}, {axis2})"),
     np.triu: _rule("m k=0", "tri_vjp({g}, {m}, {k}, True)"),
     np.tril: _rule("m k=0", "tri_vjp({g}, {m}, {k}, False)"),
-    # Flattened (an axis= is left without a rule, and refused).
-    np.append: _rule("arr values", "append_vjp_arr({g}, {arr}, {values})",
-                     "append_vjp_values({g}, {arr}, {values})"),
+    # Flattened without an axis, as NumPy.
+    np.append: _rule("arr values axis=None",
+                     "append_axis_vjp_arr({g}, {arr}, {values}, {axis})",
+                     "append_axis_vjp_values({g}, {arr}, {values}, {axis})"),
+    np.moveaxis: _rule("a source destination",
+                       "np.moveaxis({g}, {destination}, {source})"),
+    np.rot90: _rule("m k=1", "np.ascontiguousarray(np.rot90({g}, -{k}))"),
+    # Numba's np.repeat takes no axis: flattened.
+    np.repeat: _rule("a repeats", "repeat_vjp({g}, {a}, {repeats})"),
+    np.kron: _rule("a b", "kron_vjp_a({g}, {a}, {b})", "kron_vjp_b({g}, {a}, {b})"),
+    # <g, a x b> = <a, b x g> = <b, g x a>; broadcast operands summed back.
+    np.cross: _rule("a b", "sum_to(np.cross({b}, {g}), {a})",
+                    "sum_to(np.cross({g}, {a}), {b})"),
+    # Of its float endpoints: point i is start (1 - t) + stop t, t = i / (num - 1).
+    np.linspace: _rule("start stop num=50",
+                       "np.sum({g} * linspace_weights({num}, True))",
+                       "np.sum({g} * linspace_weights({num}, False))",
+                       jvps={"start": "{d} * linspace_weights({num}, True)",
+                             "stop": "{d} * linspace_weights({num}, False)"}),
+    # Non-finite values are replaced by constants.
+    np.nan_to_num: _ew("x copy=True nan=0.0", "{g} * np.isfinite({x})",
+                       jvps={"x": "{d} * np.isfinite({x})"}),
     np.sort: _rule("a", "sort_vjp({g}, {a})", jvps={"a": "sort_jvp({a}, {d})"}),
     np.median: _rule("a", "median_vjp({g}, {a})"),
     np.vdot: _rule("a b", "np.ascontiguousarray({g} * {b}).reshape({a}.shape)",

@@ -99,6 +99,7 @@ CALL_RULES = RuleTable({
     np.conjugate: ("{g}",),
     np.imag: (None,),
     np.angle: (None,),
+    np.nan_to_num: ("{g} * math.isfinite({0})",),
 })
 
 _NUMPY_TWINS = {

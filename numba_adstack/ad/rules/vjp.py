@@ -11,6 +11,8 @@ reshapes): add contributions into adjoints, never write into them.
   ``reduced_view`` (the same, unmaterialised, for ``x_bar += ...``);
 * ``special``: ``digamma``, ``trigamma`` (the scalar rules of ``math.lgamma``,
   ``math.gamma``);
+* ``vjp_arrange``: ``kron_vjp_a``/``_b``, ``repeat_vjp``, ``linspace_weights``,
+  ``append_axis_vjp_arr``/``_values`` (``np.append`` with or without an axis);
 * ``vjp_decomp``: the items of ``eigh``/``svd``/``slogdet`` (``eigh_values``...), and
   the adjoints and tangents of those and of ``cholesky``, ``pinv``;
 * ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
@@ -49,6 +51,14 @@ RUNTIME = {f.__name__: f for f in (
     column_stack_vjp, sort_vjp, sort_jvp, median_vjp, tri_vjp, append_vjp_arr,
     append_vjp_values,
     average_vjp_a, average_vjp_weights, cumprod_vjp, cumprod_jvp, digamma, trigamma)}
+
+# kron, repeat, linspace, append along an axis: vjp_arrange.
+from .vjp_arrange import (append_axis_vjp_arr, append_axis_vjp_values,  # noqa: E402
+                          kron_vjp_a, kron_vjp_b, linspace_weights, repeat_vjp)
+
+RUNTIME.update({f.__name__: f for f in (
+    append_axis_vjp_arr, append_axis_vjp_values, kron_vjp_a, kron_vjp_b, linspace_weights,
+    repeat_vjp)})
 
 # np.linalg's decompositions: vjp_decomp (the items of eigh, svd and slogdet too, which
 # the replay calls).
