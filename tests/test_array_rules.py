@@ -477,6 +477,8 @@ def test_arranging_elements():
     check(np.append, a, b.T[:, :2], 1, constant=("axis",))
     check(np.append, a, b.ravel(), f=lambda a, b: np.append(a, b))
     check(np.row_stack, (v, rand(3)), f=np.vstack)
+    check(D.split_item, rand(6, 2), 3, 1, constant=("sections", "index"))
+    check(D.array_split_item, rand(5), 2, 1, constant=("sections", "index"))
 
 
 @pytest.mark.parametrize("offset", [0, 1, -1])
@@ -622,7 +624,7 @@ DEDICATED = {
     np.swapaxes, np.triu, np.tril, np.append, np.sort, np.median, np.vdot, np.average,
     np.real, np.linalg.cholesky, np.linalg.pinv, D.eigh_values, D.eigh_vectors,
     D.svd_values, D.slogdet_logabs, np.kron, np.cross, np.moveaxis, np.rot90, np.repeat,
-    np.nan_to_num, np.linspace, np.row_stack}
+    np.nan_to_num, np.linspace, np.row_stack, D.split_item, D.array_split_item}
 
 
 # In-place operators share their operator's rule; floor division has no gradient.

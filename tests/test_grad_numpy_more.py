@@ -191,3 +191,20 @@ def test_arrange_reverse_and_forward():
     tangents = tuple(rand(*np.shape(x)) if isinstance(x, np.ndarray) else 0.3 for x in args)
     _, t = arrange.jvp(args, tangents)
     assert t == pytest.approx(fd_jvp(arrange, args, tangents), rel=1e-6)
+
+
+@nad.grad_jit
+def pieces(x, m):
+    """Items of np.split and np.array_split, read by constant index, also from a name."""
+    p = np.split(x, 3)
+    q = np.array_split(m, 2)[1]
+    a, b = np.split(x, 3)[0], np.array_split(x, 4)[3]
+    return np.sum(p[1] * p[2]) + np.sum(q * q * q) + np.sum(a * a) + np.sum(np.sin(b))
+
+
+def test_split_items_reverse_and_forward():
+    args = (rand(6), rand(5, 2))
+    check_fd(pieces, *args)
+    tangents = (rand(6), rand(5, 2))
+    _, t = pieces.jvp(args, tangents)
+    assert t == pytest.approx(fd_jvp(pieces, args, tangents), rel=1e-6)

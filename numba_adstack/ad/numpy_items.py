@@ -18,6 +18,9 @@ ITEMS = {
     np.linalg.svd: ((None, D.svd_values, None), ("full_matrices",)),
     np.linalg.slogdet: ((D.slogdet_sign, D.slogdet_logabs), ()),
 }
+#: Functions returning a list of arrays -> the function of one item, given the call's
+#: arguments and the item's index.
+LIST_ITEMS = {np.split: D.split_item, np.array_split: D.array_split_item}
 
 
 def _definition(func_ir, var):
@@ -62,6 +65,20 @@ def _tuple_call(func_ir, var):
     return None if entry is None else (d, entry)
 
 
+def _list_call(func_ir, var):
+    """The call of ``LIST_ITEMS`` (two positional arguments) producing ``var``, and the
+    function of its items."""
+    d = _definition(func_ir, var)
+    if not (isinstance(d, ir.Expr) and d.op == "call") or d.vararg is not None \
+            or d.kws or len(d.args) != 2:
+        return None
+    try:
+        fn = LIST_ITEMS.get(_called(func_ir, d))
+    except TypeError:
+        return None
+    return None if fn is None else (d, fn)
+
+
 def rewrite_items(func_ir):
     """Rewrite the item reads of ``ITEMS``'s functions; True when any was."""
     func_ir._definitions = build_definitions(func_ir.blocks)
@@ -74,6 +91,18 @@ def rewrite_items(func_ir):
             if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
                     and stmt.value.op == "static_getitem"
                     and isinstance(stmt.value.index, int)):
+                continue
+            split = _list_call(func_ir, stmt.value.value)
+            if split is not None:
+                call, fn = split
+                loc = stmt.loc
+                gvar = block.scope.redefine("$np_item", loc)
+                ivar = block.scope.redefine("$np_item_index", loc)
+                block.body.insert(k - 1, ir.Assign(ir.Global(fn.__name__, fn, loc), gvar, loc))
+                block.body.insert(k, ir.Assign(ir.Const(stmt.value.index, loc), ivar, loc))
+                stmt.value = ir.Expr.call(gvar, list(call.args) + [ivar], (), loc)
+                k += 2
+                changed = True
                 continue
             found = _tuple_call(func_ir, stmt.value.value)
             if found is None:
@@ -118,7 +147,8 @@ def _drop_unread_tuples(func_ir):
                         isinstance(stmt.value, ir.Expr) and (
                             stmt.value.op == "exhaust_iter" or (
                                 stmt.value.op == "call"
-                                and _tuple_call(func_ir, stmt.target) is not None)):
+                                and (_tuple_call(func_ir, stmt.target) is not None
+                                     or _list_call(func_ir, stmt.target) is not None))):
                     dropped = True
                     continue
                 keep.append(stmt)

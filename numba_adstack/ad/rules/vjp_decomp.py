@@ -192,3 +192,28 @@ def pinv_jvp(y, a, d):
     out += np.dot(np.dot(np.dot(y, yt), d.T), left)
     out += np.dot(np.dot(right, d.T), np.dot(yt, y))
     return out
+
+
+# ---------------------------------------------------------------------- split items
+@njit(cache=False)
+def split_item(ary, sections, index):
+    """``np.split(ary, sections)[index]`` (along the first axis)."""
+    return np.split(ary, sections)[index]
+
+
+@njit(cache=False)
+def array_split_item(ary, sections, index):
+    """``np.array_split(ary, sections)[index]``."""
+    return np.array_split(ary, sections)[index]
+
+
+@njit(cache=False)
+def split_item_vjp(g, ary, sections, index, unequal):
+    """``g`` in the rows of ``ary`` that piece ``index`` holds, zeros elsewhere."""
+    rows = np.arange(ary.shape[0])
+    pieces = np.array_split(rows, sections) if unequal else np.split(rows, sections)
+    out = np.zeros(ary.shape)
+    piece = pieces[index]
+    if piece.size:
+        out[piece[0]:piece[0] + piece.size] += g
+    return out
