@@ -1,7 +1,8 @@
 """Matrix decompositions: the items of ``np.linalg.eigh``, ``svd`` and ``slogdet`` that have
 a derivative, as functions of their own (capture rewrites ``np.linalg.eigh(a)[0]`` as
 ``eigh_values(a)``: ad/numpy_items.py), and the adjoints and tangents of those and of
-``np.linalg.cholesky`` and ``np.linalg.pinv``.
+``np.linalg.cholesky`` and ``np.linalg.pinv``; and, read the same way, the pieces of
+``np.split`` and ``np.array_split`` (``split_item``).
 
 ``eigh`` and ``cholesky`` read the lower triangle of ``a`` only: their adjoint is the
 gradient with respect to those entries (``lower_of``), which is also what reaches ``b``
