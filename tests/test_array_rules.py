@@ -17,6 +17,7 @@ import pytest
 from numba import njit
 
 from numba_adstack.ad.rules import array_rules as A
+from numba_adstack.ad.rules import vjp_decomp as D
 from numba_adstack.ad.rules.scalar import CALL_RULES
 from numba_adstack.ad.rules.vjp import RUNTIME, erf, erfc, sum_to, unreduce
 from numba_adstack.ad.rules.vjp_core import suspend_helper_cache
@@ -446,6 +447,40 @@ def test_inverse_and_determinant():
     check(np.linalg.det, a.T, rtol=1e-5)
 
 
+def test_decompositions():
+    # eigh and cholesky read the lower triangle: an upper one that differs is not read.
+    a = spd(3) + 0.2 * np.triu(rand(3, 3), 1)
+    for key in (D.eigh_values, D.eigh_vectors, np.linalg.cholesky, D.slogdet_logabs):
+        check(key, a, rtol=1e-5)
+    check(D.slogdet_logabs, spd(3) - 4.0 * np.eye(3), rtol=1e-5)     # det < 0
+    for b in (rand(4, 3), rand(3, 5), rand(6, 3)[::2]):
+        check(D.svd_values, b, rtol=1e-5)
+        check(np.linalg.pinv, b, rtol=1e-5)
+
+
+def test_parts_of_floats():
+    check(np.real, rand(3, 2))
+
+
+def test_arranging_elements():
+    a, b, v = rand(3, 4), rand(2, 3), rand(3)
+    check(np.kron, a, b)
+    check(np.kron, v, a)
+    check(np.cross, v, rand(2, 3))               # broadcast: summed back
+    check(np.moveaxis, rand(2, 3, 4), 0, 2, constant=("source", "destination"))
+    check(np.rot90, a, 3, constant=("k",))
+    check(np.repeat, v, 3, constant=("repeats",))
+    check(np.repeat, v, np.array([2, 0, 1]))
+    x = np.array([0.5, np.nan, -1.0, 2.0])       # (an inf becomes 1.8e308: no FD)
+    check(np.nan_to_num, x, f=lambda x: np.nan_to_num(x))
+    check(np.linspace, 0.3, 1.7, 5, constant=("num",))
+    check(np.append, a, b.T[:, :2], 1, constant=("axis",))
+    check(np.append, a, b.ravel(), f=lambda a, b: np.append(a, b))
+    check(np.row_stack, (v, rand(3)), f=np.vstack)
+    check(D.split_item, rand(6, 2), 3, 1, constant=("sections", "index"))
+    check(D.array_split_item, rand(5), 2, 1, constant=("sections", "index"))
+
+
 @pytest.mark.parametrize("offset", [0, 1, -1])
 def test_trace(offset):
     check(np.trace, rand(3, 4), offset)
@@ -586,11 +621,15 @@ DEDICATED = {
     np.transpose, np.concatenate, np.stack, np.copy, np.asarray, np.ascontiguousarray,
     np.ndarray.astype, operator.neg, operator.pos, np.diff, np.interp, operator.getitem,
     np.hstack, np.vstack, np.column_stack, np.flip, np.fliplr, np.flipud, np.roll,
-    np.swapaxes, np.triu, np.tril, np.append, np.sort, np.median, np.vdot, np.average}
+    np.swapaxes, np.triu, np.tril, np.append, np.sort, np.median, np.vdot, np.average,
+    np.real, np.linalg.cholesky, np.linalg.pinv, D.eigh_values, D.eigh_vectors,
+    D.svd_values, D.slogdet_logabs, np.kron, np.cross, np.moveaxis, np.rot90, np.repeat,
+    np.nan_to_num, np.linspace, np.row_stack, D.split_item, D.array_split_item}
 
 
 # In-place operators share their operator's rule; floor division has no gradient.
-SHARED_OR_NONE = set(A.INPLACE_TO_BINOP) | {operator.imatmul, operator.floordiv}
+SHARED_OR_NONE = set(A.INPLACE_TO_BINOP) | {operator.imatmul, operator.floordiv, np.imag,
+                                             np.angle, D.slogdet_sign}
 
 
 def test_every_rule_is_tested():

@@ -310,11 +310,6 @@ def test_gather_with_integers_and_slices():
 
 
 # ----------------------------------------------------------------------------- refused
-def _append_along_an_axis(x):
-    y = np.append(x, x, axis=0)         # (the rule of np.append is of its flat form)
-    return np.sum(y * np.arange(8.0))
-
-
 def _percentile(x):
     return np.percentile(x * 2.0, 50.0)
 
@@ -336,7 +331,6 @@ def _write_into_reshape(x):
 
 @pytest.mark.parametrize("fn,what,line", [
     (_write_into_reshape, "np.reshape", "z[0] = 1.0"),
-    (_append_along_an_axis, "np.append", "y = np.append(x, x, axis=0)"),
     (_percentile, "percentile", "return np.percentile(x * 2.0, 50.0)"),
     (_nancumprod, "np.nancumprod", "return np.sum(np.nancumprod(x) * x)"),
     (_eigenvalues, "eigvalsh", "return np.sum(np.linalg.eigvalsh(a))"),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from numba.core import ir, types
 
 from . import rules as R
+from .rule_binding import bind_expr
 from .typeinfo import carries_floats, is_float, is_float_array
 
 
@@ -176,7 +177,7 @@ def _useful(facts, varied):
             if name in useful or name not in varied:
                 continue
             useful.add(name)
-            for op in facts.adjoint_operands(name):
+            for op in _gradient_operands(facts, name):
                 if op in varied and op not in useful:
                     work.append(op)
             for a in facts.arrays_read(name):
@@ -215,6 +216,27 @@ def _useful(facts, varied):
                     work.extend(v.name for v in values
                                 if v.name not in useful and v.name in varied)
     return useful, useful_roots
+
+
+def _gradient_operands(facts, name):
+    """The operands an adjoint may flow into from ``name``, less those of a call that its
+    rule gives no gradient in every place they are passed (``np.floor(x * x)``: ``x * x``
+    gets no adjoint, rather than one never written)."""
+    ops = facts.adjoint_operands(name)
+    e = None if name in facts.phis else facts.def_expr(name)
+    if not (isinstance(e, ir.Expr) and e.op == "call"):
+        return ops
+    bound = bind_expr(facts, e)
+    if bound is not None:
+        pairs = list(zip(bound.operands, bound.templates()))
+    else:
+        rule = R.CALL_RULES.get(facts.resolve_global(e.func))
+        if rule is None or e.kws or e.vararg is not None or len(rule) != len(e.args):
+            return ops
+        pairs = list(zip(e.args, rule))
+    live = {v.name for v, t in pairs if isinstance(v, ir.Var) and t is not None}
+    dead = {v.name for v, t in pairs if isinstance(v, ir.Var) and t is None} - live
+    return [o for o in ops if o not in dead]
 
 
 def _useful_copy_sources(facts, varied, useful_roots):

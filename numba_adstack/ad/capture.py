@@ -29,6 +29,9 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core import errors, types
 
 from . import checkpoint_call, implicit, library_calls, second_order, tuples
+from .numpy_items import rewrite_items
+from .rules import CALL_RULES
+from .rules.array_rules import rule_of
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .loopforms import RewriteLoopForms
@@ -110,11 +113,22 @@ def _callee_py_func(func_ir, expr, callee_of=None):
     """The Python function of the Numba function a call expression calls, or None.
     ``callee_of`` (optional) recognises the target's own kinds of callable."""
     val = _called_object(func_ir, expr)
-    if val is None or implicit.is_primitive(val):
+    if val is None or _called_as_is(val):
         return None
     if _is_dispatcher(val) or isinstance(val, library_calls.Implementation):
         return val.py_func
     return None if callee_of is None else callee_of(val)
+
+
+def _called_as_is(val):
+    """Is ``val`` a primitive of the rewrite: marked so, or a Numba function with a rule
+    of its own (rules/special.py's digamma, met when forward mode runs over a backward)?"""
+    if implicit.is_primitive(val):
+        return True
+    try:
+        return val in CALL_RULES or rule_of(val) is not None
+    except TypeError:                  # unhashable
+        return False
 
 
 def _tuple_items(func_ir, var, argtypes, depth=0):
@@ -299,6 +313,7 @@ class InlineDispatcherCalls(FunctionPass):
             if sites:
                 modified = True
                 work = [(None, b) for b in library_calls.resolve_sites(state, sites)]
+        modified |= rewrite_items(state.func_ir)
         if modified:
             _drop_unused_callee_globals(state.func_ir)
             cfg = compute_cfg_from_blocks(state.func_ir.blocks)
@@ -399,7 +414,7 @@ def _check_calls(state):
                     and stmt.value.op == "call"):
                 continue
             t = state.typemap.get(stmt.value.func.name)
-            if isinstance(t, types.Dispatcher) and not implicit.is_primitive(t.dispatcher):
+            if isinstance(t, types.Dispatcher) and not _called_as_is(t.dispatcher):
                 _refuse(state, "a call to the Numba function %s through %r, which is not "
                         "known before the function runs (pass the function itself, as an "
                         "argument or a global)" % (t.dispatcher.py_func.__name__,

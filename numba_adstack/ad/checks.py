@@ -156,10 +156,28 @@ def array_expr_message(facts, name):
             what = "the array attribute `.%s`" % e.attr
         elif e.op == "call":
             what = _call_description(facts, e)
+        elif e.op in ("static_getitem", "getitem"):
+            item = _tuple_item_description(facts, e)
+            if item is not None:
+                return ("%s has no derivative rule (the items with one: both of "
+                        "np.linalg.eigh's, np.linalg.svd's singular values, "
+                        "np.linalg.slogdet's; see docs/array_rules.md)" % item)
     target = "" if name.startswith("$") else ", assigned to %r," % name
     return ("%s%s producing %s has no array rule (the supported primitives are listed in "
             "docs/array_rules.md): write the element-wise loop"
             % (what, target, facts.ty(name)))
+
+
+def _tuple_item_description(facts, e):
+    """``item 0 of the tuple `np.linalg.svd` returns`` for an item of a call's result
+    (read by index or unpacked), or None."""
+    tup = facts.def_expr(e.value.name)
+    if isinstance(tup, ir.Expr) and tup.op == "exhaust_iter":
+        tup = facts.def_expr(tup.value.name)
+    if not (isinstance(tup, ir.Expr) and tup.op == "call"):
+        return None
+    index = e.index if e.op == "static_getitem" else "k"
+    return "item %s of the tuple returned by %s" % (index, _call_description(facts, tup))
 
 
 def _call_description(facts, e):
@@ -170,8 +188,10 @@ def _call_description(facts, e):
     shown = facts.target.display_name(fn)
     if shown is not None:
         return "`%s`" % shown
-    prefix = "np." if isinstance(fn, np.ufunc) or getattr(
-        fn, "__module__", "").startswith("numpy") else ""
+    module = getattr(fn, "__module__", None) or ""
+    prefix = "np." if isinstance(fn, np.ufunc) or module.startswith("numpy") else ""
+    if module.startswith("numpy.linalg"):
+        prefix = "np.linalg."
     return "the array function `%s%s`" % (prefix, getattr(fn, "__name__", fn))
 
 

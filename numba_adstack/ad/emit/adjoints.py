@@ -161,7 +161,7 @@ class Adjoints:
             return self.array_target(e.value, "%s.T" % g, shaped=True)
         found = facts.array_rule(e)
         if found is None:
-            facts.error("the array expression %r" % e, e.loc)
+            facts.error(array_expr_message(facts, name), e.loc)
         rule, operands, shaped = found
         arrays = [op for op in operands if isinstance(facts.ty(op), types.Array)]
         # One array operand (the others scalars): its contribution has its shape already.

@@ -20,6 +20,7 @@ from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
 from ..rule_binding import bind_expr
+from ..rules import vjp_decomp
 from ..rules.array_rules import rule_of
 from ..rules.template import lift_rule
 from ..typeinfo import carries_floats, is_float, is_float_array
@@ -32,7 +33,9 @@ LINEAR_CALLS = {
     np.diag: (0,), np.concatenate: (0,), np.stack: (0,), np.hstack: (0,),
     np.vstack: (0,), np.fliplr: (0,), np.flipud: (0,), np.diff: (0,), np.array: (0,),
     np.asarray: (0,), tuple: (0,), np.flip: (0,), np.roll: (0,), np.swapaxes: (0,),
-    np.triu: (0,), np.tril: (0,),
+    np.triu: (0,), np.tril: (0,), np.moveaxis: (0,), np.rot90: (0,), np.repeat: (0,),
+    np.row_stack: (0,), np.append: (0, 1), vjp_decomp.split_item: (0,),
+    vjp_decomp.array_split_item: (0,),
     # The helpers of the generated backward (hvp runs forward mode over it): sums and
     # reshapes of adjoint arrays, linear in the adjoints together.
     runtime.acc: (0, 1), runtime.ensure: (0,), runtime.fill_as: (0,),
@@ -71,7 +74,7 @@ LIST_READS = {"pop"}
 LIST_EFFECTS = {"append", "clear"}
 #: Array methods linear in the array they are called on.
 LINEAR_METHODS = {"sum", "mean", "cumsum", "copy", "reshape", "ravel", "flatten",
-                  "transpose", "trace"}
+                  "transpose", "trace", "conj", "conjugate"}
 #: Functions linear in each of their two operands: d(a b) = da b + a db.
 BILINEAR_CALLS = {np.dot, np.outer, np.inner, np.cross, np.matmul, np.kron, np.vdot}
 BILINEAR_METHODS = {"dot"}
@@ -172,7 +175,12 @@ class Tangents:
             if e.attr == "T" and self.has(e.value):
                 return "%s.T" % self.dot(e.value)
             if e.attr in ("real", "imag"):
-                self._error(name, "the attribute .%s" % e.attr)
+                t = self.facts.ty(e.value)
+                if not (is_float(t) or is_float_array(t)):
+                    self._error(name, "the attribute .%s" % e.attr)
+                # Of floats: .real is the value, .imag zeros.
+                if e.attr == "real" and self.has(e.value):
+                    return self.dot(e.value)
             return None
         if op == "binop":
             return self.operator(name, e.fn, [e.lhs, e.rhs], is_binop=True)

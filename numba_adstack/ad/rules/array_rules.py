@@ -50,6 +50,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from . import vjp_decomp as D
 from . import vjp_elementwise
 from .powers import LITERAL_RULES, specialise
 from .scalar import BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP, UNARY_RULES
@@ -155,6 +156,12 @@ ARRAY_RULES = {
     **{op: _elementwise(op, r, ("a",)) for op, r in UNARY_RULES.items()},
     # np.where's operands are positional-only in NumPy; the third is named y_ here
     # because {y} is the result.
+    # NumPy functions (not ufuncs) whose scalar rule lifts. Of float arrays: real is the
+    # array, imag and angle zeros.
+    np.sinc: _elementwise(np.sinc, CALL_RULES[np.sinc], ("x",)),
+    np.real: _rule("val", "{g}"),
+    np.imag: _rule("val"),
+    np.angle: _rule("z deg=False"),
     np.where: _ew("condition x y_", None, "{g} * ({condition} != 0)",
                   "{g} * ({condition} == 0)",
                   jvps={"x": "np.where({condition}, {d}, 0.0)",
@@ -210,6 +217,25 @@ ARRAY_RULES = {
                          jvps={"a": "-np.dot(np.dot({y}, {d}), {y})"}),
     np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)",
                          jvps={"a": "{y} * np.sum(np.linalg.inv({a}).T * {d})"}),
+    # Decompositions (rules/vjp_decomp.py). The items of eigh, svd and slogdet that have
+    # a derivative are functions of their own there (capture rewrites eigh(a)[0]).
+    D.eigh_values: _rule("a", "eigh_values_vjp({g}, {a})",
+                         jvps={"a": "eigh_values_jvp({a}, {d})"}),
+    D.eigh_vectors: _rule("a", "eigh_vectors_vjp({g}, {a})",
+                          jvps={"a": "eigh_vectors_jvp({a}, {d})"}),
+    D.svd_values: _rule("a", "svd_values_vjp({g}, {a})",
+                        jvps={"a": "svd_values_jvp({a}, {d})"}),
+    D.slogdet_logabs: _rule("a", "slogdet_vjp({g}, {a})",
+                            jvps={"a": "slogdet_jvp({a}, {d})"}),
+    D.slogdet_sign: _rule("a", jvps={"a": "0.0"}),
+    D.split_item: _rule("ary sections index",
+                        "split_item_vjp({g}, {ary}, {sections}, {index}, False)"),
+    D.array_split_item: _rule("ary sections index",
+                              "split_item_vjp({g}, {ary}, {sections}, {index}, True)"),
+    np.linalg.cholesky: _rule("a", "cholesky_vjp({g}, {y})",
+                              jvps={"a": "cholesky_jvp({y}, {d})"}),
+    np.linalg.pinv: _rule("a rcond=1e-15", "pinv_vjp({g}, {y}, {a})",
+                          jvps={"a": "pinv_jvp({y}, {a}, {d})"}),
     np.trace: _rule("a offset=0", "trace_vjp({g}, {a}, {offset})"),
     np.diag: _rule("v k=0", "diag_vjp({g}, {v}, {k})"),
 
@@ -227,6 +253,7 @@ ARRAY_RULES = {
     np.stack: _rule("arrays axis=0", "stack_vjp({g}, {arrays}, {axis})"),
     np.hstack: _rule("tup", "hstack_vjp({g}, {tup})"),
     np.vstack: _rule("tup", "vstack_vjp({g}, {tup})"),
+    np.row_stack: _rule("tup", "vstack_vjp({g}, {tup})"),
     np.column_stack: _rule("tup", "column_stack_vjp({g}, {tup})"),
     # Numba's np.flip and np.roll take no axis: all axes, the flattened array.
     np.flip: _rule("m", "np.flip({g})"),
@@ -236,9 +263,28 @@ ARRAY_RULES = {
     np.swapaxes: _rule("a axis1 axis2", "np.swapaxes({g}, {axis1}, {axis2})"),
     np.triu: _rule("m k=0", "tri_vjp({g}, {m}, {k}, True)"),
     np.tril: _rule("m k=0", "tri_vjp({g}, {m}, {k}, False)"),
-    # Flattened (an axis= is left without a rule, and refused).
-    np.append: _rule("arr values", "append_vjp_arr({g}, {arr}, {values})",
-                     "append_vjp_values({g}, {arr}, {values})"),
+    # Flattened without an axis, as NumPy.
+    np.append: _rule("arr values axis=None",
+                     "append_axis_vjp_arr({g}, {arr}, {values}, {axis})",
+                     "append_axis_vjp_values({g}, {arr}, {values}, {axis})"),
+    np.moveaxis: _rule("a source destination",
+                       "np.moveaxis({g}, {destination}, {source})"),
+    np.rot90: _rule("m k=1", "np.ascontiguousarray(np.rot90({g}, -{k}))"),
+    # Numba's np.repeat takes no axis: flattened.
+    np.repeat: _rule("a repeats", "repeat_vjp({g}, {a}, {repeats})"),
+    np.kron: _rule("a b", "kron_vjp_a({g}, {a}, {b})", "kron_vjp_b({g}, {a}, {b})"),
+    # <g, a x b> = <a, b x g> = <b, g x a>; broadcast operands summed back.
+    np.cross: _rule("a b", "sum_to(np.cross({b}, {g}), {a})",
+                    "sum_to(np.cross({g}, {a}), {b})"),
+    # Of its float endpoints: point i is start (1 - t) + stop t, t = i / (num - 1).
+    np.linspace: _rule("start stop num=50",
+                       "np.sum({g} * linspace_weights({num}, True))",
+                       "np.sum({g} * linspace_weights({num}, False))",
+                       jvps={"start": "{d} * linspace_weights({num}, True)",
+                             "stop": "{d} * linspace_weights({num}, False)"}),
+    # Non-finite values are replaced by constants.
+    np.nan_to_num: _ew("x copy=True nan=0.0", "{g} * np.isfinite({x})",
+                       jvps={"x": "{d} * np.isfinite({x})"}),
     np.sort: _rule("a", "sort_vjp({g}, {a})", jvps={"a": "sort_jvp({a}, {d})"}),
     np.median: _rule("a", "median_vjp({g}, {a})"),
     np.vdot: _rule("a b", "np.ascontiguousarray({g} * {b}).reshape({a}.shape)",
@@ -278,7 +324,8 @@ METHODS = {
     "var": np.var, "std": np.std, "cumsum": np.cumsum, "cumprod": np.cumprod, "dot": np.dot,
     "T": np.transpose, "transpose": np.transpose, "reshape": np.reshape, "ravel": np.ravel,
     "flatten": np.ndarray.flatten, "copy": np.copy, "astype": np.ndarray.astype,
-    "clip": np.clip,
+    "clip": np.clip, "real": np.real, "imag": np.imag, "conj": np.conjugate,
+    "conjugate": np.conjugate,
 }
 
 # scipy.special.erf / erfc (Numba compiles them with numba-scipy installed) share the rules

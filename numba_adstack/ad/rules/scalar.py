@@ -19,6 +19,7 @@ import operator
 
 import numpy as np
 
+from .special import digamma, trigamma
 from .template import RuleTable, check_linear
 
 # x ** y: as JAX, d/dx is 0 where y == 0 (not 0 * x ** -1, NaN at x == 0) and d/dy is 0
@@ -45,6 +46,11 @@ CALL_RULES = RuleTable({
     math.atanh: ("{g} * (1.0 / (1.0 - {0} * {0}))",),
     math.erf: ("{g} * (1.1283791670955126 * math.exp(-({0} * {0})))",),
     math.erfc: ("{g} * (-1.1283791670955126 * math.exp(-({0} * {0})))",),
+    # digamma and trigamma: njit helpers of rules/special.py, in the generated code's
+    # namespace (rules/vjp.py RUNTIME); called, not inlined, as they have rules here.
+    math.lgamma: ("{g} * digamma({0})",),
+    math.gamma: ("{g} * ({y} * digamma({0}))",),
+    digamma: ("{g} * trigamma({0})",),
     math.exp: ("{g} * {y}",),
     math.exp2: ("{g} * ({y} * 0.6931471805599453)",),
     math.expm1: ("{g} * ({y} + 1.0)",),
@@ -85,6 +91,15 @@ CALL_RULES = RuleTable({
     np.cbrt: ("{g} * (1.0 / (3.0 * {y} * {y}))",),
     math.fmod: ("{g}", "{g} * (-math.trunc({0} / {1}))"),
     np.rint: (None,),
+    # sinc(x) = sin(pi x) / (pi x): (cos(pi x) - sinc(x)) / x, 0 at x = 0 (the comparison
+    # as a number keeps the rule valid element-wise).
+    np.sinc: ("{g} * ((math.cos(3.141592653589793 * {0}) - {y}) / ({0} + ({0} == 0.0)))",),
+    # Of float input: real and conj are the identity, imag and angle constants.
+    np.real: ("{g}",),
+    np.conjugate: ("{g}",),
+    np.imag: (None,),
+    np.angle: (None,),
+    np.nan_to_num: ("{g} * math.isfinite({0})",),
 })
 
 _NUMPY_TWINS = {

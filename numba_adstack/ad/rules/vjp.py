@@ -9,6 +9,12 @@ reshapes): add contributions into adjoints, never write into them.
 
 * ``vjp_core``: ``sum_to`` (undo broadcasting), ``unreduce`` (undo a reduction),
   ``reduced_view`` (the same, unmaterialised, for ``x_bar += ...``);
+* ``special``: ``digamma``, ``trigamma`` (the scalar rules of ``math.lgamma``,
+  ``math.gamma``);
+* ``vjp_arrange``: ``kron_vjp_a``/``_b``, ``repeat_vjp``, ``linspace_weights``,
+  ``append_axis_vjp_arr``/``_values`` (``np.append`` with or without an axis);
+* ``vjp_decomp``: the items of ``eigh``/``svd``/``slogdet`` (``eigh_values``...), and
+  the adjoints and tangents of those and of ``cholesky``, ``pinv``;
 * ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
 * ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``,
   ``cumprod_vjp`` (and ``cumprod_jvp``, the forward mode's), ``norm_vjp``,
@@ -26,6 +32,8 @@ reshapes): add contributions into adjoints, never write into them.
   three adjoints, for ``hvp``), ``take_vjp`` (``x[idx]``, ``x[idx, 1]``), ``last_writes``
   (``x[idx] = v``).
 """
+from .special import digamma, trigamma
+from . import vjp_decomp
 from .vjp_core import reduced_view, sum_to, unreduce
 from .vjp_elementwise import clip_bounds_vjp, clip_vjp, erf, erfc
 from .vjp_linalg import (add_dot_vjp_a, add_dot_vjp_b, diag_vjp, dot_vjp_a, dot_vjp_b,
@@ -42,7 +50,24 @@ RUNTIME = {f.__name__: f for f in (
     trace_vjp, diag_vjp, transpose_vjp, concatenate_vjp, stack_vjp, hstack_vjp, vstack_vjp,
     column_stack_vjp, sort_vjp, sort_jvp, median_vjp, tri_vjp, append_vjp_arr,
     append_vjp_values,
-    average_vjp_a, average_vjp_weights, cumprod_vjp, cumprod_jvp)}
+    average_vjp_a, average_vjp_weights, cumprod_vjp, cumprod_jvp, digamma, trigamma)}
+
+# kron, repeat, linspace, append along an axis: vjp_arrange.
+from .vjp_arrange import (append_axis_vjp_arr, append_axis_vjp_values,  # noqa: E402
+                          kron_vjp_a, kron_vjp_b, linspace_weights, repeat_vjp)
+
+RUNTIME.update({f.__name__: f for f in (
+    append_axis_vjp_arr, append_axis_vjp_values, kron_vjp_a, kron_vjp_b, linspace_weights,
+    repeat_vjp)})
+
+# np.linalg's decompositions: vjp_decomp (the items of eigh, svd and slogdet too, which
+# the replay calls).
+RUNTIME.update({name: getattr(vjp_decomp, name) for name in (
+    "eigh_values", "eigh_vectors", "svd_values", "slogdet_sign", "slogdet_logabs",
+    "eigh_values_vjp", "eigh_values_jvp", "eigh_vectors_vjp", "eigh_vectors_jvp",
+    "svd_values_vjp", "svd_values_jvp", "slogdet_vjp", "slogdet_jvp", "cholesky_vjp",
+    "cholesky_jvp", "pinv_vjp", "pinv_jvp", "split_item", "array_split_item",
+    "split_item_vjp")})
 
 # np.diff, np.interp and x[idx]: vjp_sequence.
 from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp,  # noqa: E402
