@@ -154,19 +154,19 @@ def test_refused_helpers_name_the_call_and_the_line():
 
 
 @numba.njit
-def uses_gamma(x):
-    return math.gamma(x)
+def uses_ldexp(x):
+    return math.ldexp(x, 2)
 
 
-gamma_ck = nad.checkpoint(uses_gamma)
+ldexp_ck = nad.checkpoint(uses_ldexp)
 
 
 def test_a_helper_that_cannot_be_differentiated_is_refused_as_itself():
     @nad.grad_jit
     def f(x):
-        return gamma_ck(x) * 2.0
+        return ldexp_ck(x) * 2.0
 
-    with pytest.raises(NonDifferentiableError, match="'uses_gamma': the call to gamma"):
+    with pytest.raises(NonDifferentiableError, match="'uses_ldexp': the call to ldexp"):
         f.grad(1.5)
 
 
