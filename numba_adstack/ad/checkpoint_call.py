@@ -27,13 +27,11 @@ import threading
 import numba
 from numba.core import ir, types
 from numba.core.extending import overload
-from numba.core.registry import cpu_target
 
 from ..errors import NonDifferentiableError
 from . import implicit
-from . import rules as R
 from .facts import raise_non_differentiable
-from .rules.array_rules import ARRAY_RULES, ArrayRule
+from .arity_primitives import ArityPrimitives
 from .runtime import RUNTIME
 
 # id -> (marked function, grad_jit function of its Python function, made when first used)
@@ -132,49 +130,20 @@ def rewrite_call(state, block, i, helper_grad, defined_value):
 
 
 # ---------------------------------------------------------------------- the primitives
+# Adjoints: item j of the helper's vjp at the call's inputs, for each argument a_j.
+_PRIMITIVES = ArityPrimitives(
+    __name__, "checkpoint_call", ("f", "site"), lambda *a: _call_impl(*a),
+    lambda args, j: "checkpoint_vjp({g}, {f}, (%s,))[%d]" % (args, j))
+
+
 def checkpoint_call(n):
-    """The primitive ``checkpoint_call_<n>(h, site, a0, ..., a<n-1>)``, made once, with its
-    typing and its adjoint rules."""
-    name = "checkpoint_call_%d" % n
-    fn = globals().get(name)
-    if fn is not None:
-        return fn
-    with _lock:
-        fn = globals().get(name)
-        if fn is None:
-            fn = _make_call(n, name)
-            globals()[name] = fn        # found again by name (a cached backward)
-    return fn
+    """The primitive ``checkpoint_call_<n>`` of the module docstring, made once."""
+    return _PRIMITIVES.get(n)
 
 
 def __getattr__(name):
     # ``checkpoint_call_<n>`` of a backward loaded from the disk cache, in a new process.
-    if name.startswith("checkpoint_call_") and name[len("checkpoint_call_"):].isdigit():
-        return checkpoint_call(int(name[len("checkpoint_call_"):]))
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
-
-
-def _make_call(n, name):
-    params = ["a%d" % j for j in range(n)]
-    ns = {}
-    exec("def %s(f, site, %s):\n    raise NotImplementedError('%s is called from Numba "
-         "code only')\n" % (name, ", ".join(params), name), ns)
-    fn = ns[name]
-    fn.__module__ = __name__
-    exec("def typer(f, site, %s):\n    return _call_impl(f, site, (%s,))\n"
-         % (", ".join(params), ", ".join(params)), dict(_call_impl=_call_impl), ns)
-    overload(fn, prefer_literal=True, inline="always")(ns["typer"])
-    cpu_target.typing_context.refresh()
-    # Adjoints: item j of the helper's vjp at the call's inputs, for each argument a_j.
-    vjp = ["checkpoint_vjp({g}, {f}, (%s,))[%d]" % (
-        ", ".join("{%s}" % p for p in params), j) for j in range(n)]
-    ARRAY_RULES[fn] = ArrayRule(("f", "site") + tuple(params),
-                                dict(f=None, site=None, **dict(zip(params, vjp))))
-    by_position = {"f": "{0}", "g": "{g}"}
-    by_position.update({p: "{%d}" % (j + 2) for j, p in enumerate(params)})
-    R.CALL_RULES[fn] = (None, None) + tuple(t.format(**by_position) for t in vjp)
-    implicit._PRIMITIVES[id(fn)] = fn          # called as it is, never inlined
-    return fn
+    return _PRIMITIVES.by_name(name)
 
 
 def _accepted_argument(t):

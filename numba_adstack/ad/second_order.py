@@ -32,12 +32,10 @@ import threading
 from numba.core import ir, types
 from numba.core.errors import TypingError
 from numba.core.extending import overload
-from numba.core.registry import cpu_target
 
 from . import implicit
-from . import rules as R
 from .facts import raise_non_differentiable
-from .rules.array_rules import ARRAY_RULES, ArrayRule
+from .arity_primitives import ArityPrimitives
 from .runtime import RUNTIME
 
 #: Kinds of derivative a differentiated function may call.
@@ -204,51 +202,20 @@ def _items_read(fir, name, keep=False):
 
 
 # ---------------------------------------------------------------------- the primitives
+# Adjoints: (H v)_j for each argument a_j.
+_PRIMITIVES = ArityPrimitives(
+    __name__, "gradient_item", ("f", "k", "site"), lambda *a: _item_impl(*a),
+    lambda args, j: "second_order_hvp({g}, {f}, {k}, (%s,))[%d]" % (args, j))
+
+
 def gradient_item(n):
-    """The primitive ``gradient_item_<n>(h, k, site, a0, ..., a<n-1>)``, made once, with
-    its typing and its adjoint rules."""
-    name = "gradient_item_%d" % n
-    fn = globals().get(name)
-    if fn is not None:
-        return fn
-    with _lock:
-        fn = globals().get(name)
-        if fn is None:
-            fn = _make_item(n, name)
-            globals()[name] = fn        # found again by name (a cached backward)
-    return fn
+    """The primitive ``gradient_item_<n>`` of the module docstring, made once."""
+    return _PRIMITIVES.get(n)
 
 
 def __getattr__(name):
     # ``gradient_item_<n>`` of a backward loaded from the disk cache, in a new process.
-    if name.startswith("gradient_item_") and name[len("gradient_item_"):].isdigit():
-        return gradient_item(int(name[len("gradient_item_"):]))
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
-
-
-def _make_item(n, name):
-    params = ["a%d" % j for j in range(n)]
-    ns = {}
-    exec("def %s(f, k, site, %s):\n    raise NotImplementedError('%s is called from "
-         "Numba code only')\n" % (name, ", ".join(params), name), ns)
-    fn = ns[name]
-    fn.__module__ = __name__
-    # Typing: item k of f's gradient; generated with f's parameters, as Numba binds them.
-    exec("def typer(f, k, site, %s):\n    return _item_impl(f, k, site, (%s,))\n"
-         % (", ".join(params), ", ".join(params)), dict(_item_impl=_item_impl), ns)
-    overload(fn, prefer_literal=True, inline="always")(ns["typer"])
-    # Registered now, after Numba installed its registries: the capture types it next.
-    cpu_target.typing_context.refresh()
-    # Adjoints: (H v)_j for each argument a_j.
-    hvp = ["second_order_hvp({g}, {f}, {k}, (%s,))[%d]" % (
-        ", ".join("{%s}" % p for p in params), j) for j in range(n)]
-    ARRAY_RULES[fn] = ArrayRule(("f", "k", "site") + tuple(params),
-                                dict(f=None, k=None, site=None, **dict(zip(params, hvp))))
-    by_position = {"f": "{0}", "k": "{1}", "g": "{g}"}
-    by_position.update({p: "{%d}" % (j + 3) for j, p in enumerate(params)})
-    R.CALL_RULES[fn] = (None, None, None) + tuple(t.format(**by_position) for t in hvp)
-    implicit._PRIMITIVES[id(fn)] = fn          # called as it is, never inlined
-    return fn
+    return _PRIMITIVES.by_name(name)
 
 
 def _literal_int(t):
