@@ -53,7 +53,7 @@ def exec_source(fname, source, namespace, tag):
     return namespace[fname]
 
 
-def _functions_without_inner_loops(source):
+def _helpers_to_inline(source):
     """Names of the functions defined in ``source`` that hold at most one loop (a parallel
     loop's iteration helper is one ``while True`` shell around the iteration's body) and
     no branch but that shell's: inlined into a prange body, an iteration that branches
@@ -152,13 +152,12 @@ class Backward:
         self.njit_options = dict(self.dispatcher.backward_options)
         self.njit_options.setdefault("pipeline_class", GeneratedCodeCompiler)
         # Helpers of parallel loops are called from the backward's prange loops: compiled
-        # first, by name, and the backward is compiled parallel. A helper without inner loops
-        # is inlined into the loop body (a call per iteration cost a map loop twice its
-        # serial time); one with inner loops is called, as Numba's reduction analysis of a
-        # prange body fails on some loops inlined into it.
-        straight = _functions_without_inner_loops(self.source)
+        # first, by name, and the backward is compiled parallel. A straight-line helper is
+        # inlined into the loop body (a call per iteration cost a map loop twice its serial
+        # time); one with inner loops or branches is called (see _helpers_to_inline).
+        inlined = _helpers_to_inline(self.source)
         for helper in helpers:
-            options = dict(self.njit_options, inline="always" if helper in straight else "never")
+            options = dict(self.njit_options, inline="always" if helper in inlined else "never")
             ns[helper] = disk_cache.jit(ns[helper], options, cache)
         if helpers:
             self.njit_options["parallel"] = True
