@@ -18,7 +18,7 @@ from numba import njit, typeof
 from numba.core import types
 from numba.core.errors import NumbaError
 
-from .ad.api import exec_source
+from .ad.generated_source import exec_source
 from .ad.vjp import signature_for
 
 _lock = threading.Lock()

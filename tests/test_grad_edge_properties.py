@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 import numba_adstack as nad
-from numba_adstack.ad.api import _wrt_indices
+from numba_adstack.ad.wrt import wrt_indices
 
 from conftest import fd_grad
 
@@ -70,7 +70,7 @@ _DISPATCHERS = {}
 def _dispatcher(name, wrt):
     """One grad_jit function per function and normalised ``wrt``."""
     fn = FUNCTIONS[name][0]
-    key = (name, _wrt_indices(fn, wrt))
+    key = (name, wrt_indices(fn, wrt))
     if key not in _DISPATCHERS:
         _DISPATCHERS[key] = nad.grad_jit(fn, wrt=wrt)
     return _DISPATCHERS[key]
@@ -103,7 +103,7 @@ def _finite(args):
 
 def _check_gradient(name, args, wrt, got):
     fn, analytic = FUNCTIONS[name]
-    chosen = _wrt_indices(fn, wrt)
+    chosen = wrt_indices(fn, wrt)
     floats = [np.asarray(a, dtype=np.float64) if np.ndim(a) else float(a) for a in args]
     with np.errstate(all="ignore"):
         want_ieee = analytic(*floats)
@@ -139,7 +139,7 @@ def test_every_outcome_is_a_gradient_or_a_documented_error(data):
     fn = FUNCTIONS[name][0]
     note("%s, wrt=%r" % (name, wrt))
     try:
-        _wrt_indices(fn, wrt)
+        wrt_indices(fn, wrt)
     except ValueError:
         try:
             nad.grad_jit(fn, wrt=wrt)

@@ -29,6 +29,7 @@ from numba.core import ir, types
 from numba.core.extending import overload
 
 from ..errors import NonDifferentiableError
+from . import grad_functions
 from . import implicit
 from .facts import raise_non_differentiable
 from .arity_primitives import ArityPrimitives
@@ -75,11 +76,10 @@ def gradient_function_of(obj):
     if entry is None or entry[0] is not obj:
         return None
     if entry[1] is None:
-        from .api import grad_jit
         with _lock:
             if entry[1] is None:
                 options = {k: v for k, v in obj.targetoptions.items() if k != "nopython"}
-                entry[1] = grad_jit(obj.py_func, **options)
+                entry[1] = grad_functions.grad_jit(obj.py_func, **options)
     return entry[1]
 
 
@@ -159,9 +159,8 @@ def _accepted_result(t):
 def _call_impl(f, site, args):
     """The implementation of ``checkpoint_call_<n>`` for these types: the helper's own
     call; None after noting a refusal (raised by the capture)."""
-    from .api import GradDispatcher
     from .jitted import _vjp_signature
-    if not (isinstance(f, types.Dispatcher) and isinstance(f.dispatcher, GradDispatcher)
+    if not (isinstance(f, types.Dispatcher) and grad_functions.is_grad_function(f.dispatcher)
             and isinstance(site, types.IntegerLiteral)):
         return None
     qualname, who, loc = _SITES[site.literal_value]

@@ -26,6 +26,7 @@ import numba
 from numba.core import ir, types
 from numba.extending import overload
 
+from . import grad_functions
 from . import rules as R
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
@@ -288,11 +289,10 @@ def _unliteral(t):
 def _implicit_dfdx_impl(func, x, args):
     if not isinstance(func, types.Dispatcher) or not isinstance(args, types.BaseTuple):
         return None
-    from .api import grad_jit
     disp = func.dispatcher
     entry = _DERIVATIVES.get(id(disp))
     if entry is None or entry[0] is not disp:
-        entry = (disp, grad_jit(disp.py_func, wrt=(0,), **{
+        entry = (disp, grad_functions.grad_jit(disp.py_func, wrt=(0,), **{
             k: v for k, v in disp.targetoptions.items() if k != "nopython"}))
         _DERIVATIVES[id(disp)] = entry
     try:

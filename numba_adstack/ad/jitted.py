@@ -8,7 +8,7 @@ function, so calling it runs the primal. Its attributes ``grad``, ``value_and_gr
 attribute (:func:`method_dispatcher`), and the attribute is lowered as a dummy value. The
 call is then an ordinary call of ``m``, which Numba compiles for the argument types at the
 call site. ``m`` calls an ``@overload`` (``_grad_call`` and friends) whose typing builds the
-backward of those types (the same :class:`~.api.Backward` as the Python call, serial) and
+backward of those types (the same :class:`~.backward.Backward` as the Python call, serial) and
 returns an implementation, generated per signature, that flattens tuple arguments, calls
 the backward's njit function and regroups its result exactly as the Python call does.
 The caller's library links the backward's machine code, so ``cache=True`` callers hold it
@@ -32,7 +32,9 @@ from numba.core.typing.templates import AttributeTemplate, infer_getattr
 
 from ..errors import AdjointArgumentError
 from . import vjp as _vjp
-from .api import Backward, GradDispatcher, exec_source
+from . import grad_functions
+from .backward import Backward
+from .generated_source import exec_source
 from .forward.jvp import jvp_for
 from .specialize import _FUNC, _LEAF, _TUPLE, layout_of
 
@@ -88,7 +90,7 @@ def derivative_of(obj):
 
 # ---------------------------------------------------------------------- backwards
 def serial_backward(disp, argtypes):
-    """The :class:`~.api.Backward` of ``disp`` for ``argtypes`` that a jitted caller links:
+    """The :class:`~.backward.Backward` of ``disp`` for ``argtypes`` that a jitted caller links:
     the Python call's own, or a serial one for a ``parallel=True`` function (the caller may
     itself run it inside ``prange``, and an exception in a parallel region loses its
     type). With ``checkpoint="auto"``, a backward whose loops the memory budget guards is
@@ -327,7 +329,7 @@ class GradientAttributes(AttributeTemplate):
     key = types.Dispatcher
 
     def generic_resolve(self, ty, attr):
-        if attr in KINDS and isinstance(ty.dispatcher, GradDispatcher):
+        if attr in KINDS and grad_functions.is_grad_function(ty.dispatcher):
             return types.Dispatcher(method_dispatcher(ty.dispatcher, attr))
 
 
@@ -345,6 +347,6 @@ def _typeof_method(val, c):
     """``f.grad`` passed from Python to a jitted function: the same Numba function as
     ``f.grad`` inside jitted code."""
     owner, name = val.__self__, getattr(val.__func__, "__name__", None)
-    if isinstance(owner, GradDispatcher) and name in KINDS:
+    if grad_functions.is_grad_function(owner) and name in KINDS:
         return types.Dispatcher(method_dispatcher(owner, name))
     return typeof_impl.dispatch(object)(val, c)

@@ -33,9 +33,11 @@ from numba.core import ir, types
 from numba.core.errors import TypingError
 from numba.core.extending import overload
 
+from . import grad_functions
 from . import implicit
 from .facts import raise_non_differentiable
 from .arity_primitives import ArityPrimitives
+from .wrt import wrt_indices
 from .runtime import RUNTIME
 
 #: Kinds of derivative a differentiated function may call.
@@ -51,13 +53,12 @@ def derivative_called(defined_value, expr):
     of a ``grad_jit`` function ``h``) written as an attribute (``h.grad(x)``), or held by
     a variable (a function value bound to ``h.grad``), or inlined from it (see
     :mod:`.jitted`); else None. ``defined_value(var)``: what ``var`` holds before typing."""
-    from .api import GradDispatcher
     from .jitted import KINDS, derivative_of
     defn = defined_value(expr.func)
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr in KINDS:
         owner = defined_value(defn.value)
         if isinstance(owner, (ir.Global, ir.FreeVar)) and \
-                isinstance(owner.value, GradDispatcher):
+                grad_functions.is_grad_function(owner.value):
             return owner.value, defn.attr
         return None
     if not isinstance(defn, (ir.Global, ir.FreeVar)):
@@ -136,8 +137,7 @@ def rewrite_call(state, block, i, derivative, defined_value, tuple_items):
         raise_non_differentiable(qualname, "%s with %d arguments; %s takes %d"
                                  % (name, len(operands), h.py_func.__qualname__,
                                     len(sig.parameters)), loc)
-    from .api import _wrt_indices
-    wrt = _wrt_indices(h.py_func, h.ad_options["wrt"])
+    wrt = wrt_indices(h.py_func, h.ad_options["wrt"])
     with _lock:
         _SITES.append((qualname, name, loc))
         site = len(_SITES) - 1
@@ -225,10 +225,9 @@ def _literal_int(t):
 def _item_impl(f, k, site, args):
     """The implementation of ``gradient_item_<n>`` for these types (see the module
     docstring), or None after noting why not (raised by the capture)."""
-    from .api import GradDispatcher
     from .jitted import serial_backward
     from .specialize import layout_of
-    if not (isinstance(f, types.Dispatcher) and isinstance(f.dispatcher, GradDispatcher)):
+    if not (isinstance(f, types.Dispatcher) and grad_functions.is_grad_function(f.dispatcher)):
         return None
     k, site = _literal_int(k), _literal_int(site)
     if k is None or site is None:
@@ -267,22 +266,19 @@ def _every_argument(disp):
         return disp
     twin = disp.__dict__.get("_every_argument")
     if twin is None:
-        from .api import GradDispatcher
         with _lock:
             twin = disp.__dict__.get("_every_argument")
             if twin is None:
-                twin = GradDispatcher(disp.py_func, targetoptions=dict(disp.targetoptions),
-                                      ad_options=dict(disp.ad_options, wrt=None,
-                                                      cache=False))
+                twin = grad_functions.like(disp, disp.py_func,
+                                           dict(disp.ad_options, wrt=None, cache=False))
                 disp.__dict__["_every_argument"] = twin
     return twin
 
 
 @overload(second_order_hvp, prefer_literal=True, inline="always")
 def _second_order_hvp_impl(g, f, k, args):
-    from .api import GradDispatcher
     from .forward.derived import _forward_over_reverse
-    if not (isinstance(f, types.Dispatcher) and isinstance(f.dispatcher, GradDispatcher)
+    if not (isinstance(f, types.Dispatcher) and grad_functions.is_grad_function(f.dispatcher)
             and isinstance(args, types.BaseTuple)):
         return None
     kk = _literal_int(k)

@@ -1,7 +1,7 @@
 """``f.grad(*args)`` from Python: the backward of the arguments' types found by Numba's C
 dispatch.
 
-Each :class:`~.api.Backward` is one compiled Numba function of its argument types and the
+Each :class:`~.backward.Backward` is one compiled Numba function of its argument types and the
 seed. :class:`BackwardTable` is a Numba dispatcher that holds the compiled backwards of one
 ``grad_jit`` function as its overloads: calling it with ``(*args, seed)`` types the
 arguments and picks the backward in C, with Numba's type-of cache, as a call of an

@@ -18,6 +18,9 @@ import numpy as np
 from numba.core import types
 
 from ..errors import AdjointArgumentError, NonDifferentiableError
+from . import grad_functions
+from .wrt import wrt_indices
+from .generated_source import exec_source
 from .specialize import by_fingerprint
 from .emit.names import identifier
 from .typeinfo import is_float, is_float_array
@@ -95,7 +98,6 @@ def _sum_source(fname, params, leaves):
 def _sum_function(disp, nargs, leaves):
     """The ``grad_jit`` function of ``<cotangents, f(*args)>`` for this output structure,
     differentiated with respect to ``f``'s arguments only."""
-    from .api import GradDispatcher, _wrt_indices, exec_source
     code = disp.py_func.__code__
     if nargs == code.co_argcount:
         params = list(code.co_varnames[:nargs])
@@ -105,10 +107,10 @@ def _sum_function(disp, nargs, leaves):
     source = _sum_source(fname, params, leaves)
     py = exec_source(fname, source, {"_vjp_primal": disp}, disp.py_func.__qualname__ + " vjp")
     py.__qualname__ = disp.py_func.__qualname__
-    arg_wrt = _wrt_indices(disp.py_func, disp.ad_options["wrt"])
+    arg_wrt = wrt_indices(disp.py_func, disp.ad_options["wrt"])
     ad_options = dict(disp.ad_options, cache=False,
                       wrt=frozenset(range(nargs)) if arg_wrt is None else arg_wrt)
-    return GradDispatcher(py, targetoptions=dict(disp.targetoptions), ad_options=ad_options)
+    return grad_functions.like(disp, py, ad_options)
 
 
 # ---------------------------------------------------------------------- one signature

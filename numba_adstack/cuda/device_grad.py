@@ -26,7 +26,7 @@ from numba import cuda
 from numba.core import types
 
 from .. import config
-from ..ad.api import exec_source
+from ..ad.generated_source import exec_source
 from ..ad.capture import typed_ir
 from ..ad.rewrite import Options, build_backward
 from ..errors import NonDifferentiableError

@@ -15,7 +15,7 @@ import numpy as np
 from numba import config as _numba_config
 from numba import cuda
 
-from ..ad.api import exec_source
+from ..ad.generated_source import exec_source
 from ..errors import AdjointArgumentError, AdStackOverflowError
 
 #: True when numba.cuda is the CUDA simulator (NUMBA_ENABLE_CUDASIM=1).

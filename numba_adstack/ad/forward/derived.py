@@ -23,6 +23,7 @@ import numpy as np
 from numba import typeof
 from numba.core import types
 
+from ..backward import Backward
 from ..typeinfo import is_float, is_float_array
 from .jvp import JVP, argument_names, check_tangents, jvp_for
 
@@ -47,7 +48,6 @@ def hvp(dispatcher, args, v):
 
 def _forward_over_reverse(dispatcher, argtypes, wrt):
     """The JVP function of the (serial) backward of ``dispatcher`` for ``argtypes``."""
-    from ..api import Backward
     bw = dispatcher.backward_for_types(argtypes)
     if bw.parallel:
         bw = Backward(dispatcher, argtypes, parallel=False)

@@ -12,6 +12,8 @@ import numpy as np
 from numba import njit, typeof
 
 from ..capture import typed_ir
+from ..generated_source import exec_source
+from ..numba_pipeline import GeneratedCodeCompiler
 from ..specialize import by_fingerprint, layout_of
 from .emit import build_jvp
 
@@ -26,7 +28,6 @@ class JVP:
         gen = build_jvp(typed, py_func, wrt)
         self.fname, self.source, self.wrt = gen.fname, gen.source, gen.wrt
         self.layout = layout
-        from ..api import GeneratedCodeCompiler, exec_source
         ns = dict(gen.globals)
         self.py_func = exec_source(self.fname, self.source, ns, py_func.__qualname__)
         options = {k: v for k, v in options.items() if k != "parallel"}

@@ -1,0 +1,233 @@
+"""The compiled backward of one argument type signature, and the services the ways of
+calling it share.
+
+:class:`Backward` reads a ``grad_jit`` function and argument types; it runs the rewrite
+(:mod:`.rewrite`) on the typed IR (or loads its result from the disk cache), compiles the
+backward with ``numba.njit`` and runs it: ``(value, gradients)``. ``grad`` and
+``value_and_grad`` (:mod:`.api`), pullbacks (:mod:`.vjp`), ``hvp`` (forward over reverse)
+and gradients called from jitted code (:mod:`.jitted`) all use it. :func:`wrt_indices` is
+the normalisation of ``wrt=`` they share.
+"""
+import ast
+import os
+import sys
+import warnings
+
+from numba.core import types
+
+from .. import config
+from ..errors import (AdStackOverflowError, AdStackBudgetError, IntegerArgumentWarning,
+                      backward_overflow_message)
+from ..intrinsics import adstack, push, pop, top, size, overflowed, clear, reserve
+from . import cache as disk_cache
+from . import frozen
+from .generated_source import exec_source
+from .numba_pipeline import GeneratedCodeCompiler
+from .activity import integer_arguments_in_float_arithmetic
+from .capture import typed_ir
+from . import checkpoint_schedule as CS
+from .checkpoint_schedule import CheckpointNeeded
+from .plan.checkpoint import checkpoint_note
+from .rewrite import Options, build_backward
+from .specialize import layout_of
+from .typeinfo import is_float, is_float_array
+from .wrt import wrt_indices
+
+_INTRINSICS = {"adstack": adstack, "push": push, "pop": pop, "top": top, "size": size,
+               "overflowed": overflowed, "clear": clear, "reserve": reserve}
+
+
+def _helpers_to_inline(source):
+    """Names of the functions defined in ``source`` that hold at most one loop (a parallel
+    loop's iteration helper is one ``while True`` shell around the iteration's body) and
+    no branch but that shell's: inlined into a prange body, an iteration that branches
+    had its adjoints accumulate across iterations in Numba's parfor lowering (a wrong
+    gradient), so such a helper is called instead."""
+    out = set()
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        loops = sum(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node))
+        branches = sum(isinstance(n, (ast.If, ast.IfExp)) for n in ast.walk(node))
+        if loops <= 1 and branches <= 1:
+            out.add(node.name)
+    return out
+
+class Backward:
+    """The compiled backward function of one argument type signature."""
+
+    def __init__(self, dispatcher, argtypes, parallel=None, checkpoint=None):
+        opts = dispatcher.ad_options
+        if checkpoint is not None:      # the checkpointed variant of an "auto" backward
+            opts = dict(opts, checkpoint=checkpoint)
+        self.argtypes = argtypes
+        self.dispatcher = dispatcher
+        if parallel is None:
+            parallel = bool(dispatcher.targetoptions.get("parallel"))
+        # Tuple arguments taken apart, function arguments bound: the backward takes the
+        # flat arguments (specialize.py); None when they are the arguments themselves.
+        self.layout = layout_of(dispatcher.py_func, argtypes)
+        self.flat_types = tuple(self.layout.flat_types)
+        self.arg_wrt = wrt_indices(dispatcher.py_func, opts["wrt"])
+        wrt = self.layout.flat_wrt(self.arg_wrt)
+        self.wrt = range(len(self.flat_types)) if wrt is None else wrt
+        self.qualname = dispatcher.py_func.__qualname__
+        self.opts = opts
+        self._serial = None
+        self._checkpointed = None
+        # With cache=True, a fresh entry on disk stands in for the rewrite, and Numba's
+        # cache for LLVM.
+        entry = None if checkpoint is not None else \
+            disk_cache.lookup(dispatcher, argtypes, parallel)
+        gen = entry.load() if entry is not None else None
+        self.from_disk = gen is not None
+        if gen is None:
+            gen = self._generate(wrt, parallel)
+        gen.globals = frozen.as_frozen(gen.globals, dispatcher._frozen.get(argtypes, {}))
+        self.fname, self.source = gen.fname, gen.source
+        self.checkpoint_note = getattr(gen, "checkpoint_note", "")
+        # checkpoint="auto" with a loop guarded by the memory budget (its guard raises
+        # CheckpointNeeded, which run() answers with the checkpointed variant).
+        self.guarded = any(v is CS.guard or v is CS.guard_count
+                           for v in gen.globals.values())
+        self.written_args = gen.written_args
+        self.float_array_args = gen.float_array_args
+        self.float_scalar_args = gen.float_scalar_args
+        if gen.integer_float_args:
+            _warn_integer_arguments(self.qualname, gen.integer_float_args)
+        text = self.source
+        ns = entry.namespace(gen, text, _INTRINSICS) if entry is not None else None
+        cached = ns is not None
+        if not cached:
+            ns = dict(gen.globals)
+            ns.update(_INTRINSICS)
+            exec_source(self.fname, text, ns, self.qualname)
+        self._compile(ns, gen.helpers, cached)
+        if cached:
+            entry.commit(gen)
+
+    def _generate(self, wrt, parallel):
+        """The backward's source and facts, from the rewrite of the typed IR."""
+        py_func = self.dispatcher.py_func
+        typed = typed_ir(py_func, self.argtypes,
+                         layout=None if self.layout.trivial else self.layout)
+        rw = build_backward(typed, py_func,
+                            Options(self.opts["ad_stack_size"], self.opts["storage"],
+                                    wrt=wrt, parallel=parallel,
+                                    frame_budget=self.opts["frame_budget"],
+                                    checkpoint=self.opts.get("checkpoint", "auto"),
+                                    snapshots=self.opts.get("snapshots"),
+                                    memory_budget=self.opts.get("memory_budget"),
+                                    checked=_checked(self.dispatcher.backward_options)))
+        facts = rw.facts
+        args = facts.arg_vars
+        gen = disk_cache.Generated(
+            rw.fname, rw.source, rw.helpers,
+            # Arguments the function writes into: the gradient pass works on copies.
+            [i for i, a in enumerate(args) if a in facts.written_roots],
+            [i for i, a in enumerate(args) if is_float_array(facts.ty(a))],
+            [i for i, a in enumerate(args) if is_float(facts.ty(a))],
+            [(i, args[i]) for i in integer_arguments_in_float_arithmetic(facts, wrt)],
+            rw.globals)
+        gen.checkpoint_note = checkpoint_note(rw.plan)
+        return gen
+
+    def _compile(self, ns, helpers, cache):
+        self.njit_options = dict(self.dispatcher.backward_options)
+        self.njit_options.setdefault("pipeline_class", GeneratedCodeCompiler)
+        # Helpers of parallel loops are called from the backward's prange loops: compiled
+        # first, by name, and the backward is compiled parallel. A straight-line helper is
+        # inlined into the loop body (a call per iteration cost a map loop twice its serial
+        # time); one with inner loops or branches is called (see _helpers_to_inline).
+        inlined = _helpers_to_inline(self.source)
+        for helper in helpers:
+            options = dict(self.njit_options, inline="always" if helper in inlined else "never")
+            ns[helper] = disk_cache.jit(ns[helper], options, cache)
+        if helpers:
+            self.njit_options["parallel"] = True
+            # Numba's parfor passes expect its whole pipeline, SSA included.
+            if self.njit_options["pipeline_class"] is GeneratedCodeCompiler:
+                del self.njit_options["pipeline_class"]
+        self.parallel = bool(helpers)
+        self.njit_fn = disk_cache.jit(ns[self.fname], self.njit_options, cache)
+        budget = self.opts["frame_budget"]
+        with config.frame_budget(budget if budget is not None else config.get_frame_budget()):
+            try:
+                self.njit_fn.compile(self.flat_types + (types.float64,))
+            except AdStackBudgetError as e:
+                raise AdStackBudgetError(
+                    "the backward pass of %r: %s" % (self.qualname, e)) from None
+
+    def __call__(self, args, seed=1.0):
+        try:
+            return self.run(args, seed)
+        except AdStackOverflowError as e:
+            raise overflow_error(self.dispatcher, e) from None
+
+    def run(self, args, seed=1.0):
+        """``(value, gradients)``, regrouped as the arguments; an overflow as the stack
+        raised it (``__call__`` and ``grad`` name the function and the fixes)."""
+        if self.layout.trivial:
+            return self._run(args, seed)
+        value, grads = self._run(self.layout.flatten(args), seed)
+        return value, self.layout.regroup(grads, self.arg_wrt)
+
+    def checkpointed(self):
+        """The variant that checkpoints the loops this one guards (made once)."""
+        if self._checkpointed is None:
+            self._checkpointed = Backward(self.dispatcher, self.argtypes,
+                                          parallel=self.parallel, checkpoint="revolve")
+        return self._checkpointed
+
+    def _run(self, args, seed):
+        try:
+            # The backward copies what it writes, allocates the adjoints and returns
+            # (value, gradients): one Numba call.
+            return self.njit_fn(*args, seed)
+        except CheckpointNeeded:
+            # A loop's history is past the memory budget: the backward that checkpoints
+            # it (made once, on the first call that needs it).
+            return self.checkpointed()._run(args, seed)
+        except AdStackOverflowError:
+            raise
+        except Exception:
+            if not self.parallel:
+                raise
+            # An exception inside a parallel region reaches Python as a bare SystemError:
+            # run the serial backward, which raises the real one (an overflow, a user
+            # raise) or, if the error does not happen again, gives the gradient.
+            if self._serial is None:
+                self._serial = Backward(self.dispatcher, self.argtypes, parallel=False)
+            return self._serial._run(args, seed)
+
+
+def overflow_error(dispatcher, exc):
+    """The error ``grad`` raises when a fixed-size stack of ``dispatcher``'s backward
+    overflowed (``exc``, as the stack raised it)."""
+    return AdStackOverflowError(backward_overflow_message(
+        dispatcher.py_func.__qualname__, dispatcher.ad_options, exc))
+
+
+def _warn_integer_arguments(qualname, args):
+    """Once per signature: integer arguments in float arithmetic get no gradient."""
+    names = ", ".join(repr(name) for _, name in args)
+    warnings.warn(
+        "%s: integer argument %s takes part in float arithmetic, but integers are not "
+        "differentiated, so its gradient is None. To differentiate it, pass a float (2.0, "
+        "not 2); to say it is a constant, give wrt= without it" % (qualname, names),
+        IntegerArgumentWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` of the first caller outside this package."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _checked(numba_options):
+    """Does the backward check its reads of adjoint arrays (Numba's ``boundscheck=True``
+    or ``debug=True``, see emit/checked.py)?"""
+    return bool(numba_options.get("boundscheck") or numba_options.get("debug"))
