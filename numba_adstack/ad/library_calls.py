@@ -33,11 +33,18 @@ from numba.np.ufunc.dufunc import DUFunc
 
 from .loopforms import RewriteLoopForms
 
-# Packages whose overloads are Numba's own implementations, not a library's code.
-_OWN_PACKAGES = ("numba", "numpy", "numba_adstack", "numba_cuda", "llvmlite")
+# Packages whose overloads are Numba's own implementations, not a library's code; a
+# target package of numba_adstack adds that of its Numba target (add_numba_package).
+_OWN_PACKAGES = {"numba", "numpy", "numba_adstack", "llvmlite"}
 # Python's own functions, which libraries may overload for their types: not followed.
 _PYTHON = ("builtins", "math", "cmath", "operator")
 _SITE = "$library_call"
+
+
+def add_numba_package(name):
+    """Count the top-level package ``name`` (a Numba target's) as Numba's own: its
+    overloads have rules or are refused, they are not a library's code to follow."""
+    _OWN_PACKAGES.add(name)
 
 
 class Implementation:
@@ -60,8 +67,8 @@ def _is_stub(typingctx, value):
     """Is ``value`` a function a library implements with ``@overload``, or a DUFunc?"""
     if isinstance(value, DUFunc):
         return True
-    module = getattr(value, "__module__", None) or ""
-    if not callable(value) or module.split(".")[0] in _OWN_PACKAGES + _PYTHON or \
+    package = (getattr(value, "__module__", None) or "").split(".")[0]
+    if not callable(value) or package in _OWN_PACKAGES or package in _PYTHON or \
             hasattr(value, "py_func"):
         return False
     try:

@@ -30,7 +30,7 @@ from ..ad.generated_source import exec_source
 from ..ad.capture import typed_ir
 from ..ad.rewrite import Options, build_backward
 from ..errors import NonDifferentiableError
-from .kernels import SIMULATOR, compile_kernel_source
+from .kernels import SIMULATOR, argument_type, compile_kernel_source
 from .standins import simulator_device_function, with_standin_globals
 from .target import CudaTarget
 
@@ -150,8 +150,7 @@ class DeviceGradient:
 
     def simulate(self, args, with_value=False):
         """``d.grad(*args)`` in the CUDA simulator: the backward of the values' types."""
-        from .grad import _argtype
-        bw = self.backward_for_types(tuple(_argtype(a) for a in args))
+        bw = self.backward_for_types(tuple(argument_type(a) for a in args))
         out = bw.dispatcher(*args, 1.0)
         return out if with_value else out[1]
 

@@ -14,33 +14,19 @@ compiled by ``numba.cuda.jit``.
 """
 import threading
 
-from numba import cuda, typeof
+from numba import cuda
 from numba.core import types
 
 from .. import config
 from ..errors import AdjointArgumentError
 from ..ad.capture import typed_ir
 from ..ad.rewrite import Options, build_backward
-from .kernels import OverflowCheckedKernel, array_meta, compile_kernel_source
+from .kernels import OverflowCheckedKernel, argument_type, compile_kernel_source
 from .launch import LaunchSizedKernel
 from .sizing import LaunchSizing
 from .standins import simulator_device_function, with_standin_globals
+from .tangent_kernels import TangentLauncher
 from .target import CudaTarget
-
-
-def _argtype(a):
-    """Numba type of a kernel argument (host, device or simulator array, or scalar)."""
-    try:
-        t = typeof(a)
-        if isinstance(t, types.Array):
-            return types.Array(t.dtype, t.ndim, "A" if t.layout == "A" else t.layout)
-        return t
-    except Exception:
-        meta = array_meta(a)
-        if meta is None:
-            raise
-        from numba.np.numpy_support import from_dtype
-        return types.Array(from_dtype(meta[1]), len(meta[0]), "A")
 
 
 class GradKernel:
@@ -74,13 +60,12 @@ class GradKernel:
     @property
     def jvp(self):
         """``k.jvp[grid, block](*args, *tangents)`` runs the tangent kernel (forward mode,
-        numba_adstack/ad/forward/kernels.py): one tangent per float array argument, those
-        of the arrays the kernel writes filled by the launch."""
-        from ..ad.forward.kernels import TangentLauncher
+        :mod:`.tangent_kernels`): one tangent per float array argument, those of the arrays
+        the kernel writes filled by the launch."""
         return TangentLauncher(self)
 
     def backward(self, args):
-        key = tuple(_argtype(a) for a in args)
+        key = tuple(argument_type(a) for a in args)
         bw = self._backwards.get(key)
         if bw is None:
             with self._lock:

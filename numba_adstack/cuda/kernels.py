@@ -13,7 +13,8 @@ import threading
 
 import numpy as np
 from numba import config as _numba_config
-from numba import cuda
+from numba import cuda, typeof
+from numba.core import types
 
 from ..ad.generated_source import exec_source
 from ..errors import AdjointArgumentError, AdStackOverflowError
@@ -44,6 +45,21 @@ def kernel_namespace():
     ns = {"cuda": cuda, "math": math, "np": np}
     ns.update(intrinsic_functions())
     return ns
+
+
+def argument_type(a):
+    """Numba type of a kernel argument (host, device or simulator array, or scalar)."""
+    try:
+        t = typeof(a)
+        if isinstance(t, types.Array):
+            return types.Array(t.dtype, t.ndim, "A" if t.layout == "A" else t.layout)
+        return t
+    except Exception:
+        meta = array_meta(a)
+        if meta is None:
+            raise
+        from numba.np.numpy_support import from_dtype
+        return types.Array(from_dtype(meta[1]), len(meta[0]), "A")
 
 
 def compile_kernel_source(source, name, namespace=None, *, device=False, **jit_options):

@@ -12,6 +12,8 @@ passes through them:
   :class:`..emit.forward.Forward`, tangents interleaved;
 * :mod:`.jvp`       checked tangents in, compiled JVP function per signature, results out;
 * :mod:`.derived`   ``hvp`` (forward over reverse) and ``jacobian`` (columns by JVP, rows
-  by gradient or VJP);
-* :mod:`.kernels`   the tangent kernel of a ``numba.cuda`` kernel (``k.jvp``).
+  by gradient or VJP).
+
+A target package builds its tangent kernels on :func:`.emit.build_jvp` with its own
+:class:`..target.Target`.
 """

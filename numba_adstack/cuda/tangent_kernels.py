@@ -1,7 +1,8 @@
 """Forward mode of ``numba.cuda`` kernels: a tangent kernel from the same rewrite.
 
 Reads a :class:`numba_adstack.cuda.GradKernel` and its arguments; produces the tangent
-kernel: the kernel itself with each statement's tangent beside it (:mod:`.emit`), which
+kernel: the kernel itself with each statement's tangent beside it (the forward-mode
+rewrite, :mod:`numba_adstack.ad.forward.emit`), which
 takes one tangent array per float array argument after the kernel's own arguments. The
 tangents of the arrays the kernel reads are its inputs, those of the arrays it writes are
 written by the launch; an atomic add into an array adds the tangent atomically into the
@@ -10,36 +11,34 @@ computation again, stores included: it is one launch, no stacks.
 """
 from numba.core import types
 
-from .emit import build_jvp
+from ..ad.capture import typed_ir
+from ..ad.forward.emit import build_jvp
+from .kernels import argument_type, compile_kernel_source
+from .standins import simulator_device_function, with_standin_globals
+from .target import CudaTarget
 
 
-def _forward_target():
-    from ...cuda.target import CudaTarget
+class KernelForward(CudaTarget):
+    """A kernel's target, for the tangent kernel: it redoes the stores and the atomic
+    adds of the kernel (the rule of an atomic add is in
+    :mod:`numba_adstack.ad.forward.tangents`)."""
 
-    class KernelForward(CudaTarget):
-        """A kernel's target, for the tangent kernel: it redoes the stores and the atomic
-        adds of the kernel (the rule of an atomic add is in :mod:`.tangents`)."""
+    def replays_store(self, facts, stmt):
+        return True
 
-        def replays_store(self, facts, stmt):
-            return True
-
-        def atomic_update(self, facts, stmt):
-            return None
-    return KernelForward()
+    def atomic_update(self, facts, stmt):
+        return None
 
 
 class TangentKernel:
     """The compiled tangent kernel of one argument type signature."""
 
     def __init__(self, kernel, argtypes):
-        from ...cuda.kernels import compile_kernel_source
-        from ...cuda.standins import simulator_device_function, with_standin_globals
-        from ..capture import typed_ir
         typed = typed_ir(kernel.py_func, argtypes, prepare=with_standin_globals,
                          callee_of=simulator_device_function)
         self.positions = [k for k, t in enumerate(argtypes)
                           if isinstance(t, types.Array) and isinstance(t.dtype, types.Float)]
-        gen = build_jvp(typed, kernel.py_func, frozenset(self.positions), _forward_target())
+        gen = build_jvp(typed, kernel.py_func, frozenset(self.positions), KernelForward())
         self.source = gen.source
         self.dispatcher = compile_kernel_source(gen.source, gen.fname, namespace=gen.globals,
                                                 **kernel.jit_options)
@@ -73,8 +72,7 @@ class TangentLauncher:
             config = (config,)
 
         def launch(*args):
-            from ...cuda.grad import _argtype
-            key = tuple(_argtype(a) for a in args[:kernel.nargs])
+            key = tuple(argument_type(a) for a in args[:kernel.nargs])
             cache = kernel.__dict__.setdefault("_tangent_kernels", {})
             tk = cache.get(key)
             if tk is None:
