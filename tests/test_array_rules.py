@@ -1,7 +1,7 @@
 """The array-level adjoint rules (numba_adstack/ad/rules/array_rules.py) and their njit
-helpers (vjp.RUNTIME): each rule's templates, instantiated and compiled with numba.njit,
-against central finite differences of ``np.sum(g * f(...))`` in NumPy, over several shapes,
-NumPy broadcasting, scalar operands and non-contiguous views.
+helpers (rules/helpers.py, RULE_HELPERS): each rule's templates, instantiated and compiled
+with numba.njit, against central finite differences of ``np.sum(g * f(...))`` in NumPy,
+over several shapes, NumPy broadcasting, scalar operands and non-contiguous views.
 
 These tests check values, not speed: LLVM optimises at -O0 while they run, which compiles
 their small functions about twice as fast (floating-point results do not depend on the
@@ -19,7 +19,7 @@ from numba import njit
 from numba_adstack.ad.rules import array_rules as A
 from numba_adstack.ad.rules import vjp_decomp as D
 from numba_adstack.ad.rules.scalar import CALL_RULES
-from numba_adstack.ad.rules.vjp import RUNTIME, erf, erfc, sum_to, unreduce
+from numba_adstack.ad.rules.helpers import RULE_HELPERS, erf, erfc, sum_to, unreduce
 from numba_adstack.ad.rules.vjp_core import suspend_helper_cache
 
 RNG = np.random.default_rng(20240611)
@@ -57,7 +57,7 @@ def rand(*shape, lo=-1.0, hi=1.0):
 # ----------------------------------------------------------------------------- machinery
 @functools.lru_cache(maxsize=None)
 def _compiled(source):
-    ns = dict(RUNTIME, np=np)
+    ns = dict(RULE_HELPERS, np=np)
     exec(source, ns)
     return njit(no_cfunc_wrapper=True)(ns["vjp"])
 
@@ -655,9 +655,9 @@ def test_templates_name_only_parameters_helpers_and_numpy():
             tree = ast.parse(tpl.format(**names), mode="eval")
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                    assert node.func.id in RUNTIME, (key, node.func.id)
+                    assert node.func.id in RULE_HELPERS, (key, node.func.id)
                 if isinstance(node, ast.Name):
-                    assert node.id in names or node.id in RUNTIME or node.id == "np", \
+                    assert node.id in names or node.id in RULE_HELPERS or node.id == "np", \
                         (key, node.id)
         assert set(rule.vjps) == set(rule.params)
         assert set(rule.defaults) <= set(rule.params)

@@ -21,8 +21,8 @@ from . import vjp as _vjp
 from .backward import Backward, overflow_error
 from .wrt import wrt_indices
 from .checkpoint_schedule import CheckpointNeeded
-from .forward.derived import hvp as _hvp
-from .forward.jvp import check_tangents, jvp as _jvp, jvp_for
+from .tangent.derived import hvp as _hvp
+from .tangent.jvp import check_tangents, jvp as _jvp, jvp_for
 from .signatures import BackwardTable
 from .specialize import by_fingerprint
 
@@ -164,7 +164,7 @@ class GradDispatcher(CPUDispatcher):
         return _vjp.vjp_call(self, self._all_args(tuple(args), kwargs), cotangent)
 
     # ---------------------------------------------------------------- forward mode
-    # (numba_adstack/ad/forward/: the forward-mode rewrite, hvp and jacobian)
+    # (numba_adstack/ad/tangent/: the forward-mode rewrite, hvp and jacobian)
     def jvp(self, args, tangents):
         """``(f(*args), tangent)``: the derivative of ``f`` at ``args`` along ``tangents``
         (one per argument: a float for a float, an array of the same shape and dtype for a

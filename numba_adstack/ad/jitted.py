@@ -35,7 +35,7 @@ from . import vjp as _vjp
 from . import grad_functions
 from .backward import Backward
 from .generated_source import exec_source
-from .forward.jvp import jvp_for
+from .tangent.jvp import jvp_for
 from .specialize import _FUNC, _LEAF, _TUPLE, layout_of
 
 KINDS = ("grad", "value_and_grad", "vjp_call", "jvp")
@@ -285,7 +285,7 @@ def _overload_jvp(f, args, tangents):
 
 
 def _tangent_reads(qualname, tree, value, vt, tangent, tt, name, out, checks):
-    """``check_tangents`` of :mod:`.forward.jvp`, on types: the tangent expression of each
+    """``check_tangents`` of :mod:`.tangent.jvp`, on types: the tangent expression of each
     differentiated flat argument, into ``out``."""
     where = "the tangent of argument %r of %s" % (name, qualname)
     if tt == types.none or (isinstance(tt, types.IntegerLiteral) and tt.literal_value == 0):

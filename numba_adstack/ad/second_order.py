@@ -277,7 +277,7 @@ def _every_argument(disp):
 
 @overload(second_order_hvp, prefer_literal=True, inline="always")
 def _second_order_hvp_impl(g, f, k, args):
-    from .forward.derived import _forward_over_reverse
+    from .tangent.derived import _forward_over_reverse
     if not (isinstance(f, types.Dispatcher) and grad_functions.is_grad_function(f.dispatcher)
             and isinstance(args, types.BaseTuple)):
         return None

@@ -2,7 +2,7 @@
 
 Reads a :class:`numba_adstack.cuda.GradKernel` and its arguments; produces the tangent
 kernel: the kernel itself with each statement's tangent beside it (the forward-mode
-rewrite, :mod:`numba_adstack.ad.forward.emit`), which
+rewrite, :mod:`numba_adstack.ad.tangent.jvp_source`), which
 takes one tangent array per float array argument after the kernel's own arguments. The
 tangents of the arrays the kernel reads are its inputs, those of the arrays it writes are
 written by the launch; an atomic add into an array adds the tangent atomically into the
@@ -12,7 +12,7 @@ computation again, stores included: it is one launch, no stacks.
 from numba.core import types
 
 from ..ad.capture import typed_ir
-from ..ad.forward.emit import build_jvp
+from ..ad.tangent.jvp_source import build_jvp
 from .kernels import argument_type, compile_kernel_source
 from .standins import simulator_device_function, with_standin_globals
 from .target import CudaTarget
@@ -21,7 +21,7 @@ from .target import CudaTarget
 class KernelForward(CudaTarget):
     """A kernel's target, for the tangent kernel: it redoes the stores and the atomic
     adds of the kernel (the rule of an atomic add is in
-    :mod:`numba_adstack.ad.forward.tangents`)."""
+    :mod:`numba_adstack.ad.tangent.tangents`)."""
 
     def replays_store(self, facts, stmt):
         return True

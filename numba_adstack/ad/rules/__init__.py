@@ -2,16 +2,18 @@
 
 * :mod:`.scalar`: functions and operators on floats (``math.sin``, ``*``, ``min``...);
 * :mod:`.array_rules`: NumPy primitives on arrays (element-wise with broadcasting,
-  reductions, linear algebra, shapes), with their njit helpers in ``vjp*.py``;
-* :mod:`.arrays`: array constructors and calls that write into arrays;
+  reductions, linear algebra, shapes), with their njit helpers in ``vjp_*.py``, gathered
+  by name in :mod:`.helpers`;
+* :mod:`.array_effects`: what calls do to arrays: constructors make fresh ones (no
+  gradient flows through them), other calls write into the arrays they are given;
 * :mod:`.powers`: rules specialised to literal operands (``x ** 6``, ``x ** 0.5``);
 * :mod:`.template`: the templates, parsed once into trees, and what reads them.
 
 Adding a primitive is adding one entry to its family's table.
 """
 
-from .arrays import (ARRAY_CONSTRUCTORS, FILL_ARGUMENT, MUTATING_FUNCTIONS,  # noqa: F401
-                     MUTATING_METHODS)
+from .array_effects import (ARRAY_CONSTRUCTORS, FILL_ARGUMENT,  # noqa: F401
+                            MUTATING_FUNCTIONS, MUTATING_METHODS)
 from .powers import LITERAL_RULES, specialise  # noqa: F401
 from .scalar import (BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP,  # noqa: F401
                      NON_DIFFERENTIABLE_CALLS, UNARY_RULES)

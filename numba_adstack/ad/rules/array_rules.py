@@ -9,7 +9,7 @@ function; methods and ``.T`` through ``METHODS``) to an ``ArrayRule``:
 * ``vjps``: parameter -> source template of its contribution to that operand's adjoint,
   or None (no gradient: axes, shapes, conditions, integer arguments). Placeholders:
   ``{g}`` the result's adjoint, ``{y}`` the result, ``{<param>}`` the argument. Templates
-  call NumPy functions Numba compiles and the helpers of ``vjp.RUNTIME`` (put that dict in
+  call NumPy functions Numba compiles and the helpers of ``helpers.RULE_HELPERS`` (put that dict in
   the generated code's namespace, beside ``np``).
 * ``elementwise``: the result is the broadcast of the operands. Templates are then plain
   array expressions shaped like the result, which Numba fuses into one loop; an operand
@@ -28,7 +28,7 @@ function; methods and ``.T`` through ``METHODS``) to an ``ArrayRule``:
 * ``jvps``: parameter -> forward mode's term of the tangent of the result along that
   operand's tangent ``{d}`` (the tangent is the sum of the terms of the varied operands),
   for primitives that are not linear (linear ones take the tangent in place of the
-  operand: forward/tangents.py); element-wise rules need none, their scalar rule is
+  operand: tangent/tangents.py); element-wise rules need none, their scalar rule is
   their tangent.
 * ``literal``: None, or a function of {parameter: value} for the arguments that are
   compile-time constants, giving templates that replace ``vjps`` entries

@@ -47,7 +47,7 @@ CALL_RULES = RuleTable({
     math.erf: ("{g} * (1.1283791670955126 * math.exp(-({0} * {0})))",),
     math.erfc: ("{g} * (-1.1283791670955126 * math.exp(-({0} * {0})))",),
     # digamma and trigamma: njit helpers of rules/special.py, in the generated code's
-    # namespace (rules/vjp.py RUNTIME); called, not inlined, as they have rules here.
+    # namespace (RULE_HELPERS, rules/helpers.py); called, not inlined, as they have rules here.
     math.lgamma: ("{g} * digamma({0})",),
     math.gamma: ("{g} * ({y} * digamma({0}))",),
     digamma: ("{g} * trigamma({0})",),

@@ -9,15 +9,14 @@ owned by the variable that holds them: nothing else refers to them, so adding in
 in place never changes another adjoint.
 
 ``RUNTIME`` maps the names the generated code uses to these functions and to the helpers
-of the array rules (rules/vjp.py).
+of the array rules (``RULE_HELPERS``, rules/helpers.py).
 """
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
 from ...errors import AdjointReadError
-from ..rules.vjp import IN_PLACE
-from ..rules.vjp import RUNTIME as RULE_HELPERS
+from ..rules.helpers import IN_PLACE, RULE_HELPERS
 from ..rules.vjp_core import sum_to
 
 

@@ -11,7 +11,7 @@ carries a tangent, so that a tangent array's views and writes mirror the primal'
 from numba.core import ir, types
 
 from ... import intrinsics as I
-from ..rules.vjp import IN_PLACE
+from ..rules.helpers import IN_PLACE
 from ..typeinfo import is_float_array
 
 

@@ -1,7 +1,7 @@
-"""The njit helpers that array adjoint rules call, gathered in ``RUNTIME``.
+"""The njit helpers that array adjoint rules call, gathered in ``RULE_HELPERS``.
 
-The generated backward's namespace gets ``RUNTIME`` (name -> Numba dispatcher), so the
-templates of ``array_rules.py`` can call ``sum_to(...)``, ``unreduce(...)``... by name.
+The generated backward's namespace gets ``RULE_HELPERS`` (name -> Numba dispatcher), so
+the templates of ``array_rules.py`` can call ``sum_to(...)``, ``unreduce(...)``... by name.
 Conventions (see ``vjp_core``): a helper returns the contribution to ONE operand's adjoint,
 shaped exactly like that operand; a new array is C-contiguous, a scalar operand gets a
 float; some are ``g`` or a view of it (``sum_to`` when no broadcasting happened, the
@@ -44,7 +44,7 @@ from .vjp_shape import (append_vjp_arr, append_vjp_values, column_stack_vjp,
                         concatenate_vjp, hstack_vjp, median_vjp, sort_jvp, sort_vjp, stack_vjp,
                         transpose_vjp, tri_vjp, vstack_vjp)
 
-RUNTIME = {f.__name__: f for f in (
+RULE_HELPERS = {f.__name__: f for f in (
     sum_to, unreduce, reduced_view, clip_vjp, clip_bounds_vjp, erf, erfc, prod_vjp, extreme_vjp,
     cumsum_vjp, norm_vjp, dot_vjp_a, dot_vjp_b, like_dtype, outer_vjp_a, outer_vjp_b, solve_vjp_a,
     trace_vjp, diag_vjp, transpose_vjp, concatenate_vjp, stack_vjp, hstack_vjp, vstack_vjp,
@@ -56,13 +56,13 @@ RUNTIME = {f.__name__: f for f in (
 from .vjp_arrange import (append_axis_vjp_arr, append_axis_vjp_values,  # noqa: E402
                           kron_vjp_a, kron_vjp_b, linspace_weights, repeat_vjp)
 
-RUNTIME.update({f.__name__: f for f in (
+RULE_HELPERS.update({f.__name__: f for f in (
     append_axis_vjp_arr, append_axis_vjp_values, kron_vjp_a, kron_vjp_b, linspace_weights,
     repeat_vjp)})
 
 # np.linalg's decompositions: vjp_decomp (the items of eigh, svd and slogdet too, which
 # the replay calls).
-RUNTIME.update({name: getattr(vjp_decomp, name) for name in (
+RULE_HELPERS.update({name: getattr(vjp_decomp, name) for name in (
     "eigh_values", "eigh_vectors", "svd_values", "slogdet_sign", "slogdet_logabs",
     "eigh_values_vjp", "eigh_values_jvp", "eigh_vectors_vjp", "eigh_vectors_jvp",
     "svd_values_vjp", "svd_values_jvp", "slogdet_vjp", "slogdet_jvp", "cholesky_vjp",
@@ -74,11 +74,11 @@ from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jv
                            interp_vjp_x, interp_vjp_x_jvp, interp_vjp_xp, interp_vjp_xp_jvp,
                            last_writes, take_vjp)
 
-RUNTIME.update({f.__name__: f for f in (
+RULE_HELPERS.update({f.__name__: f for f in (
     diff_vjp, interp_vjp_x, interp_vjp_xp, interp_vjp_fp, take_vjp, interp_jvp,
     interp_vjp_x_jvp, interp_vjp_xp_jvp, interp_vjp_fp_jvp, last_writes)})
 
 #: Helpers that add a contribution into the adjoint array given first (``add_dot_vjp_a``
 #: for the rules' ``into`` templates): they write memory, so they are kept apart from the
-#: pure ``RUNTIME``.
+#: pure ``RULE_HELPERS``.
 IN_PLACE = {f.__name__: f for f in (add_dot_vjp_a, add_dot_vjp_b)}

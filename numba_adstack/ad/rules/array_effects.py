@@ -1,5 +1,5 @@
-"""Array constructors, and calls that write into the arrays they are given. (The adjoint
-rules of array primitives are in array_rules.py.)"""
+"""What calls do to arrays: constructors make fresh arrays, other calls write into the
+arrays they are given. (The adjoint rules of array primitives are in array_rules.py.)"""
 import numpy as np
 
 # Array constructors: the result is a fresh array whose contents carry no gradient; the

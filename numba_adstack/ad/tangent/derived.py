@@ -2,8 +2,8 @@
 
 ``hvp`` reads a dispatcher whose function returns a float, the arguments and a direction
 ``v``; it produces ``H v`` shaped as ``f.grad(*args)``. It is forward over reverse: the
-forward-mode rewrite (:mod:`.emit`) is applied to the generated backward of the function
-(the source ``f.inspect_adjoint`` prints, compiled serial). The backward's pushes and pops
+forward-mode rewrite (:mod:`.jvp_source`) is applied to the generated backward of the
+function (the source ``f.inspect_adjoint`` prints, compiled serial). The backward's pushes and pops
 become pushes and pops of the tangents on a stack beside each stack of floats, its adjoint
 helpers (:mod:`..runtime`) are linear in the adjoints, and the tangent of the gradient it
 returns is ``H v``. One generated function per signature and direction pattern; a call
