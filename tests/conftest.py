@@ -20,9 +20,9 @@ if OPT_SET_BY_SUITE:
 # workers in this order, so the longest ones do not start last (CPU seconds at -O1).
 LONGEST_FIRST = ["test_grad_array_rules.py", "test_readme.py", "test_realistic_programs.py",
                  "test_array_rules.py", "test_grad_numpy_programs.py", "test_jvp.py",
-                 "test_interop.py", "test_benchmarks_smoke.py", "test_grad_cpu.py",
-                 "test_grad_array_views.py", "test_docs.py", "test_grad_second_order.py",
-                 "test_map_loops.py"]
+                 "test_interop.py", "test_benchmarks_smoke.py", "test_grad_prange.py",
+                 "test_grad_loops.py", "test_grad_array_views.py", "test_docs.py",
+                 "test_grad_second_order.py", "test_map_loops.py"]
 
 
 def pytest_collection_modifyitems(config, items):
