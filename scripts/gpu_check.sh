@@ -2,7 +2,7 @@
 # On a machine with an NVIDIA GPU: install numba_adstack with its CUDA extra from wheels,
 # run the CUDA tests on the device, then time the per-thread recurrence kernel of
 # nad.cuda.grad_jit (forward, backward and their ratio over 1M threads, local memory per
-# thread).
+# thread) and a device function's gradient called per thread against a hand-written one.
 #
 #   scripts/gpu_check.sh                      # install from the package index
 #   WHEELHOUSE=/path/to/wheels scripts/gpu_check.sh   # offline, from a folder of wheels
@@ -37,3 +37,5 @@ print('GPU:', c.have_gpu()); sys.exit(0 if c.have_gpu() else 1)" \
   tests/test_cuda_simulator.py
 "$PYTHON" benchmarks/gpu/recurrence.py --threads "${THREADS:-1048576}" \
   --steps "${STEPS:-100}" --repeat "${REPEAT:-20}"
+"$PYTHON" benchmarks/gpu/device_grad.py --threads "${THREADS:-1048576}" \
+  --repeat "${REPEAT:-20}"

@@ -6,7 +6,7 @@ import json
 import math
 import os
 
-os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")   # "0" on a GPU (test_cuda_device.py)
 
 import numpy as np  # noqa: E402
 from numba import cuda  # noqa: E402

@@ -235,6 +235,27 @@ def case_grad_jit_shared_parameters():
     np.testing.assert_allclose(w_bar, w_bar_ref, rtol=1e-12)
 
 
+def case_grad_jit_table_parameters():
+    # W[1, 0] has a constant index (each thread sums its contributions, then one atomic);
+    # W[0, j % 3] does not (an atomic per contribution). Both against central differences.
+    x, y_bar = _grad_inputs(12, -0.8, 0.8)
+    W = np.array([[0.7, 1.1, -0.5], [0.3, 2.0, 2.0]])
+    n, seed = 5, y_bar.copy()
+    y = np.zeros_like(x)
+    G.table_recurrence[GRID, BLOCK](x, W, y, n)
+    np.testing.assert_allclose(y, G.table_recurrence_numpy(x, W, n), rtol=1e-12)
+    x_bar, W_bar = np.zeros_like(x), np.zeros_like(W)
+    G.table_recurrence.grad[GRID, BLOCK](x, W, y, n, x_bar, W_bar, y_bar)
+    fd_x = seed * G.fd_elementwise(lambda a: G.table_recurrence_numpy(a, W, n), x)
+    np.testing.assert_allclose(x_bar, fd_x, rtol=1e-6, atol=1e-9)
+    for k in np.ndindex(W.shape):
+        def loss(a, k=k):
+            Wk = W.copy()
+            Wk[k] = a
+            return float(np.sum(seed * G.table_recurrence_numpy(x, Wk, n)))
+        np.testing.assert_allclose(W_bar[k], G.fd_scalar(loss, W[k]), rtol=1e-6, atol=1e-9)
+
+
 def case_grad_jit_local_array_state():
     x, y_bar = _grad_inputs(21, -0.5, 0.8)
     w = np.array([1.1, 0.9, 1.05])

@@ -89,6 +89,25 @@ def shared_params_grads(x, w, y_bar):
     return x_bar, w_bar
 
 
+@nad.cuda.grad_jit(ad_stack_size=SIZE)
+def table_recurrence(x, W, y, n):
+    """Every thread reads W[1, 0] (a constant index: its adjoint is summed per thread and
+    added once) and W[0, j % 3] (an index that changes: added atomically each time)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        for j in range(n):
+            v = math.sin(v) * W[0, j % 3] + W[1, 0] * v
+        y[i] = v
+
+
+def table_recurrence_numpy(x, W, n):
+    v = np.asarray(x, dtype=np.float64).copy()
+    for j in range(n):
+        v = np.sin(v) * W[0, j % 3] + W[1, 0] * v
+    return v
+
+
 #: Iteration cap of the while loop of branch_while.
 MAX_ITER = 20
 

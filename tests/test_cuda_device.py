@@ -53,3 +53,20 @@ def test_large_stacks_run_on_device():
             pytest.skip("not enough device memory for 320 KB of local memory per thread")
         raise
     assert np.all(np.isfinite(x))
+
+
+def test_tangent_kernel_on_device():
+    """k.jvp[grid, block] on the GPU (tests/_jvp_cuda_sim.py with the simulator off),
+    against central finite differences of the kernel itself."""
+    import json
+    import subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(here),
+                                                    env.get("PYTHONPATH")) if p)
+    proc = subprocess.run([sys.executable, os.path.join(here, "_jvp_cuda_sim.py")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    errors = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert errors["value"] == 0.0
+    assert errors["out"] < 1e-6 and errors["total"] < 1e-6, errors

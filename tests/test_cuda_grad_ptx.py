@@ -3,9 +3,11 @@ a GPU (numba.cuda.compile_ptx with cc=(8, 0) and a pip-installed libNVVM): per-t
 in the local depot, atomics only where an adjoint is shared by threads, no CPU frame budget,
 and the 512 KiB refusal."""
 import math
+import os
 import re
 import sys
 
+import numpy as np
 import pytest
 
 pytest.importorskip("numba_cuda",
@@ -242,3 +244,34 @@ def test_device_function_writing_into_its_argument_is_refused():
         out[1] = writes.grad(x[0], out)[0]
     with fake_current_device(), pytest.raises(Exception, match="writes into its argument"):
         cuda.compile_ptx(kernel, (A, A), cc=(8, 0))
+
+
+def test_cpu_compiles_still_allocate_after_a_kernel_that_calls_a_device_grad():
+    """Building d.grad's backward while a kernel is typed must leave Numba's CPU pipeline
+    whole: np.zeros_like compiled for the CPU afterwards (a fresh process: the state is
+    per process, and the first allocation must come after the kernel)."""
+    import subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = "\n".join([
+        "import numpy as np, numba",
+        "from numba import cuda, float64",
+        "from numba.core import types",
+        "from numba_adstack.cuda.testing import fake_current_device",
+        "import cuda_grad_kernels as G",
+        "A = types.Array(float64, 1, 'C')",
+        "with fake_current_device():",
+        "    cuda.compile_ptx(G.pair_forces.py_func, (A, float64, A, types.int64, A, A),",
+        "                     cc=(8, 0))",
+        "print(numba.njit(lambda a: np.zeros_like(a).sum() + a.sum())(np.ones(3)))",
+        "print(G.pair_energy_cpu.grad(0.3, 0.9, np.array([0.1, -0.2]), 3)[0])",
+    ])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.path.dirname(here),
+                                                    env.get("PYTHONPATH")) if p)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout.split()
+    assert float(out[0]) == 3.0
+    want = G.fd_scalar(lambda a: G.pair_energy_python(a, 0.9, np.array([0.1, -0.2]), 3), 0.3)
+    assert abs(float(out[1]) - want) < 1e-7

@@ -15,6 +15,9 @@ from numba_adstack.ad.rules.special import digamma, trigamma
 
 from conftest import check_fd, fd_grad
 
+#: np.row_stack, an alias of np.vstack, is gone in NumPy 2.5.
+row_stack = getattr(np, "row_stack", np.vstack)
+
 RNG = np.random.default_rng(23)
 
 
@@ -178,7 +181,7 @@ def arrange(a, b, v, s, e):
     ls = np.linspace(s, e, 7)
     ap = np.append(a, b, axis=0)
     ap2 = np.append(a, a[:, 1:3] * 2.0, axis=1) + np.append(a, np.sin(a[:, :2]), axis=-1)
-    rs = np.row_stack((v, v * 2.0))
+    rs = row_stack((v, v * 2.0))
     return (np.sum(k * k) + np.sum(np.sin(k1)) + np.sum(c * c) + np.sum(m * m * m)
             + np.sum(r * r) + np.sum(rp * rp) + np.sum(n * n) + np.sum(ls * ls)
             + np.sum(np.sin(ap)) + np.sum(ap2 * ap2) + np.sum(rs * rs * rs))

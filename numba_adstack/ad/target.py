@@ -60,6 +60,11 @@ class Target:
         threads may read the same element)?"""
         return False
 
+    def accumulates_privately(self, facts, expr):
+        """May each thread sum its contributions to the adjoint of the element ``expr``
+        reads in a local, and add that atomically once at its end?"""
+        return False
+
     def atomic_add_src(self, array_src, index_src, value_src):
         raise NotImplementedError
 

@@ -24,6 +24,7 @@ import threading
 
 from numba import cuda
 from numba.core import types
+from numba.core.target_extension import target_override
 
 from .. import config
 from ..ad.generated_source import exec_source
@@ -91,12 +92,17 @@ class DeviceBackward:
                 raise NonDifferentiableError(
                     "%s.grad in a kernel takes scalars and arrays; argument of type %s: pass "
                     "the items of a tuple as arguments of their own" % (self.qualname, t))
-        typed = typed_ir(py_func, argtypes, prepare=with_standin_globals,
-                         callee_of=simulator_device_function)
-        wrt = frozenset(k for k, t in enumerate(argtypes) if isinstance(t, types.Float))
-        size = gradient.ad_stack_size or config.DEFAULT_AD_STACK_SIZE
-        rw = build_backward(typed, py_func, Options(size, "frame", wrt=wrt),
-                            DeviceFunctionTarget())
+        # Built while a kernel that calls d.grad is being typed: the rewrite types the
+        # function with Numba's CPU pipeline, which must not run as the CUDA target (the
+        # CPU's lazily registered templates, such as Array._allocate behind np.empty,
+        # would be registered for CUDA and missing from later CPU compiles).
+        with target_override("cpu"):
+            typed = typed_ir(py_func, argtypes, prepare=with_standin_globals,
+                             callee_of=simulator_device_function)
+            wrt = frozenset(k for k, t in enumerate(argtypes) if isinstance(t, types.Float))
+            size = gradient.ad_stack_size or config.DEFAULT_AD_STACK_SIZE
+            rw = build_backward(typed, py_func, Options(size, "frame", wrt=wrt),
+                                DeviceFunctionTarget())
         written = [a for a in rw.facts.arg_vars if a in rw.facts.written_roots]
         if written:
             rw.facts.error("the gradient of device function %s cannot be taken: it writes "

@@ -66,6 +66,25 @@ class CudaTarget(Target):
         return not self._thread_private(facts, expr) and \
             not facts.local_array(facts.array_root(expr.value.name))
 
+    def accumulates_privately(self, facts, e):
+        # Every thread adds to the same element (``w[0]`` read in a loop): one atomic per
+        # contribution serialises the threads on it. When the index is a constant and the
+        # kernel never writes the array, nothing reads that adjoint before the end, so the
+        # thread sums locally and adds once.
+        idx = e.index_var if e.op == "static_getitem" else e.index
+        constant = e.op == "static_getitem" if idx is None else self._constant(facts, idx)
+        return constant and facts.is_arg_array(e.value.name) and \
+            facts.is_readonly_array(e.value.name)
+
+    def _constant(self, facts, var):
+        """Is the index ``var`` (a tuple's items too) known before the kernel runs?"""
+        form = facts.static_form(var.name)
+        if form is not None:
+            return form[0] == "const"
+        ex = facts.def_expr(var.name)
+        return isinstance(ex, ir.Expr) and ex.op == "build_tuple" and \
+            all(self._constant(facts, v) for v in ex.items)
+
     def atomic_add_src(self, array_src, index_src, value_src):
         return "cuda.atomic.add(%s, %s, %s)" % (array_src, index_src, value_src)
 

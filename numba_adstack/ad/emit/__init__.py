@@ -55,6 +55,18 @@ class Emission:
         self.fused = Fused(self)
         self.parallel = Parallel(self)
         self.checkpoint = Checkpoint(self)
+        self.private_cells = {}     # (adjoint array, index) -> this thread's partial sum
+
+    def private_accumulator(self, e, cell):
+        """The local that sums this thread's contributions to the adjoint of the element
+        ``e`` reads, when the target adds them atomically once at the end instead of at
+        each contribution; else None."""
+        if not self.facts.target.accumulates_privately(self.facts, e):
+            return None
+        acc = self.private_cells.get(cell)
+        if acc is None:
+            acc = self.private_cells[cell] = self.names.fresh("acc_" + cell[0])
+        return acc
 
     # -- stacks (shared by values and records of one kind, see plan/groups.py)
     def value_stack(self, name):
@@ -117,6 +129,8 @@ class Emission:
                 out[names.bar(name)] = array_zero_src(facts.ty(name))
         for name in record_names(facts):
             out[name] = "0"
+        for acc in self.private_cells.values():
+            out[acc] = ZERO
         return out
 
 
@@ -190,6 +204,9 @@ def _assemble(cx, fwd, rev, wrt):
     for line in facts.target.backward_prologue(facts, names, cx.plan.assigned_adjoints):
         out(line)
     out.lines.extend(fwd.lines + rev.lines)
+    for cell, acc in sorted(cx.private_cells.items()):
+        out("if %s != 0.0:" % acc)
+        out("    " + facts.target.atomic_add_src(cell[0], cell[1], acc))
     stacks = sorted(cx.stack_specs())
     for line in facts.target.backward_epilogue(facts, cx.activity, names, stacks, wrt):
         out(line)

@@ -391,6 +391,9 @@ class Adjoints:
             self.cx.parallel.note_adjoint_write(e.value, facts.index_var(e))
             cell = (self.ref_bar(e.value), self.src.index(e, self.ref))
             if facts.target.needs_atomic(facts, e):
+                acc = self.cx.private_accumulator(e, cell)
+                if acc is not None:             # added atomically once, at the end
+                    return [(acc, g)]
                 return [("_ATOMIC", cell + (g,))]
             assigned = self.cx.plan.assigned_adjoints.get(facts.array_root(e.value.name))
             if assigned is not None and assigned[1] == name:

@@ -253,7 +253,6 @@ ARRAY_RULES = {
     np.stack: _rule("arrays axis=0", "stack_vjp({g}, {arrays}, {axis})"),
     np.hstack: _rule("tup", "hstack_vjp({g}, {tup})"),
     np.vstack: _rule("tup", "vstack_vjp({g}, {tup})"),
-    np.row_stack: _rule("tup", "vstack_vjp({g}, {tup})"),
     np.column_stack: _rule("tup", "column_stack_vjp({g}, {tup})"),
     # Numba's np.flip and np.roll take no axis: all axes, the flattened array.
     np.flip: _rule("m", "np.flip({g})"),
@@ -294,6 +293,8 @@ ARRAY_RULES = {
     np.ascontiguousarray: _rule("a", "{g}"),
     np.ndarray.astype: _rule("a dtype", "{g}"),
 }
+if hasattr(np, "row_stack"):        # an alias of np.vstack, gone in NumPy 2.5
+    ARRAY_RULES[np.row_stack] = ARRAY_RULES[np.vstack]
 _ITEM_RULES = {}
 
 

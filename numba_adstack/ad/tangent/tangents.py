@@ -34,12 +34,14 @@ LINEAR_CALLS = {
     np.vstack: (0,), np.fliplr: (0,), np.flipud: (0,), np.diff: (0,), np.array: (0,),
     np.asarray: (0,), tuple: (0,), np.flip: (0,), np.roll: (0,), np.swapaxes: (0,),
     np.triu: (0,), np.tril: (0,), np.moveaxis: (0,), np.rot90: (0,), np.repeat: (0,),
-    np.row_stack: (0,), np.append: (0, 1), vjp_decomp.split_item: (0,),
+    np.append: (0, 1), vjp_decomp.split_item: (0,),
     vjp_decomp.array_split_item: (0,),
     # The helpers of the generated backward (hvp runs forward mode over it): sums and
     # reshapes of adjoint arrays, linear in the adjoints together.
     runtime.acc: (0, 1), runtime.ensure: (0,), runtime.fill_as: (0,),
 }
+if hasattr(np, "row_stack"):        # an alias of np.vstack, gone in NumPy 2.5
+    LINEAR_CALLS[np.row_stack] = LINEAR_CALLS[np.vstack]
 #: Helpers of the array rules linear in the adjoint they take first; their other
 #: arguments give only shapes and axes.
 _SHAPED_HELPERS = [runtime.RUNTIME[n] for n in (
