@@ -125,25 +125,25 @@ def move_mean_loss(a, window):
 def move_mean_grad(a, window):
     # out[i] = s_i / c_i, s_i the sum of the window of a[i] (a[i - w + 1 .. i], fewer at
     # the start), c_i its length. A forward pass keeps the seeds d loss / d s_i =
-    # 2 (i + 1) out[i] / c_i; a[j] lies in the windows of outputs j .. j + w - 1, so its
-    # gradient is a running sum of the seeds, taken from the end.
+    # 2 (i + 1) s_i / c_i^2; a[j] lies in the windows of outputs j .. j + w - 1, so its
+    # gradient is a running sum of the seeds, taken from the end (one add on its chain).
     n = a.shape[0]
     seed = np.empty(n)
     asum = 0.0
-    count = 0
     for i in range(window):
         asum += a[i]
-        count += 1
-        seed[i] = 2.0 * (i + 1) * (asum / count) / count
+        seed[i] = 2.0 * (i + 1) * asum / ((i + 1) * (i + 1))
+    inv = 2.0 / (window * window)
     for i in range(window, n):
         asum += a[i] - a[i - window]
-        seed[i] = 2.0 * (i + 1) * (asum / count) / count
+        seed[i] = inv * (i + 1) * asum
     ga = np.empty(n)
     run = 0.0
-    for j in range(n - 1, -1, -1):
+    for j in range(n - 1, max(n - window, 0) - 1, -1):
         run += seed[j]
-        if j + window < n:
-            run -= seed[j + window]
+        ga[j] = run
+    for j in range(n - window - 1, -1, -1):
+        run += seed[j] - seed[j + window]
         ga[j] = run
     return ga, None
 

@@ -1,0 +1,200 @@
+"""What the plan recomputes rather than keeps (plan/recompute.py), checked on the plan the
+rewrite makes and on the gradient against finite differences.
+
+* A value that does not change within its reversal unit (``-k`` in a time loop,
+  numba-stats' ``-T(0.5)`` with ``T = type(z)``) is recomputed by the sweep: no stack.
+* A float of one or two operations on loads from arrays nothing writes and loop indices,
+  whose history would grow with nested or top-level loops (the Gini coefficient's
+  ``y[i] - y[j]``), is recomputed: no stack.
+* Not when an operand changes in the loop (a carried value), when the array is written
+  through an alias, nor inside a fused loop's short inner loop (a distance's three
+  differences keep their stack).
+"""
+import math
+import operator
+
+import numba
+import numpy as np
+import pytest
+from numba import typeof
+
+import numba_adstack as nad
+from numba_adstack.ad.capture import typed_ir
+from numba_adstack.ad.rewrite import Options, build_backward
+
+from conftest import check_fd
+
+
+def plan_of(fn, *args):
+    typed = typed_ir(fn, tuple(typeof(a) for a in args))
+    rw = build_backward(typed, fn, Options(None, "auto"))
+    return rw.facts, rw.plan
+
+
+def stacked_exprs(fn, *args):
+    """``(op, fn or None)`` of the definition of every value the plan keeps on a stack
+    (``("phi", None)`` for a loop-carried value)."""
+    facts, plan = plan_of(fn, *args)
+    out = []
+    for name in plan.value_stacks:
+        name = plan.sites.aliases.get(name, name)
+        if name in facts.phis:
+            out.append(("phi", None))
+            continue
+        e = facts.def_expr(name)
+        op = getattr(e, "op", type(e).__name__)
+        out.append((op, e.fn if op in ("binop", "unary") else None))
+    return out
+
+
+# ------------------------------------------------------------------ loop invariants
+def oscillator(x0, k, c, n):
+    x = x0
+    v = 0.0
+    for _ in range(n):
+        a = -k * x - c * v          # -k: the same value in every iteration
+        v = v + a * 0.01
+        x = x + v * 0.01
+    return x + v
+
+
+@numba.njit(inline="always")
+def _logpdf1(z):
+    T = type(z)                     # numba-stats' spelling of its float constants
+    return -T(0.5) * (z * z + T(np.log(2 * np.pi)))
+
+
+def inplace_logpdf(x, mu, sigma):
+    r = (x - mu) / sigma
+    for i in range(len(r)):
+        r[i] = _logpdf1(r[i]) - np.log(sigma)
+    return np.sum(r * r)
+
+
+def test_invariant_of_a_time_loop_is_recomputed():
+    kept = stacked_exprs(oscillator, 1.0, 4.0, 0.3, 50)
+    assert ("unary", None) not in [(op, None) for op, _ in kept], kept
+    assert all(op == "phi" for op, _ in kept), kept      # x and v only
+    check_fd(GRAD['oscillator'], 1.0, 4.0, 0.3, 50)
+
+
+def test_numba_stats_constant_is_not_kept():
+    x = np.random.default_rng(0).normal(1.0, 0.5, 40)
+    kept = stacked_exprs(inplace_logpdf, x, 0.9, 0.6)
+    # only the element the loop reads before it overwrites it
+    assert kept == [("getitem", None)], kept
+    check_fd(GRAD['inplace_logpdf'], x, 0.9, 0.6, rtol=1e-5)
+
+
+# ------------------------------------------------------------------ cheap recompute
+def gini_serial(y):
+    n = len(y)
+    i_sum = np.zeros(n)
+    for i in range(n):
+        for j in range(n):
+            i_sum[i] += abs(y[i] - y[j])
+    return np.sum(i_sum) / (2 * n * np.sum(y))
+
+
+def damped_sines(x, y):
+    s = 0.0
+    for i in range(x.shape[0]):
+        d = x[i] - y[i]             # loads from arrays nothing writes
+        s = 0.5 * s + math.sin(d)
+    return s
+
+
+def damped_sines_break(x, y, stop):
+    s = 0.0
+    for i in range(x.shape[0]):
+        d = x[i] - y[i]
+        if d > stop:
+            break
+        s = 0.5 * s + math.sin(d)
+    return s
+
+
+def test_gini_keeps_no_history():
+    y = np.random.default_rng(1).lognormal(0.0, 0.8, 9)
+    assert stacked_exprs(gini_serial, y) == []
+    check_fd(GRAD['gini_serial'], y)
+
+
+def test_difference_of_loads_in_a_top_level_loop_is_recomputed():
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal(12), rng.standard_normal(12)
+    assert stacked_exprs(damped_sines, x, y) == []
+    check_fd(GRAD['damped_sines'], x, y)
+
+
+def test_recompute_in_a_loop_left_by_break():
+    x = np.linspace(-1.0, 1.0, 12)
+    y = np.zeros(12)
+    assert 0.5 < x[-1] and x[5] < 0.5               # leaves at i = 9
+    check_fd(GRAD['damped_sines_break'], x, y, 0.5)
+
+
+# ------------------------------------------------------------------ where it must not apply
+def carried_operand(x0, n):
+    v = x0
+    for _ in range(n):
+        w = -v                      # changes every iteration
+        v = math.sin(w) * 1.01
+    return v
+
+
+def written_through_alias(x, y):
+    view = x[:]
+    s = 0.0
+    for i in range(x.shape[0]):
+        d = x[i] - y[i]
+        s = 0.5 * s + math.sin(d)
+        view[i] = 2.0 * d           # x[i] changes after d is computed
+    return s + np.sum(x)
+
+
+def pair_energy(pos):
+    e = 0.0
+    for i in range(pos.shape[0]):
+        for j in range(i + 1, pos.shape[0]):
+            s = 0.0
+            for k in range(pos.shape[1]):
+                d = pos[i, k] - pos[j, k]
+                s += d * d
+            e += 1.0 / math.sqrt(s)
+    return e
+
+
+def test_carried_operand_keeps_its_stack():
+    kept = stacked_exprs(carried_operand, 0.7, 20)
+    assert kept, "a value of a carried operand must be kept"
+    check_fd(GRAD['carried_operand'], 0.7, 20)
+
+
+def test_array_written_through_an_alias_keeps_the_difference():
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal(10), rng.standard_normal(10)
+    # d, or the derivative cos(d) the replay keeps in its place (damped_sines, the same
+    # loop without the alias, keeps nothing)
+    assert stacked_exprs(written_through_alias, x, y) in (
+        [("binop", operator.sub)], [("call", None)])
+    check_fd(GRAD['written_through_alias'], x, y)
+
+
+def test_short_inner_loop_of_a_fused_loop_keeps_its_stack():
+    pos = np.random.default_rng(4).uniform(0.0, 3.0, (6, 3))
+    kept = stacked_exprs(pair_energy, pos)
+    assert ("binop", operator.sub) in kept, kept
+    check_fd(GRAD['pair_energy'], pos, rtol=1e-5)
+
+
+GRAD = {f.__name__: nad.grad_jit(f) for f in (
+    oscillator, inplace_logpdf, gini_serial, damped_sines, damped_sines_break,
+    carried_operand, written_through_alias, pair_energy)}
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_loops_of_no_or_one_iteration(n):
+    check_fd(GRAD['oscillator'], 1.0, 4.0, 0.3, n)
+    x = np.random.default_rng(5).standard_normal(n)
+    check_fd(GRAD['damped_sines'], x, x * 0.5)
