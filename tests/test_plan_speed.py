@@ -188,13 +188,83 @@ def test_short_inner_loop_of_a_fused_loop_keeps_its_stack():
     check_fd(GRAD['pair_energy'], pos, rtol=1e-5)
 
 
-GRAD = {f.__name__: nad.grad_jit(f) for f in (
-    oscillator, inplace_logpdf, gini_serial, damped_sines, damped_sines_break,
-    carried_operand, written_through_alias, pair_energy)}
-
-
 @pytest.mark.parametrize("n", [0, 1])
 def test_loops_of_no_or_one_iteration(n):
     check_fd(GRAD['oscillator'], 1.0, 4.0, 0.3, n)
     x = np.random.default_rng(5).standard_normal(n)
     check_fd(GRAD['damped_sines'], x, x * 0.5)
+
+
+# ------------------------------------------------------------------ ensure out of loops
+def computed_in_place(x, c):
+    r = (x - c) * 2.0               # a computed array, its adjoint written in the loop
+    for i in range(len(r)):
+        r[i] = -0.5 * r[i] * r[i]
+    return np.sum(np.exp(r))
+
+
+def _loop_lines(source, word):
+    """Lines holding ``word`` inside a loop of the backward (indented past its body)."""
+    return [ln for ln in source.splitlines() if word in ln and ln.startswith(" " * 8)]
+
+
+def test_adjoint_array_is_made_before_the_loop():
+    f = GRAD["computed_in_place"]
+    x = np.random.default_rng(6).standard_normal(15)
+    src = f.inspect_adjoint(x, 0.3)
+    assert "ensure(" in src and _loop_lines(src, "ensure(") == [], src
+    check_fd(f, x, 0.3)
+    check_fd(f, x[:0], 0.3)         # no iteration: the adjoint is zeros, as before
+
+
+HOIST_CASES = '''
+def made_before(a_bar, x, n):
+    for i in range(n):
+        a_bar = ensure(a_bar, x)
+        a_bar[i] += 1.0
+    return a_bar
+
+def like_rebound(a_bar, x, n):
+    for i in range(n):
+        a_bar = ensure(a_bar, x)
+        a_bar[i] += 1.0
+        x = x * 2.0
+    return a_bar
+
+def adjoint_rebound(a_bar, x, n):
+    for i in range(n):
+        a_bar = ensure(a_bar, x)
+        a_bar[i] += 1.0
+        a_bar = x
+    return a_bar
+
+def like_made_in_loop(a_bar, n):
+    for i in range(n):
+        y = np.ones(3)
+        a_bar = ensure(a_bar, y)
+        a_bar[i] += 1.0
+    return a_bar
+'''
+
+
+def test_hoist_applies_only_where_nothing_is_rebound():
+    import ast
+    from numba_adstack.ad.emit.hoist import hoist_ensures
+    tree = ast.parse(HOIST_CASES)
+    hoisted = {}
+    for fn in tree.body:
+        hoist_ensures(fn)
+        hoisted[fn.name] = isinstance(fn.body[0], ast.Assign)   # the call moved first
+    assert hoisted == {"made_before": True, "like_rebound": False,
+                       "adjoint_rebound": False, "like_made_in_loop": False}
+    # the hoisted one keeps its value: every iteration sees the same array
+    from numba_adstack.ad.runtime import ensure
+    ns = {"ensure": ensure, "np": np}
+    exec(compile(ast.unparse(tree), "<hoisted>", "exec"), ns)
+    got = numba.njit(ns["made_before"])(np.empty(0), np.zeros(4), 3)
+    np.testing.assert_array_equal(got, [1.0, 1.0, 1.0, 0.0])
+
+
+GRAD = {f.__name__: nad.grad_jit(f) for f in (
+    oscillator, inplace_logpdf, gini_serial, damped_sines, damped_sines_break,
+    carried_operand, written_through_alias, pair_energy, computed_in_place)}
