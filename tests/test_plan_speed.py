@@ -165,6 +165,26 @@ def pair_energy(pos):
     return e
 
 
+def read_after_inner_loop(y):
+    s = 0.0
+    for i in range(y.shape[0]):
+        d = 0.0
+        for j in range(i + 1):
+            d = y[i] - y[j]
+            s = 0.5 * s + math.sin(d)
+        s = s * math.cos(d)         # the inner loop's last d, after it
+    return s
+
+
+def test_value_read_after_its_loop():
+    # The sweep sets j as it reverses each iteration: after the inner loop it holds
+    # another index than the forward's last, so the d read there (the loop's exit phi)
+    # is kept; only the reads inside the loop recompute it.
+    y = np.random.default_rng(7).standard_normal(6)
+    assert stacked_exprs(read_after_inner_loop, y) != []
+    check_fd(GRAD["read_after_inner_loop"], y)
+
+
 def test_carried_operand_keeps_its_stack():
     kept = stacked_exprs(carried_operand, 0.7, 20)
     assert kept, "a value of a carried operand must be kept"
@@ -267,4 +287,5 @@ def test_hoist_applies_only_where_nothing_is_rebound():
 
 GRAD = {f.__name__: nad.grad_jit(f) for f in (
     oscillator, inplace_logpdf, gini_serial, damped_sines, damped_sines_break,
-    carried_operand, written_through_alias, pair_energy, computed_in_place)}
+    carried_operand, written_through_alias, pair_energy, computed_in_place,
+    read_after_inner_loop)}

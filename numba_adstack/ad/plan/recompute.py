@@ -77,7 +77,29 @@ class Recompute:
         loops = self.sites.site_loops(f.s.enclosing(label), label)
         if not (len(loops) >= 2 or (loops and self.sites.unit_base(label) == 0)):
             return False
+        # The sweep sets a loop's index as it reverses each iteration: read after the
+        # loop (or by a phi, in the next iteration) the value would see another index.
+        if not self._read_within(name, loops[0]):
+            return False
         return self._cheap_cost(name, CHEAP_OPS) is not None
+
+    def _read_within(self, name, lp):
+        """Are ``name`` and its copies read only inside ``lp``, and by no phi?"""
+        f, seen, work = self.facts, set(), [name]
+        while work:
+            v = work.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            for label, stmt in f.uses.get(v, ()):
+                if label not in lp.blocks:
+                    return False
+                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+                        and stmt.value.op == "phi":
+                    return False
+                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var):
+                    work.append(stmt.target.name)
+        return name not in f.phis
 
     def _cheap_cost(self, name, budget):
         f = self.facts
