@@ -289,3 +289,47 @@ GRAD = {f.__name__: nad.grad_jit(f) for f in (
     oscillator, inplace_logpdf, gini_serial, damped_sines, damped_sines_break,
     carried_operand, written_through_alias, pair_energy, computed_in_place,
     read_after_inner_loop)}
+
+
+# ------------------------------------------------------------------ parallel replay
+def gini_parallel(y):
+    n = len(y)
+    i_sum = np.zeros(n)
+    for i in numba.prange(n):
+        for j in range(n):
+            i_sum[i] += abs(y[i] - y[j])
+    return np.sum(i_sum) / (2 * n * np.sum(y))
+
+
+def prange_with_history(x, n):
+    out = np.zeros(x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        v = x[i]
+        for _ in range(n):
+            v = math.sin(v) * 1.01      # pushed: the replay keeps it
+        out[i] += v
+    return np.sum(out * out)
+
+
+def _replay_loops(source):
+    return [ln for ln in source.splitlines() if "numba.prange(" in ln]
+
+
+def test_prange_loop_without_history_replays_in_parallel():
+    f = PARALLEL["gini_parallel"]
+    y = np.random.default_rng(8).lognormal(0.0, 0.8, 11)
+    assert len(_replay_loops(f.inspect_adjoint(y))) == 1
+    check_fd(f, y)
+
+
+def test_prange_loop_with_history_replays_serially():
+    f = PARALLEL["prange_with_history"]
+    x = np.random.default_rng(9).standard_normal(7)
+    src = f.inspect_adjoint(x, 4)
+    # its iterations push onto one stack (the kept derivative of sin): not in parallel
+    assert "push(" in src and _replay_loops(src) == [], src
+    check_fd(f, x, 4)
+
+
+PARALLEL = {f.__name__: nad.grad_jit(f, parallel=True)
+            for f in (gini_parallel, prange_with_history)}
