@@ -7,7 +7,9 @@ the hand-written gradient, and from JAX (``jax.scipy.stats``, ``jax.value_and_gr
 
 Each fit starts from the same point and uses L-BFGS-B; the wall time of a whole fit is
 the median over the repeats (the functions are compiled before). The fits must end at
-the same minimum.
+the same minimum. Large arrays come from the heap, as in ``bench_real``
+(``--fresh-pages`` leaves glibc's allocator as it is: each 8 MB temporary is then mapped
+afresh and its page faults paid on every call).
 """
 import argparse
 import time
@@ -58,7 +60,10 @@ def fitters(x):
     return out
 
 
-def run(events, repeat, log=print):
+def run(events, repeat, log=print, steady=True):
+    if steady:
+        from .bench_real import steady_allocator
+        steady_allocator()
     x = _nll_args(False)[0]
     if events:                          # a sample of both components
         x = np.random.default_rng(0).permutation(x)[:events]
@@ -85,8 +90,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=0, help="events (default 1M)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--fresh-pages", action="store_true",
+                        help="leave the allocator's settings alone")
     opts = parser.parse_args(argv)
-    run(opts.events, opts.repeat)
+    run(opts.events, opts.repeat, steady=not opts.fresh_pages)
 
 
 if __name__ == "__main__":
