@@ -6,8 +6,10 @@ function never writes, the index of a range loop (from the reversed iteration nu
 and a few float operations on values that do not change within the reversal unit (the
 constant ``-T(0.5)`` that numba-stats computes in its loop, ``-k`` in a time loop): those
 are loop invariants, which the replay would otherwise push on every iteration, and which
-LLVM hoists out of the sweep's loop. Everything else that is overwritten within its
-reversal unit goes on a stack.
+LLVM hoists out of the sweep's loop; and one or two float operations on loads from
+arrays nothing writes and loop indices (``y[i] - y[j]``) where the value's history would
+grow with nested loops or a top-level loop (``_cheap``). Everything else that is
+overwritten within its reversal unit goes on a stack.
 """
 import operator
 
