@@ -331,5 +331,91 @@ def test_prange_loop_with_history_replays_serially():
     check_fd(f, x, 4)
 
 
+# ------------------------------------------------------------------ element accumulators
+def gini_serial_acc(y):
+    n = len(y)
+    i_sum = np.zeros(n)
+    for i in range(n):
+        for j in range(n):
+            i_sum[i] += abs(y[i] - y[j])
+    return np.sum(i_sum * i_sum)
+
+
+def accumulator_read_twice(y):
+    n = len(y)
+    i_sum = np.zeros(n)
+    for i in range(n):
+        for j in range(n):
+            i_sum[i] += abs(y[i] - y[j]) * (1.0 + 0.1 * i_sum[i])    # a second read
+    return np.sum(i_sum * i_sum)
+
+
+def accumulator_with_break(y):
+    n = len(y)
+    i_sum = np.zeros(n)
+    for i in range(n):
+        for j in range(n):
+            if y[j] > 1.5:
+                break
+            i_sum[i] += math.sin(y[i] - y[j])
+    return np.sum(i_sum * i_sum)
+
+
+def accumulator_not_fresh(y):
+    n = len(y)
+    i_sum = y.copy()                    # starts from y, not from zeros
+    for i in range(n):
+        for j in range(n):
+            i_sum[i] += math.sin(y[i] - y[j])
+    return np.sum(i_sum * i_sum)
+
+
+def accumulator_set_before(y):
+    n = len(y)
+    i_sum = np.zeros(n)
+    i_sum[0] = 2.0                      # an element that does not start at zero
+    for i in range(n):
+        for j in range(n):
+            i_sum[i] += math.sin(y[i] - y[j])
+    return np.sum(i_sum * i_sum)
+
+
+def _accumulates_in_a_local(fn, *args):
+    """Is the outer loop a map loop (reversed an iteration at a time)? Adding into
+    ``i_sum[i]`` in memory, it reads an element it writes, which a map loop may not."""
+    facts, plan = plan_of(fn, *args)
+    return any(lp.depth == 1 for lp in plan.fused)
+
+
+def test_element_accumulator_is_a_sum():
+    y = np.random.default_rng(10).lognormal(0.0, 0.8, 7)
+    assert _accumulates_in_a_local(gini_serial_acc, y)
+    check_fd(ACC["gini_serial_acc"], y)
+
+
+@pytest.mark.parametrize("name", ["accumulator_read_twice", "accumulator_with_break",
+                                  "accumulator_not_fresh", "accumulator_set_before"])
+def test_element_accumulator_left_alone(name):
+    y = np.random.default_rng(11).uniform(0.0, 2.0, 6)
+    fn = ACC[name]
+    assert not _accumulates_in_a_local(fn.py_func, y)
+    check_fd(fn, y, rtol=1e-5)
+
+
+def test_parallel_gini_is_one_parallel_pass():
+    # QuantEcon's form: reversed an iteration at a time in a prange loop, with a copy of
+    # the adjoint of y per thread, and no serial sweep
+    f = PARALLEL["gini_parallel"]
+    y = np.random.default_rng(8).lognormal(0.0, 0.8, 11)
+    src = f.inspect_adjoint(y)
+    assert "numba.prange(" in src and "pop(" not in src and "get_thread_id" in src, src
+    check_fd(f, y)
+
+
+ACC = {f.__name__: nad.grad_jit(f) for f in (
+    gini_serial_acc, accumulator_read_twice, accumulator_with_break, accumulator_not_fresh,
+    accumulator_set_before)}
+
+
 PARALLEL = {f.__name__: nad.grad_jit(f, parallel=True)
             for f in (gini_parallel, prange_with_history)}
