@@ -419,3 +419,18 @@ ACC = {f.__name__: nad.grad_jit(f) for f in (
 
 PARALLEL = {f.__name__: nad.grad_jit(f, parallel=True)
             for f in (gini_parallel, prange_with_history)}
+
+
+def accumulator_other_length(y, m):
+    n = len(y)
+    i_sum = np.zeros(n)
+    for i in range(m):                  # another count than the array's length
+        for j in range(n):
+            i_sum[i] += math.sin(y[i] - y[j])
+    return np.sum(i_sum * i_sum)
+
+
+def test_element_accumulator_needs_the_arrays_own_length():
+    y = np.random.default_rng(12).uniform(0.0, 2.0, 6)
+    assert not _accumulates_in_a_local(accumulator_other_length, y, 4)
+    check_fd(nad.grad_jit(accumulator_other_length), y, 4)

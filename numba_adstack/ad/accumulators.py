@@ -15,8 +15,8 @@ reads back the element it writes, which no iteration may do in a map loop. Both 
 same terms to ``0.0`` in the same order, so they compute the same values, bit for bit,
 when nothing else touches ``a`` while the outer loop runs: ``a`` is made by
 ``np.zeros(n)`` (float64 zeros) before the outer loop and used nowhere else until it
-ends; the outer loop runs over a range by ``i``, so each element is filled by one
-iteration; the inner loop reads ``a[i]`` once and writes it once (the sum), with ``i``
+ends; the outer loop runs over ``range(n)`` (or ``prange(n)``) of the same ``n``, so each
+element is filled by one iteration and every index is in bounds; the inner loop reads ``a[i]`` once and writes it once (the sum), with ``i``
 and ``a`` unchanged in it, and is left only when its range is exhausted (no ``break``).
 
 Reads the untyped IR before SSA, after :mod:`.loopforms` (its range loops).
@@ -72,13 +72,15 @@ def _accumulator(fir, cfg, inner, lp, outer, olp):
     pre = fir.blocks[inner.pre].terminator
     if not (isinstance(pre, ir.Jump) and pre.target == inner.header):
         return None
-    if _callname(fir, outer.getiter.value.value) not in (("range", "builtins"),
-                                                         ("prange", "numba")):
+    rng = _call(fir, outer.getiter.value.value)
+    if rng is None or _callname(fir, rng) not in (("range", "builtins"), ("prange", "numba")) \
+            or len(rng.args) != 1 or rng.kws:
         return None
     for label in sorted(body):
         for stmt in fir.blocks[label].body:
             if isinstance(stmt, ir.SetItem) and _is_index_of(fir, stmt.index.name, outer):
-                got = _pattern(fir, cfg, stmt, label, stmt.index.name, body, olp)
+                got = _pattern(fir, cfg, stmt, label, stmt.index.name, body, olp,
+                               rng.args[0].name)
                 if got is not None:
                     return got
     return None
@@ -95,7 +97,7 @@ def _is_index_of(fir, name, loop):
         and len(fir._definitions.get(first, ())) == 1
 
 
-def _pattern(fir, cfg, store, label, index, body, olp):
+def _pattern(fir, cfg, store, label, index, body, olp, count):
     arr = store.target.name
     block = fir.blocks[label]
     add = _def_in(block, store.value.name)
@@ -119,11 +121,17 @@ def _pattern(fir, cfg, store, label, index, body, olp):
         return None
     # The array: float64 zeros made once, before the outer loop, and in the outer loop
     # read and written only by this pair.
+    # The array: float64 zeros of the outer range's length (``np.zeros(n)``, ``range(n)``:
+    # every index in bounds, also where the inner loop does not run and the store after
+    # it is the only one), made once, before the outer loop, and in the outer loop read
+    # and written only by this pair.
     defs = fir._definitions.get(arr, ())
     if len(defs) != 1 or not (isinstance(defs[0], ir.Expr) and defs[0].op == "call"
                               and _callname(fir, defs[0]) == ("zeros", "numpy")
                               and len(defs[0].args) == 1 and not defs[0].kws
-                              and defs[0].vararg is None):
+                              and defs[0].vararg is None
+                              and defs[0].args[0].name == count
+                              and len(fir._definitions.get(count, ())) == 1):
         return None
     for b, blk in fir.blocks.items():
         for stmt in blk.body:
@@ -180,12 +188,16 @@ def _reaches(cfg, start, target):
     return False
 
 
+def _call(fir, var):
+    """The call expression defining ``var``, or None."""
+    try:
+        expr = fir.get_definition(var)
+    except KeyError:
+        return None
+    return expr if isinstance(expr, ir.Expr) and expr.op == "call" else None
+
+
 def _callname(fir, expr):
-    if not (isinstance(expr, ir.Expr) and expr.op == "call"):
-        try:
-            expr = fir.get_definition(expr)
-        except KeyError:
-            return None
     if not (isinstance(expr, ir.Expr) and expr.op == "call"):
         return None
     try:
