@@ -26,6 +26,7 @@ import numba
 import numpy as np
 
 from .workloads import Workload
+from .workloads_library import LIBRARY_WORKLOADS
 
 RSQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
 RSQRT2 = 1.0 / math.sqrt(2.0)
@@ -554,5 +555,5 @@ REAL_WORKLOADS = {
             lambda args: args[5] + 16,
             program=advection_diffusion, vjp=advection_diffusion_vjp,
             jvp=advection_diffusion_jvp, make_tangents=_advection_tangents),
-    ]
+    ] + LIBRARY_WORKLOADS
 }

@@ -119,6 +119,43 @@ def _loss(workload, args):
             return jnp.dot(args[6], program(u0, vel, nu))
         return loss
 
+    if name == "numba_stats_nll":
+        from jax.scipy import stats
+        x = jnp.asarray(args[0])
+
+        def loss(mu, sigma, tau, f):
+            ls = stats.norm.logpdf(x, mu, sigma)
+            lb = stats.expon.logpdf(x, 0.0, tau)
+            return -jnp.sum(jnp.log(f * jnp.exp(ls) + (1.0 - f) * jnp.exp(lb)))
+        return loss
+
+    if name == "move_mean":
+        window = args[1]
+
+        def loss(a):
+            c = jnp.concatenate([jnp.zeros(1), jnp.cumsum(a)])
+            n = a.shape[0]
+            idx = jnp.arange(n)
+            lo = jnp.maximum(idx + 1 - window, 0)
+            out = (c[idx + 1] - c[lo]) / jnp.minimum(idx + 1, window)
+            return jnp.sum((idx + 1) * out * out)
+        return loss
+
+    if name in ("cosine_16", "cosine_256"):
+        Y, heads, tails = jnp.asarray(args[1]), args[2], args[3]
+
+        def loss(X):
+            a, b = X[heads], Y[tails]
+            r = jnp.sum(a * b, axis=1)
+            return jnp.sum(1.0 - r / jnp.sqrt(jnp.sum(a * a, axis=1) * jnp.sum(b * b, axis=1)))
+        return loss
+
+    if name == "gini":
+        def loss(y):
+            n = y.shape[0]
+            return jnp.sum(jnp.abs(y[:, None] - y[None, :])) / (2 * n * jnp.sum(y))
+        return loss
+
     raise NotImplementedError(name)
 
 

@@ -143,12 +143,13 @@ class Backward:
         for helper in helpers:
             options = dict(self.njit_options, inline="always" if helper in inlined else "never")
             ns[helper] = disk_cache.jit(ns[helper], options, cache)
-        if helpers:
+        # (a prange loop the replay runs as the primal does: plan/parallel_replay.py)
+        if helpers or "numba.prange(" in self.source:
             self.njit_options["parallel"] = True
             # Numba's parfor passes expect its whole pipeline, SSA included.
             if self.njit_options["pipeline_class"] is GeneratedCodeCompiler:
                 del self.njit_options["pipeline_class"]
-        self.parallel = bool(helpers)
+        self.parallel = bool(helpers) or "numba.prange(" in self.source
         self.njit_fn = disk_cache.jit(ns[self.fname], self.njit_options, cache)
         budget = self.opts["frame_budget"]
         with config.frame_budget(budget if budget is not None else config.get_frame_budget()):

@@ -34,6 +34,7 @@ from .rules import CALL_RULES
 from .rules.array_rules import rule_of
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
+from .accumulators import RewriteElementAccumulators
 from .loopforms import RewriteLoopForms
 from .numba_pipeline import cheaper_analyses
 from .specialize import SpecialiseArguments
@@ -441,6 +442,7 @@ class _CapturePipeline(CompilerBase):
         pm.passes.extend(untyped.passes)
         pm.add_pass_after(InlineDispatcherCalls, InlineInlinables)
         pm.add_pass_after(RewriteLoopForms, InlineDispatcherCalls)
+        pm.add_pass_after(RewriteElementAccumulators, RewriteLoopForms)
         if self.layout is not None:
             pm.add_pass_after(SpecialiseArguments, FixupArgs)
         pm.add_pass(NopythonTypeInference, "nopython frontend")

@@ -18,6 +18,15 @@ from .structure import Structure
 from .typeinfo import is_float, is_float_array, is_literal
 
 
+def _scalar_class(ty):
+    """The NumPy scalar class a value of Numba type ``NumberClass`` stands for (``T`` in
+    ``T = type(z)``; ``T(0.5)`` casts), or None."""
+    if not isinstance(ty, types.NumberClass) or \
+            not isinstance(ty.instance_type, (types.Float, types.Integer)):
+        return None
+    return np.dtype(str(ty.instance_type)).type
+
+
 class RangeLoop:
     """``for i in range(...)`` or ``for v in array``: what is iterated and the names of the
     counter state the generated code keeps (``len`` iterations, counter ``ctr``)."""
@@ -175,6 +184,9 @@ class IRFacts(ArrayFacts):
         are written in place wherever they are used, never assigned."""
         if name in self.phis:
             return None
+        scalar_class = _scalar_class(self.typemap.get(name))
+        if scalar_class is not None:    # type(z) of a number: its class, fixed by typing
+            return ("global", scalar_class)
         e = self.def_expr(name)
         if isinstance(e, ir.Const):
             return ("const", e.value)

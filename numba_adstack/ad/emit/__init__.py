@@ -191,7 +191,7 @@ def _assemble(cx, fwd, rev, wrt):
         out.lines.extend(cx.helpers[helper].splitlines())
         out("")
         out("")
-    if cx.helpers:
+    if cx.helpers or cx.plan.parallel_replay:
         import numba
         names.globals["numba"] = numba
     out("def %s(%s):" % (fname, ", ".join(params)))

@@ -354,11 +354,12 @@ class Forward:
 
     def range_loop(self, L, lp):
         rl = lp.range
+        rng = "numba.prange" if lp in self.cx.plan.parallel_replay else "range"
         if rl.array is None and rl.first is not None:     # the index itself
-            L("for %s in range(%s):" % (self.cx.names.n(rl.first), ", ".join(
+            L("for %s in %s(%s):" % (self.cx.names.n(rl.first), rng, ", ".join(
                 self.src.operand(a) for a in rl.args)))
         else:
-            L("for %s in range(%s):" % (rl.ctr, rl.len))
+            L("for %s in %s(%s):" % (rl.ctr, rng, rl.len))
 
     def range_body(self, L, lp):
         """The header of a plain range loop (its index), then its body."""

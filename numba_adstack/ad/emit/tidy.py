@@ -10,7 +10,8 @@ tails all arms share); then stores no path reads go (the liveness of :mod:`.data
 the iteration helpers of parallel loops only the declarations no read can see,
 :mod:`.declarations`), copies are propagated, and ``g += e`` where ``g`` is known to
 hold ``-0.0`` becomes ``g = e`` (:mod:`.peephole`); declarations of one value end up on
-one line. Every analysis of what holds on the paths is a client of the one solver of
+one line; the ``ensure`` of an array adjoint is made once before a top-level loop rather
+than in every iteration (:mod:`.hoist`). Every analysis of what holds on the paths is a client of the one solver of
 :mod:`.dataflow`.
 """
 import ast
@@ -22,6 +23,7 @@ import numpy as np
 from ..runtime import PURE, RUNTIME
 from .control import simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
+from .hoist import hoist_ensures
 from .dataflow import dead_stores
 from .peephole import assign_onto_zeros, fold_resets, propagate_copies
 from .syntax import walk
@@ -39,6 +41,8 @@ def tidy(source, namespace, helpers=()):
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
             simplify_control(fn)
+            if fn.name not in helpers:
+                hoist_ensures(fn)
             _Folder(fn, namespace).run(inlined=fn.name in helpers)
             if fn.name not in helpers:
                 chain_declarations(fn)

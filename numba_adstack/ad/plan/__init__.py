@@ -8,7 +8,8 @@ Reads the facts, the activity and the options; produces a frozen :class:`Plan`:
   needed values are recomputed rather than kept (:mod:`.recompute`);
 * which calls keep their derivative rather than their operand (:mod:`.stacks`);
 * the stacks: one per kept value and per control-flow record made in a loop, with its
-  capacity and storage (:mod:`.stacks`).
+  capacity and storage (:mod:`.stacks`);
+* which ``prange`` loops the replay runs in parallel (:mod:`.parallel_replay`).
 
 What the sweep reads depends on these choices, so :func:`make_plan` asks a *probe* (the
 emitter run without output, see :func:`numba_adstack.ad.emit.probe`) what a draft plan
@@ -26,6 +27,7 @@ from .shapes import Shapes
 from .sites import Sites
 from .read_seeds import read_seeds
 from .reciprocals import reciprocals
+from .parallel_replay import parallel_replays
 from .replay import choose_replayed
 from .snapshots import choose_snapshots
 from .stacks import (StackSpec, choose_partials, fit_frame_budget, record_stacks,
@@ -61,6 +63,7 @@ class Plan:
     #                             (the loop assigns its adjoint, at that read: plan/assigned.py)
     reciprocals: dict = field(default_factory=dict)    # v -> q = 1. / v, still in place
     checkpointed: dict = field(default_factory=dict)   # top-level loop -> its Carried state
+    parallel_replay: frozenset = frozenset()           # prange loops replayed with prange
     checkpoint_mode: str = "off"                       # "auto" (guarded) or "revolve"
     memory_budget: int = -1                            # bytes (-1: none given)
     checkpoint_slots: int = None                       # snapshot slots (None: from budget)
@@ -120,8 +123,10 @@ def make_plan(facts, activity, options, probe):
         types_of, lambda n: sites.aliases.get(n, n))
     checkpointed = choose_checkpointed(facts, options, fused, replayed, draft.parallel,
                                        values, stacks, lambda n: sites.aliases.get(n, n))
+    replays = parallel_replays(facts, options, fused, draft.parallel, replayed, values,
+                               records, checkpointed, lambda n: sites.aliases.get(n, n))
     return replace(draft, value_stacks=values, record_stacks=records,
-                   needed=frozenset(reads.needed),
+                   needed=frozenset(reads.needed), parallel_replay=replays,
                    stacks=stacks, stack_of=stack_of, stack_types=stack_types,
                    checkpointed=checkpointed, **_checkpoint_options(options, checkpointed))
 

@@ -2,10 +2,29 @@
 
 A value the sweep needs is recomputed where it is cheap and pure: constants and globals
 (written in place), copies, tuples, integer index arithmetic, loads from arrays the
-function never writes, and the index of a range loop (from the reversed iteration number).
-Everything else that is overwritten within its reversal unit goes on a stack.
+function never writes, the index of a range loop (from the reversed iteration number),
+and a few float operations on values that do not change within the reversal unit (the
+constant ``-T(0.5)`` that numba-stats computes in its loop, ``-k`` in a time loop): those
+are loop invariants, which the replay would otherwise push on every iteration, and which
+LLVM hoists out of the sweep's loop; and one or two float operations on loads from
+arrays nothing writes and loop indices (``y[i] - y[j]``) where the value's history would
+grow with nested loops or a top-level loop (``_cheap``). Everything else that is
+overwritten within its reversal unit goes on a stack.
 """
+import operator
+
 from numba.core import ir, types
+
+from ..typeinfo import is_float
+
+#: Operations a loop-invariant value may take to be recomputed rather than kept.
+INVARIANT_OPS = 4
+#: Operations a value with a growing history may take to be recomputed (see ``_cheap``).
+CHEAP_OPS = 2
+
+
+_PURE_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
+             operator.pos}
 
 
 class Recompute:
@@ -38,11 +57,137 @@ class Recompute:
                 return isinstance(t, types.Array) or f.is_readonly_array(e.value.name)
             return False
         if e.op in ("binop", "unary", "inplace_binop"):
-            return isinstance(t, (types.Integer, types.Boolean))
+            if isinstance(t, (types.Integer, types.Boolean)):
+                return True
         if e.op == "call":
             fn = f.resolve_global(e.func)
-            return fn in (len, slice) and not e.kws
+            if fn in (len, slice) and not e.kws:
+                return True
+        return self._invariant_cost(name) is not None or self._cheap(name)
+
+    def _cheap(self, name):
+        """A float of one or two operations on values the sweep has for free (loads from
+        arrays nothing writes, loop indices, values defined once), defined where its
+        history would grow with the product of several trip counts (or with a top-level
+        loop's): recomputing it costs those operations, keeping it a store and a load per
+        iteration. (A loop of a few iterations inside a fused loop keeps its stack: its
+        history stays in cache, and the sweep's recomputing loop measured slower.)"""
+        f = self.facts
+        if name in f.phis or name not in f.defs or not is_float(f.ty(name)):
+            return False
+        label = f.defs[name][0]
+        loops = self.sites.site_loops(f.s.enclosing(label), label)
+        if not (len(loops) >= 2 or (loops and self.sites.unit_base(label) == 0)):
+            return False
+        # The sweep sets a loop's index as it reverses each iteration: read after the
+        # loop (or by a phi, in the next iteration) the value would see another index.
+        if not self._read_within(name, loops[0]):
+            return False
+        return self._cheap_cost(name, CHEAP_OPS) is not None
+
+    def _read_within(self, name, lp):
+        """Are ``name`` and its copies read only inside ``lp``, and by no phi?"""
+        f, seen, work = self.facts, set(), [name]
+        while work:
+            v = work.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            for label, stmt in f.uses.get(v, ()):
+                if label not in lp.blocks:
+                    return False
+                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+                        and stmt.value.op == "phi":
+                    return False
+                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var):
+                    work.append(stmt.target.name)
+        return name not in f.phis
+
+    def _cheap_cost(self, name, budget):
+        f = self.facts
+        e = f.def_expr(name)
+        if isinstance(e, ir.Var):
+            return 0 if self._free(e.name) else self._cheap_cost(e.name, budget)
+        if not isinstance(e, ir.Expr) or budget < 1 or name in f.phis:
+            return None
+        if e.op in ("binop", "unary") and e.fn in _PURE_OPS:
+            operands = [e.lhs, e.rhs] if e.op == "binop" else [e.value]
+        else:
+            return None
+        cost = 1
+        for v in operands:
+            if self._free(v.name):
+                continue
+            if not is_float(f.ty(v.name)):
+                return None
+            c = self._cheap_cost(v.name, budget - cost)
+            if c is None:
+                return None
+            cost += c
+        return cost
+
+    def _free(self, name, depth=0):
+        """Does the sweep have ``name`` without a stack and with no float operation:
+        a static value, one defined once per unit, a loop index, integer arithmetic on
+        those, or a load from an array nothing writes at such an index?"""
+        f = self.facts
+        if f.static_form(name) is not None or self.sites.once(name) or self.is_rc(name):
+            return True
+        if name in f.phis or depth > 4:
+            return False
+        e = f.def_expr(name)
+        if isinstance(e, ir.Var):
+            return self._free(e.name, depth + 1)
+        if not isinstance(e, ir.Expr):
+            return False
+        t = f.ty(name)
+        if e.op in ("getitem", "static_getitem") and \
+                isinstance(f.ty(e.value), types.Array) and \
+                (isinstance(t, types.Array) or f.is_readonly_array(e.value.name)):
+            index = [e.index] if e.op == "getitem" else [v for v in [e.index_var] if v]
+            return self._free(e.value.name, depth + 1) and \
+                all(self._free(v.name, depth + 1) for v in index)
+        if e.op == "build_tuple" or (e.op in ("binop", "unary") and
+                                     isinstance(t, (types.Integer, types.Boolean))):
+            return all(self._free(v.name, depth + 1) for v in e.list_vars())
         return False
+
+    def _invariant_cost(self, name, budget=INVARIANT_OPS):
+        """Operations that recompute the float ``name`` from values in place for its whole
+        reversal unit (constants, globals, values defined once per unit), or None when it
+        is not such a value or takes more than ``budget`` operations."""
+        f = self.facts
+        if f.static_form(name) is not None:
+            return 0
+        if name in f.phis or not is_float(f.ty(name)):
+            return None
+        e = f.def_expr(name)
+        if isinstance(e, ir.Var):
+            return self._operand_cost(e.name, budget)
+        if not isinstance(e, ir.Expr) or budget < 1:
+            return None
+        if e.op in ("binop", "unary") and e.fn in _PURE_OPS:
+            operands = [e.lhs, e.rhs] if e.op == "binop" else [e.value]
+        elif e.op == "call" and not e.kws and len(e.args) == 1 and \
+                isinstance(f.ty(e.func), types.NumberClass):
+            operands = list(e.args)       # T(0.5): a cast
+        else:
+            return None
+        cost = 1
+        for v in operands:
+            c = self._operand_cost(v.name, budget - cost)
+            if c is None:
+                return None
+            cost += c
+        return cost
+
+    def _operand_cost(self, name, budget):
+        f = self.facts
+        if f.static_form(name) is not None or self.sites.once(name):
+            return 0
+        if name in f.phis or not is_float(f.ty(name)):
+            return None
+        return self._invariant_cost(name, budget)
 
     def rc_loop(self, name):
         """The range loop whose index ``name`` is, when the reverse sweep can recompute it

@@ -43,6 +43,7 @@ class _Plan:
     fused = {}
     snapshots = {}
     partials = {}
+    parallel_replay = frozenset()
 
     def __init__(self, facts):
         from ..plan.shapes import Shapes
