@@ -24,6 +24,7 @@ from .forward import Forward
 from .fused import Fused
 from .names import Lines, Names, identifier
 from .parallel import Parallel
+from .printed import parse, printed
 from .reverse import Reverse
 from .source import Source
 from .states import States
@@ -48,7 +49,7 @@ class Emission:
         self.shared_roots = {}      # parallel loop -> arrays whose adjoints it shares
         self.helpers = {}           # helper name -> its source
         self.helper_stacks = set()  # stacks declared in helpers, not in the backward
-        self.states = States()      # numbers of the nodes of guarded sequences
+        self.states = States(names)  # numbers of the nodes of guarded sequences
         self.forward = Forward(self)
         self.reverse = Reverse(self)
         self.adjoints = Adjoints(self)
@@ -152,7 +153,10 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
     rev = Lines(level=1)
     cx.reverse.top(rev)
     fname, source = _assemble(cx, fwd, rev, wrt)
-    source = tidy(cx.states.resolve(source), names.globals, set(cx.helpers))
+    tree = parse(source)
+    cx.states.resolve(tree)
+    tidy(tree, names.globals, set(cx.helpers))
+    source = printed(tree)
     if checked:
         source = check_adjoint_reads(source, {
             names.bar(v): _shown(facts, v) for v in activity.array_values})

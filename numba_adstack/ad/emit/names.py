@@ -34,10 +34,24 @@ class Names:
         self._names = {}
         self._used = set(self.globals) | set(keyword.kwlist) | set(reserved)
         self._counter = counter
+        self._stems = {}
 
     def fresh(self, base):
         self._counter += 1
         name = "_%s%d" % (base, self._counter)
+        self._used.add(name)
+        return name
+
+    def unique(self, stem):
+        """A name of the generated code's own, ``stem`` and a number, unlike every name
+        given (fresh temporaries keep their own numbering)."""
+        k = self._stems.get(stem, 0)
+        while True:
+            k += 1
+            name = "%s%d" % (stem, k)
+            if name not in self._used:
+                break
+        self._stems[stem] = k
         self._used.add(name)
         return name
 

@@ -31,18 +31,17 @@ STACK_CALLS = {"push", "pop", "top", "clear", "size", "overflowed", "adstack"}
 _PURE_BUILTINS = {bool, float, int, abs, min, max, len, round, range} | {RUNTIME[n] for n in PURE}
 
 
-def tidy(source, namespace, helpers=()):
-    """``source`` with its single-use temporaries folded (see the module docstring);
-    ``namespace`` holds the globals it will run with (to tell pure calls); ``helpers``
-    names the iteration helpers of parallel loops (see :meth:`_Folder.run`)."""
-    tree = ast.parse(source)
+def tidy(tree, namespace, helpers=()):
+    """Fold the single-use temporaries of the generated module ``tree`` (an
+    ``ast.Module``, changed in place; see the module docstring); ``namespace`` holds the
+    globals it will run with (to tell pure calls); ``helpers`` names the iteration helpers
+    of parallel loops (see :meth:`_Folder.run`)."""
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
             simplify_control(fn)
             _Folder(fn, namespace).run(inlined=fn.name in helpers)
             if fn.name not in helpers:
                 chain_declarations(fn)
-    return ast.unparse(tree) + "\n"
 
 
 class _Folder:

@@ -19,6 +19,7 @@ from .varied import varied_values
 from ..emit import Names, Source
 from ..emit.forward import Forward, range_index
 from ..emit.names import Lines, identifier
+from ..emit.printed import parse, printed
 from ..emit.states import States
 from ..emit import record_names
 from ..facts import IRFacts, is_range
@@ -84,7 +85,7 @@ class _Context:
         self.activity = _Activity()
         self.fused = _NoFusedLoops()
         self.checkpoint = _NoCheckpoints()
-        self.states = States()
+        self.states = States(names)
         self.helper_loop = None
         self.open_loops = []
         self.loop_stacks = {}
@@ -240,7 +241,11 @@ def build_jvp(typed, py_func, wrt, target=CPU):
         elif k not in wrt and tangents.has(a):
             out("%s = %s" % (tangents.dot(a), zero_of(facts.ty(a), names.n(a))))
     out.lines.extend(body.lines)
-    source = cx.states.resolve("\n".join(out.lines) + "\n")
+    source = "\n".join(out.lines) + "\n"
+    if cx.states.number:        # guarded sequences: their states numbered on the tree
+        tree = parse(source)
+        cx.states.resolve(tree)
+        source = printed(tree)
     return JVPSource(fname, source, names.globals, facts, frozenset(wrt))
 
 
