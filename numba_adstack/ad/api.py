@@ -6,7 +6,6 @@ functions, ``inspect_llvm`` and friends behave exactly as with ``numba.njit``. I
 type signature is generated once (from the typed Numba IR), compiled with ``numba.njit`` and
 cached.
 """
-import ast
 import inspect
 import linecache
 import numbers
@@ -52,22 +51,6 @@ def exec_source(fname, source, namespace, tag):
     exec(compile(source, filename, "exec"), namespace)
     return namespace[fname]
 
-
-def _helpers_to_inline(source):
-    """Names of the functions defined in ``source`` that hold at most one loop (a parallel
-    loop's iteration helper is one ``while True`` shell around the iteration's body) and
-    no branch but that shell's: inlined into a prange body, an iteration that branches
-    had its adjoints accumulate across iterations in Numba's parfor lowering (a wrong
-    gradient), so such a helper is called instead."""
-    out = set()
-    for node in ast.parse(source).body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        loops = sum(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node))
-        branches = sum(isinstance(n, (ast.If, ast.IfExp)) for n in ast.walk(node))
-        if loops <= 1 and branches <= 1:
-            out.add(node.name)
-    return out
 
 class Backward:
     """The compiled backward function of one argument type signature."""
@@ -118,7 +101,7 @@ class Backward:
             ns = dict(gen.globals)
             ns.update(_INTRINSICS)
             exec_source(self.fname, text, ns, self.qualname)
-        self._compile(ns, gen.helpers, cached)
+        self._compile(ns, gen.helpers, gen.inlined, cached)
         if cached:
             entry.commit(gen)
 
@@ -138,7 +121,7 @@ class Backward:
         facts = rw.facts
         args = facts.arg_vars
         gen = disk_cache.Generated(
-            rw.fname, rw.source, rw.helpers,
+            rw.fname, rw.source, rw.helpers, rw.inlined,
             # Arguments the function writes into: the gradient pass works on copies.
             [i for i, a in enumerate(args) if a in facts.written_roots],
             [i for i, a in enumerate(args) if is_float_array(facts.ty(a))],
@@ -148,14 +131,13 @@ class Backward:
         gen.checkpoint_note = checkpoint_note(rw.plan)
         return gen
 
-    def _compile(self, ns, helpers, cache):
+    def _compile(self, ns, helpers, inlined, cache):
         self.njit_options = dict(self.dispatcher.backward_options)
         self.njit_options.setdefault("pipeline_class", GeneratedCodeCompiler)
         # Helpers of parallel loops are called from the backward's prange loops: compiled
         # first, by name, and the backward is compiled parallel. A straight-line helper is
         # inlined into the loop body (a call per iteration cost a map loop twice its serial
-        # time); one with inner loops or branches is called (see _helpers_to_inline).
-        inlined = _helpers_to_inline(self.source)
+        # time); one with inner loops or branches is called (emit.parallel.straight_helpers).
         for helper in helpers:
             options = dict(self.njit_options, inline="always" if helper in inlined else "never")
             ns[helper] = disk_cache.jit(ns[helper], options, cache)

@@ -10,6 +10,8 @@ stacks a loop pushed, which adjoints a parallel iteration shares).
 :func:`probe` runs the same emission without keeping the text, to find what the sweep
 reads under a draft plan (see :mod:`..plan`).
 """
+from dataclasses import dataclass
+
 from numba.core import types
 
 from ..plan import Reads
@@ -23,14 +25,14 @@ from .constants import ZERO
 from .forward import Forward
 from .fused import Fused
 from .names import Lines, Names, identifier
-from .parallel import Parallel
+from .parallel import Parallel, straight_helpers
 from .printed import parse, printed
 from .reverse import Reverse
 from .source import Source
 from .states import States
 from .tidy import tidy
 
-__all__ = ["Names", "Source", "Emission", "probe", "emit_backward"]
+__all__ = ["Names", "Source", "Emission", "Emitted", "probe", "emit_backward"]
 
 
 class Emission:
@@ -144,9 +146,21 @@ def probe(facts, activity, plan, names, src):
     return reads
 
 
+@dataclass(frozen=True)
+class Emitted:
+    """The emitted backward: its function's name, its source, the iteration helpers of
+    its parallel loops (defined before it) and those of them straight enough to inline
+    into a ``prange`` body (:func:`.parallel.straight_helpers`)."""
+    fname: str
+    source: str
+    helpers: tuple
+    inlined: frozenset
+
+
 def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
-    """``(function name, source, helper names)`` of the backward under ``plan``;
-    ``checked``: its reads of adjoint arrays are checked (:mod:`.checked`)."""
+    """The :class:`Emitted` backward under ``plan``; ``checked``: its reads of adjoint
+    arrays are checked (:mod:`.checked`). Its lines are parsed once, the passes work on
+    that tree, and it is printed once (:mod:`.printed`)."""
     cx = Emission(facts, activity, plan, names, src)
     fwd = Lines(level=1)
     cx.forward.region(fwd, facts.s.regions[None])
@@ -155,12 +169,36 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
     fname, source = _assemble(cx, fwd, rev, wrt)
     tree = parse(source)
     cx.states.resolve(tree)
-    tidy(tree, names.globals, set(cx.helpers))
-    source = printed(tree)
+    tidy(tree, names.globals, set(cx.helpers), name_types(cx))
     if checked:
-        source = check_adjoint_reads(source, {
-            names.bar(v): _shown(facts, v) for v in activity.array_values})
-    return fname, source, sorted(cx.helpers)
+        check_adjoint_reads(tree, {names.bar(v): _shown(facts, v)
+                                   for v in activity.array_values})
+    return Emitted(fname, printed(tree), tuple(sorted(cx.helpers)),
+                   straight_helpers(tree, cx.helpers))
+
+
+def name_types(cx):
+    """``{source name: Numba type}`` of the generated names whose type emission knows: the
+    IR values and their adjoints (the adjoint has its value's type), the control-flow
+    records and state variables, the counters of range loops and the early seeds."""
+    facts, plan = cx.facts, cx.plan
+    seeded = {phi for sums in plan.fused.values() for phi, _, _, _ in sums}
+    seeded.update(plan.element_seeds)
+    out = {}
+    for source, ir_name in cx.names.ir_name_of().items():
+        value = ir_name[:-4] if ir_name.endswith(".bar") else ir_name
+        t = plan.added_types.get(value) or facts.typemap.get(value)
+        if t is not None:
+            out[source] = t
+        if value in seeded and value == ir_name:
+            out["_seed_" + source] = types.float64
+    ints = record_names(facts) | {"_rv", "_fw"}
+    ints.update("_m%d" % lp.header for lp in facts.s.loops)
+    for rl in facts.ranges.values():
+        ints.update((rl.len, rl.ctr))
+    out.update(dict.fromkeys(ints, types.intp))
+    out["_ret_b"] = types.float64
+    return out
 
 
 def _shown(facts, name):

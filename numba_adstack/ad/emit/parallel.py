@@ -14,6 +14,7 @@ from numba.core import ir, types
 from ..typeinfo import is_float
 from .constants import INTRINSIC_NAMES, ZERO
 from .names import Lines
+from .syntax import walk
 
 #: Elements of per-thread adjoint copies (all threads together) a parallel loop may make;
 #: past it the backward raises MemoryError and the caller runs the serial backward.
@@ -175,3 +176,21 @@ class Parallel:
             d = self.facts.def_expr(name)
             name = d.name if isinstance(d, ir.Var) else None
         return False
+
+
+def straight_helpers(tree, helpers):
+    """The iteration helpers (functions of the generated module ``tree`` named in
+    ``helpers``) that hold at most one loop (the ``while True`` shell around the
+    iteration's body) and at most one branch. Numba inlines those into the ``prange``
+    body (a call per iteration cost a map loop twice its serial time); inlined there, an
+    iteration that branches had its adjoints accumulate across iterations in Numba's
+    parfor lowering (a wrong gradient), so the others are called."""
+    out = set()
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name in helpers:
+            nodes = list(walk(fn))
+            loops = sum(isinstance(n, (ast.For, ast.While)) for n in nodes)
+            branches = sum(isinstance(n, (ast.If, ast.IfExp)) for n in nodes)
+            if loops <= 1 and branches <= 1:
+                out.add(fn.name)
+    return frozenset(out)
