@@ -86,8 +86,15 @@ class Emission:
         spec = self.plan.stacks.get(st)
         return spec is not None and spec.storage == "list"
 
+    def _stack(self, st):
+        """Stack ``st`` is written here (in a helper: it is the helper's own)."""
+        if self.names.mentions is not None:
+            self.names.mentions.add(st)
+        return st
+
     def push_src(self, st, value, t=None):
         """Push ``value`` (of type ``t`` when known) on stack ``st``."""
+        st = self._stack(st)
         if not self._is_list(st):
             return "push(%s, %s)" % (st, value)
         if isinstance(t, types.Array) and t.layout != "C":
@@ -96,9 +103,11 @@ class Emission:
         return "%s.append(%s)" % (st, value)
 
     def pop_src(self, st, name):
+        st = self._stack(st)
         return ("%s = %s.pop()" if self._is_list(st) else "%s = pop(%s)") % (name, st)
 
     def clear_src(self, st):
+        st = self._stack(st)
         return ("%s.clear()" if self._is_list(st) else "clear(%s)") % st
 
     def region_loops(self, region):

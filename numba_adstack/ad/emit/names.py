@@ -35,6 +35,8 @@ class Names:
         self._used = set(self.globals) | set(keyword.kwlist) | set(reserved)
         self._counter = counter
         self._stems = {}
+        self.mentions = None    # while a helper is emitted: the names handed out (a set)
+        self.seeds = {}         # source name of a seed -> the IR name it seeds
 
     def fresh(self, base):
         self._counter += 1
@@ -69,6 +71,17 @@ class Names:
                 got = "%s_%d" % (base, k)
             self._used.add(got)
             self._names[name] = got
+        if self.mentions is not None:
+            self.mentions.add(got)
+        return got
+
+    def seed(self, var):
+        """Source name of the early seed of a fused loop's sum, or of the elements of an
+        array a map loop fills (:mod:`..plan.seeds`)."""
+        got = "_seed_" + self.n(var)
+        self.seeds[got] = var if isinstance(var, str) else var.name
+        if self.mentions is not None:
+            self.mentions.add(got)
         return got
 
     def bar(self, var):

@@ -161,7 +161,7 @@ class Reverse:
         """Pop a control-flow record made in a loop of its unit (a local otherwise) into
         ``into`` (its own name by default); whether it popped."""
         if self.cx.plan.sites.site_loops(loops, block):
-            L("%s = pop(%s)" % (into or name, self.cx.record_stack(name)))
+            L(self.cx.pop_src(self.cx.record_stack(name), into or name))
             return True
         return False
 
