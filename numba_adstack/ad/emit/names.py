@@ -1,7 +1,6 @@
 """Names in the generated source, and the line buffer it is written into."""
 import keyword
 import math
-import re
 
 import numpy as np
 from numba.typed import List
@@ -13,12 +12,19 @@ def identifier(name):
     """``name`` (a function's ``__name__``: ``<lambda>``, a name made by
     ``functools.partial`` or with non-ASCII letters) as an ASCII identifier, the stem of
     the generated functions' names."""
-    base = re.sub(r"[^0-9A-Za-z_]", "_", str(name))
+    base = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_"
+                   for c in str(name))
     if not base.strip("_"):
         base = "function"
     if base[0].isdigit() or keyword.iskeyword(base):
         base = "f_" + base
     return base
+
+
+def _word(name):
+    """``name`` with each character that is not a word character (a letter or a digit,
+    any script, or ``_``) made ``_``."""
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
 class Names:
@@ -62,7 +68,7 @@ class Names:
         name = var if isinstance(var, str) else var.name
         got = self._names.get(name)
         if got is None:
-            base = re.sub(r"\W", "_", name).strip("_") or "v"
+            base = _word(name).strip("_") or "v"
             if base[0].isdigit():
                 base = "v" + base
             got, k = base, 1
@@ -109,7 +115,7 @@ class Names:
                     self._used.add(name)
                 else:
                     base = getattr(value, "__name__", type(value).__name__)
-                    name = self.fresh("g_" + re.sub(r"\W", "_", str(base).split(".")[-1]))
+                    name = self.fresh("g_" + _word(str(base).split(".")[-1]))
                 self.globals[name] = value
             self._global_names[key] = name
         return self._global_names[key]

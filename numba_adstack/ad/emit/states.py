@@ -9,7 +9,7 @@ written as a marker, a name of its own that stands for its node (``_rv = _state3
 """
 import ast
 
-from .syntax import replace_names
+from .syntax import substitute_names
 
 
 class States:
@@ -44,5 +44,5 @@ class States:
             while key in self.alias:
                 key = self.alias[key]
             numbers[marker] = self.number[key]
-        replace_names(tree, lambda name: ast.Constant(numbers[name]) if name in numbers
+        substitute_names(tree, lambda name: ast.Constant(numbers[name]) if name in numbers
                       else None)

@@ -21,7 +21,7 @@ def walk(node):
                 push(v)
 
 
-def replace_names(tree, made):
+def substitute_names(tree, made):
     """Replace, in place, each name ``made`` gives a node for (``made(name)``: a new
     node, or None to keep the name)."""
     for n in walk(tree):

@@ -145,7 +145,7 @@ class _Folder:
             use = stmts[j]
             spot = _immediate_load(use, name)
             if spot is not None:
-                spot.replace(s.value)
+                spot.put(s.value)
                 del stmts[i]
                 return True
             if _mentions(use, name) or _assigns_any(use, reads) or (
@@ -237,12 +237,12 @@ def _assigns_any(stmt, names):
 
 
 class _Spot:
-    """Where a load sits: ``replace`` puts an expression there."""
+    """Where a load sits: ``put`` puts an expression there."""
 
     def __init__(self, parent, field, index=None):
         self.parent, self.field, self.index = parent, field, index
 
-    def replace(self, expr):
+    def put(self, expr):
         if self.index is None:
             setattr(self.parent, self.field, expr)
         else:
