@@ -1,6 +1,6 @@
 """Emission: the Python source of the backward function, from facts, activity and plan.
 
-The backward is ``forward replay`` (:mod:`.forward`) + ``reverse sweep``
+The backward is ``forward replay`` (:mod:`.replay`) + ``reverse sweep``
 (:mod:`.reverse`), assembled here with the declarations of its stacks and locals. Fused
 loops (:mod:`.fused`) reverse each iteration inside the replay; parallel ones
 (:mod:`.parallel`) call a per-iteration helper from a ``prange``. Emission decides nothing:
@@ -22,7 +22,7 @@ from ..typeinfo import array_zero_src, is_float, is_kept_array, zero_src
 from .adjoints import Adjoints
 from .checkpoint import Checkpoint
 from .constants import ZERO
-from .forward import Forward
+from .replay import Forward
 from .fused import Fused
 from .names import Lines, Names, identifier
 from .parallel import Parallel, straight_helpers

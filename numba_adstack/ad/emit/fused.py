@@ -8,7 +8,7 @@ from numba.core import ir, types
 
 from .constants import ZERO
 from ..plan.replay import follows_parent
-from .forward import range_start
+from .replay import range_start
 
 
 class Fused:

@@ -16,7 +16,7 @@ from ..typeinfo import array_zero_src, is_float, is_float_array
 from .constants import ZERO
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, ThroughView,
                             ToValue)
-from .forward import range_index
+from .replay import range_index
 from .names import Lines
 
 

@@ -5,7 +5,7 @@ values that vary with them (:func:`..activity._varied`); produces :class:`JVPSou
 Python source of ``f_jvp(args..., tangents...) -> (value, tangent)`` and its globals.
 
 Control flow is regenerated as the reverse rewrite's replay does it
-(:class:`..emit.forward.Forward`: structured ``if``/``while`` by regions, guarded
+(:class:`..emit.replay.Forward`: structured ``if``/``while`` by regions, guarded
 sequences where arms share nodes), with nothing recorded and nothing pushed: a tangent is
 a local variable beside its primal, a phi's tangent is copied on the same edge as the
 phi, and a float array's tangent is an array of its shape whose views and writes mirror
@@ -17,7 +17,7 @@ from numba.core import ir, types
 
 from .varied import varied_values
 from ..emit import Names, Source
-from ..emit.forward import Forward, range_index
+from ..emit.replay import Forward, range_index
 from ..emit.names import Lines, identifier
 from ..emit.printed import parse, printed
 from ..emit.states import States
@@ -101,7 +101,7 @@ class _Context:
 
 
 class TangentForward(Forward):
-    """The replay of :mod:`..emit.forward` with tangents and without records."""
+    """The replay of :mod:`..emit.replay` with tangents and without records."""
 
     def __init__(self, cx, tangents):
         super().__init__(cx)
