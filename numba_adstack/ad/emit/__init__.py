@@ -191,16 +191,12 @@ def name_types(cx):
     IR values and their adjoints (the adjoint has its value's type), the control-flow
     records and state variables, the counters of range loops and the early seeds."""
     facts, plan = cx.facts, cx.plan
-    seeded = {phi for sums in plan.fused.values() for phi, _, _, _ in sums}
-    seeded.update(plan.element_seeds)
     out = {}
-    for source, ir_name in cx.names.ir_name_of().items():
-        value = ir_name[:-4] if ir_name.endswith(".bar") else ir_name
+    for source, (value, _) in cx.names.values().items():
         t = plan.added_types.get(value) or facts.typemap.get(value)
         if t is not None:
             out[source] = t
-        if value in seeded and value == ir_name:
-            out["_seed_" + source] = types.float64
+    out.update(dict.fromkeys(cx.names.seeds, types.float64))
     ints = record_names(facts) | {"_rv", "_fw"}
     ints.update("_m%d" % lp.header for lp in facts.s.loops)
     for rl in facts.ranges.values():

@@ -21,6 +21,10 @@ def identifier(name):
     return base
 
 
+#: What the IR name of a value's adjoint adds to the value's.
+_ADJOINT = ".bar"
+
+
 def _word(name):
     """``name`` with each character that is not a word character (a letter or a digit,
     any script, or ``_``) made ``_``."""
@@ -65,7 +69,12 @@ class Names:
 
     def n(self, var):
         """Source name of an IR variable."""
-        name = var if isinstance(var, str) else var.name
+        got = self._name(var if isinstance(var, str) else var.name)
+        if self.mentions is not None:
+            self.mentions.add(got)
+        return got
+
+    def _name(self, name):
         got = self._names.get(name)
         if got is None:
             base = _word(name).strip("_") or "v"
@@ -77,15 +86,14 @@ class Names:
                 got = "%s_%d" % (base, k)
             self._used.add(got)
             self._names[name] = got
-        if self.mentions is not None:
-            self.mentions.add(got)
         return got
 
     def seed(self, var):
         """Source name of the early seed of a fused loop's sum, or of the elements of an
         array a map loop fills (:mod:`..plan.seeds`)."""
-        got = "_seed_" + self.n(var)
-        self.seeds[got] = var if isinstance(var, str) else var.name
+        name = var if isinstance(var, str) else var.name
+        got = "_seed_" + self._name(name)
+        self.seeds[got] = name
         if self.mentions is not None:
             self.mentions.add(got)
         return got
@@ -93,11 +101,16 @@ class Names:
     def bar(self, var):
         """Source name of the adjoint of an IR variable."""
         name = var if isinstance(var, str) else var.name
-        return self.n(name + ".bar")
+        return self.n(name + _ADJOINT)
 
-    def ir_name_of(self):
-        """``{source name: IR name}`` of the names given so far."""
-        return {v: k for k, v in self._names.items()}
+    def values(self):
+        """``{source name: (IR name of the value, whether it names the value's adjoint)}``
+        of the names given so far."""
+        out = {}
+        for name, source in self._names.items():
+            adjoint = name.endswith(_ADJOINT)
+            out[source] = (name[:-len(_ADJOINT)] if adjoint else name, adjoint)
+        return out
 
     def gname(self, value):
         """Name of a global object in the generated module."""

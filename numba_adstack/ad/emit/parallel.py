@@ -111,7 +111,7 @@ class Parallel:
         the helper's own locals that the backward declares. ``mentioned``: the names
         emission handed out for the body; what each one is comes from its IR name."""
         cx, facts, plan = self.cx, self.facts, self.cx.plan
-        by_source = cx.names.ir_name_of()
+        values = cx.names.values()
         inside = self._names_inside(lp)
         aliases = plan.sites.aliases
         sums = sorted(cx.names.n(phi) for phi, _, _, _ in plan.fused[lp])
@@ -127,14 +127,12 @@ class Parallel:
                 loop = seed_loops[name]
                 (own if loop is not lp and loop.header in lp.blocks else params).add(name)
                 continue
-            ir_name = by_source.get(name)
-            if ir_name is None:
+            if name not in values:
                 continue                # made by the helper (temporaries, records)
-            base = ir_name[:-4] if ir_name.endswith(".bar") else None
-            value = ir_name if base is None else base
+            value, adjoint = values[name]
             if aliases.get(value, value) in inside:
                 own.add(name)
-            elif base is not None and is_float(facts.ty(base)):
+            elif adjoint and is_float(facts.ty(value)):
                 adjoints.append(name)   # outer adjoint: += only
             else:
                 params.add(name)        # a value from before the loop, or its adjoint array
