@@ -15,15 +15,16 @@ class Term:
     by placeholder); :meth:`source` fills in the placeholders left open."""
     template: str
     operands: tuple = ()
-    named: tuple = ()          # ((placeholder, source), ...)
+    named: dict = None          # placeholder -> source
 
     @classmethod
     def of(cls, template, operands=(), **named):
-        return cls(template, tuple(operands), tuple(sorted(named.items())))
+        return cls(template, tuple(operands), named)
 
     def source(self, **late):
         """The term's source, with the placeholders ``late`` names filled in too."""
-        return self.template.format(*self.operands, **dict(self.named, **late))
+        return self.template.format(*self.operands, **(dict(self.named, **late) if late
+                                                       else self.named))
 
 
 @dataclass(frozen=True)

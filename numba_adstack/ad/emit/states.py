@@ -4,12 +4,13 @@ A guarded sequence (see :mod:`..plan.shapes`) keeps the node that runs next in a
 variable. Nodes that turn out to do nothing but pass control on (an empty block in the
 sweep) are left out: whoever would set the state to such a node sets it to the node it
 passes to. Which nodes those are is known only once they are written, so a state is
-written as a marker, a name of its own that stands for its node (``_rv = _state3``), and
-:meth:`States.resolve` replaces each marker of the parsed tree by its node's number.
+written as a marker, a name of its own that stands for its node (``_rv = _state3``, ``if
+_rv == _state3:``), and :meth:`States.resolve` replaces each marker of the parsed tree by
+its node's number.
 """
 import ast
 
-from .syntax import substitute_names
+from .syntax import walk
 
 
 class States:
@@ -35,7 +36,9 @@ class States:
         self.alias[marker] = to
 
     def resolve(self, tree):
-        """Replace, in ``tree`` (in place), every marker by its node's number."""
+        """Replace, in ``tree`` (in place), every marker by its node's number. A marker
+        is written as what a state variable is set to or compared with: the value of an
+        assignment, or the right side of a comparison."""
         if not self.number:
             return
         numbers = {}
@@ -44,5 +47,12 @@ class States:
             while key in self.alias:
                 key = self.alias[key]
             numbers[marker] = self.number[key]
-        substitute_names(tree, lambda name: ast.Constant(numbers[name]) if name in numbers
-                      else None)
+        for n in walk(tree):
+            if n.__class__ is ast.Assign:
+                v = n.value
+                if v.__class__ is ast.Name and v.id in numbers:
+                    n.value = ast.Constant(numbers[v.id])
+            elif n.__class__ is ast.Compare:
+                n.comparators = [ast.Constant(numbers[c.id])
+                                 if c.__class__ is ast.Name and c.id in numbers else c
+                                 for c in n.comparators]

@@ -1,9 +1,8 @@
-"""Walks of the generated code's tree: a faster ``ast.walk`` (the passes walk it often:
-``ast.walk`` goes through two generators per node), and names replaced by nodes."""
+"""A faster ``ast.walk`` for the passes over the generated source (they walk it often:
+``ast.walk`` goes through two generators per node)."""
 import ast
 
 _AST = ast.AST
-_NAME = ast.Name
 
 
 def walk(node):
@@ -20,20 +19,3 @@ def walk(node):
             elif isinstance(v, _AST):
                 push(v)
 
-
-def substitute_names(tree, made):
-    """Replace, in place, each name ``made`` gives a node for (``made(name)``: a new
-    node, or None to keep the name)."""
-    for n in walk(tree):
-        for field in n._fields:
-            v = getattr(n, field, None)
-            if v.__class__ is list:
-                for k, item in enumerate(v):
-                    if item.__class__ is _NAME:
-                        got = made(item.id)
-                        if got is not None:
-                            v[k] = got
-            elif v.__class__ is _NAME:
-                got = made(v.id)
-                if got is not None:
-                    setattr(n, field, got)
