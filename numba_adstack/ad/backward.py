@@ -8,7 +8,6 @@ backward with ``numba.njit`` and runs it: ``(value, gradients)``. ``grad`` and
 and gradients called from jitted code (:mod:`.jitted`) all use it. :func:`wrt_indices` is
 the normalisation of ``wrt=`` they share.
 """
-import ast
 import os
 import sys
 import warnings
@@ -36,22 +35,6 @@ from .wrt import wrt_indices
 _INTRINSICS = {"adstack": adstack, "push": push, "pop": pop, "top": top, "size": size,
                "overflowed": overflowed, "clear": clear, "reserve": reserve}
 
-
-def _helpers_to_inline(source):
-    """Names of the functions defined in ``source`` that hold at most one loop (a parallel
-    loop's iteration helper is one ``while True`` shell around the iteration's body) and
-    no branch but that shell's: inlined into a prange body, an iteration that branches
-    had its adjoints accumulate across iterations in Numba's parfor lowering (a wrong
-    gradient), so such a helper is called instead."""
-    out = set()
-    for node in ast.parse(source).body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        loops = sum(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node))
-        branches = sum(isinstance(n, (ast.If, ast.IfExp)) for n in ast.walk(node))
-        if loops <= 1 and branches <= 1:
-            out.add(node.name)
-    return out
 
 class Backward:
     """The compiled backward function of one argument type signature."""
@@ -102,7 +85,7 @@ class Backward:
             ns = dict(gen.globals)
             ns.update(_INTRINSICS)
             exec_source(self.fname, text, ns, self.qualname)
-        self._compile(ns, gen.helpers, cached)
+        self._compile(ns, gen.helpers, gen.inlined, cached)
         if cached:
             entry.commit(gen)
 
@@ -122,7 +105,7 @@ class Backward:
         facts = rw.facts
         args = facts.arg_vars
         gen = disk_cache.Generated(
-            rw.fname, rw.source, rw.helpers,
+            rw.fname, rw.source, rw.helpers, rw.inlined,
             # Arguments the function writes into: the gradient pass works on copies.
             [i for i, a in enumerate(args) if a in facts.written_roots],
             [i for i, a in enumerate(args) if is_float_array(facts.ty(a))],
@@ -132,14 +115,13 @@ class Backward:
         gen.checkpoint_note = checkpoint_note(rw.plan)
         return gen
 
-    def _compile(self, ns, helpers, cache):
+    def _compile(self, ns, helpers, inlined, cache):
         self.njit_options = dict(self.dispatcher.backward_options)
         self.njit_options.setdefault("pipeline_class", GeneratedCodeCompiler)
         # Helpers of parallel loops are called from the backward's prange loops: compiled
         # first, by name, and the backward is compiled parallel. A straight-line helper is
         # inlined into the loop body (a call per iteration cost a map loop twice its serial
-        # time); one with inner loops or branches is called (see _helpers_to_inline).
-        inlined = _helpers_to_inline(self.source)
+        # time); one with inner loops or branches is called (emit.parallel.straight_helpers).
         for helper in helpers:
             options = dict(self.njit_options, inline="always" if helper in inlined else "never")
             ns[helper] = disk_cache.jit(ns[helper], options, cache)

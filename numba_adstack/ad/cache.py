@@ -153,14 +153,15 @@ def jit(fn, options, cache):
 # ---------------------------------------------------------------- generated backwards
 class Generated:
     """A generated backward: from the rewrite, or read back from a cache entry."""
-    FIELDS = ("fname", "source", "helpers", "written_args", "float_array_args",
+    FIELDS = ("fname", "source", "helpers", "inlined", "written_args", "float_array_args",
               "float_scalar_args", "integer_float_args")
 
-    def __init__(self, fname, source, helpers, written_args, float_array_args,
+    def __init__(self, fname, source, helpers, inlined, written_args, float_array_args,
                  float_scalar_args, integer_float_args, globals):
         self.fname = fname
         self.source = source
         self.helpers = list(helpers)
+        self.inlined = sorted(inlined)  # helpers inlined into prange bodies
         self.written_args = list(written_args)
         self.float_array_args = list(float_array_args)
         self.float_scalar_args = list(float_scalar_args)

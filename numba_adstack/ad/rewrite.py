@@ -49,11 +49,13 @@ class Options:
 @dataclass
 class BackwardSource:
     """The generated backward: its name, its source, the globals it needs, the helpers it
-    defines (compiled first), and the facts it was made from."""
+    defines (compiled first), those of them inlined into ``prange`` bodies, and the facts
+    it was made from."""
     fname: str
     source: str
     globals: dict
     helpers: list
+    inlined: frozenset
     facts: IRFacts
     activity: object
     plan: object
@@ -77,7 +79,7 @@ def build_backward(typed, py_func, options, target=CPU):
     src = Source(facts, names)
     plan = make_plan(facts, act, options,
                      lambda draft: probe(facts, act, draft, names, src))
-    fname, source, helpers = emit_backward(facts, act, plan, names, src, options.wrt,
-                                           options.checked)
-    return BackwardSource(fname, source, names.globals, helpers, facts, act, plan)
+    out = emit_backward(facts, act, plan, names, src, options.wrt, options.checked)
+    return BackwardSource(out.fname, out.source, names.globals, list(out.helpers),
+                          out.inlined, facts, act, plan)
 

@@ -1,6 +1,6 @@
 """Emission: the Python source of the backward function, from facts, activity and plan.
 
-The backward is ``forward replay`` (:mod:`.forward`) + ``reverse sweep``
+The backward is ``forward replay`` (:mod:`.replay`) + ``reverse sweep``
 (:mod:`.reverse`), assembled here with the declarations of its stacks and locals. Fused
 loops (:mod:`.fused`) reverse each iteration inside the replay; parallel ones
 (:mod:`.parallel`) call a per-iteration helper from a ``prange``. Emission decides nothing:
@@ -10,6 +10,8 @@ stacks a loop pushed, which adjoints a parallel iteration shares).
 :func:`probe` runs the same emission without keeping the text, to find what the sweep
 reads under a draft plan (see :mod:`..plan`).
 """
+from dataclasses import dataclass
+
 from numba.core import types
 
 from ..plan import Reads
@@ -20,16 +22,17 @@ from ..typeinfo import array_zero_src, is_float, is_kept_array, zero_src
 from .adjoints import Adjoints
 from .checkpoint import Checkpoint
 from .constants import ZERO
-from .forward import Forward
+from .replay import Forward
 from .fused import Fused
 from .names import Lines, Names, identifier
-from .parallel import Parallel
+from .parallel import Parallel, straight_helpers
+from .printed import parse, printed
 from .reverse import Reverse
 from .source import Source
 from .states import States
 from .tidy import tidy
 
-__all__ = ["Names", "Source", "Emission", "probe", "emit_backward"]
+__all__ = ["Names", "Source", "Emission", "Emitted", "probe", "emit_backward"]
 
 
 class Emission:
@@ -48,7 +51,7 @@ class Emission:
         self.shared_roots = {}      # parallel loop -> arrays whose adjoints it shares
         self.helpers = {}           # helper name -> its source
         self.helper_stacks = set()  # stacks declared in helpers, not in the backward
-        self.states = States()      # numbers of the nodes of guarded sequences
+        self.states = States(names)  # numbers of the nodes of guarded sequences
         self.forward = Forward(self)
         self.reverse = Reverse(self)
         self.adjoints = Adjoints(self)
@@ -95,8 +98,15 @@ class Emission:
         spec = self.plan.stacks.get(st)
         return spec is not None and spec.storage == "list"
 
+    def _stack(self, st):
+        """Stack ``st`` is written here (in a helper: it is the helper's own)."""
+        if self.names.mentions is not None:
+            self.names.mentions.add(st)
+        return st
+
     def push_src(self, st, value, t=None):
         """Push ``value`` (of type ``t`` when known) on stack ``st``."""
+        st = self._stack(st)
         if not self._is_list(st):
             return "push(%s, %s)" % (st, value)
         if isinstance(t, types.Array) and t.layout != "C":
@@ -105,9 +115,11 @@ class Emission:
         return "%s.append(%s)" % (st, value)
 
     def pop_src(self, st, name):
+        st = self._stack(st)
         return ("%s = %s.pop()" if self._is_list(st) else "%s = pop(%s)") % (name, st)
 
     def clear_src(self, st):
+        st = self._stack(st)
         return ("%s.clear()" if self._is_list(st) else "clear(%s)") % st
 
     def region_loops(self, region):
@@ -157,20 +169,55 @@ def probe(facts, activity, plan, names, src):
     return reads
 
 
+@dataclass(frozen=True)
+class Emitted:
+    """The emitted backward: its function's name, its source, the iteration helpers of
+    its parallel loops (defined before it) and those of them straight enough to inline
+    into a ``prange`` body (:func:`.parallel.straight_helpers`)."""
+    fname: str
+    source: str
+    helpers: tuple
+    inlined: frozenset
+
+
 def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
-    """``(function name, source, helper names)`` of the backward under ``plan``;
-    ``checked``: its reads of adjoint arrays are checked (:mod:`.checked`)."""
+    """The :class:`Emitted` backward under ``plan``; ``checked``: its reads of adjoint
+    arrays are checked (:mod:`.checked`). Its lines are parsed once, the passes work on
+    that tree, and it is printed once (:mod:`.printed`)."""
     cx = Emission(facts, activity, plan, names, src)
     fwd = Lines(level=1)
     cx.forward.region(fwd, facts.s.regions[None])
     rev = Lines(level=1)
     cx.reverse.top(rev)
     fname, source = _assemble(cx, fwd, rev, wrt)
-    source = tidy(cx.states.resolve(source), names.globals, set(cx.helpers))
+    tree = parse(source)
+    cx.states.resolve(tree)
+    tidy(tree, names.globals, set(cx.helpers), name_types(cx))
     if checked:
-        source = check_adjoint_reads(source, {
-            names.bar(v): _shown(facts, v) for v in activity.array_values})
-    return fname, source, sorted(cx.helpers)
+        check_adjoint_reads(tree, {names.bar(v): _shown(facts, v)
+                                   for v in activity.array_values})
+    return Emitted(fname, printed(tree), tuple(sorted(cx.helpers)),
+                   straight_helpers(tree, cx.helpers))
+
+
+def name_types(cx):
+    """``{source name: Numba type}`` of the generated names whose type emission knows: the
+    IR values and their adjoints (the adjoint has its value's type), the control-flow
+    records and state variables, the counters of range loops and the early seeds."""
+    facts, plan = cx.facts, cx.plan
+    out = {}
+    for source, (value, _) in cx.names.values().items():
+        t = plan.added_types.get(value) or facts.typemap.get(value)
+        if t is not None:
+            out[source] = t
+    out.update(dict.fromkeys(cx.names.seeds, types.float64))
+    ints = record_names(facts) | {"_rv", "_fw"}
+    ints.update("_m%d" % lp.header for lp in facts.s.loops)
+    for rl in facts.ranges.values():
+        ints.update((rl.len, rl.ctr))
+    out.update(dict.fromkeys(ints, types.intp))
+    out["_ret_b"] = types.float64
+    return out
 
 
 def _shown(facts, name):

@@ -14,10 +14,8 @@ from ..operators import OPS
 from ..plan.reciprocals import copy_root
 from ..rule_binding import bind_expr
 from ..rules.template import by_reciprocal, is_adjoint
-
-#: Where an in-place form of a rule (``into`` in rules/array_rules.py) names the adjoint
-#: array it adds into.
-OUT = "{out}"
+from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Term,
+                            ThroughView, ToValue)
 
 
 class Adjoints:
@@ -113,10 +111,8 @@ class Adjoints:
 
     # ------------------------------------------------------------------ contributions
     def contributions(self, name, e):
-        """``(adjoint target, contribution source)`` pairs for ``name = e``. The target is
-        an adjoint variable or element, or ``_ATOMIC`` / ``_GUARD`` / ``_ARRAY`` /
-        ``_INTO`` for an atomic add, a guarded add, an in-place array add or a helper's
-        call adding in place (see ``Reverse.accumulate``)."""
+        """The contributions of ``name = e`` to the adjoints of what it reads (records of
+        :mod:`.contributions`, written by ``Reverse.accumulate``)."""
         facts = self.facts
         g = self.names.bar(name)
         if is_float_array(facts.ty(name)):
@@ -166,38 +162,39 @@ class Adjoints:
         arrays = [op for op in operands if isinstance(facts.ty(op), types.Array)]
         # One array operand (the others scalars): its contribution has its shape already.
         shaped = shaped or len(arrays) == 1
-        contributions = self.apply(name, rule, operands)
-        intos = self._in_place(name, e, rule, operands, len(contributions))
+        terms = self.terms(name, rule, operands)
+        intos = self._in_place(name, e, rule, operands, len(terms))
         out = []
-        for (op, src), into in zip(contributions, intos):
+        for (op, term), into in zip(terms, intos):
+            src = term.source()
             items = facts.tuple_arrays(op)
             if items is not None:       # a tuple of arrays gets a tuple of contributions
                 for k, item in enumerate(items):
                     if item is not None:
                         out.extend(self.array_target(item, "%s[%d]" % (src, k), True))
             elif is_float(facts.ty(op)):
-                out.append((self.names.bar(op), "np.sum(%s)" % src))
+                out.append(Add(self.names.bar(op), "np.sum(%s)" % src))
             else:
                 out.extend(self.array_target(op, src, shaped, into))
         return out
 
     def _in_place(self, name, e, rule, operands, count):
         """The rule's forms adding each of the ``count`` contributions in place into an
-        existing adjoint (``{out}``), in the order ``apply`` gives them; Nones when the
-        rule has none for every operand that takes one."""
+        existing adjoint (terms with ``{out}`` open), in the order ``terms`` gives them;
+        Nones when the rule has none for every operand that takes one."""
         bound = bind_expr(self.facts, e)
         into = bound.templates(into=True) if bound is not None else None
         if into is None or any((t is None) != (r is None) for t, r in zip(into, rule)):
             return [None] * count
-        return [src for _, src in self.apply(name, into, operands)]
+        return [term for _, term in self.terms(name, into, operands)]
 
     def array_target(self, op, src, shaped=False, into=None):
         """A contribution ``src`` to the adjoint of the array ``op``: into its own adjoint
-        (``_VALUE``) or, for arguments, fresh arrays and their views, in place into the
-        adjoint array they share (``_ARRAY``); summed back to ``op``'s shape unless the
-        rule gives that shape already (``shaped``). ``into``: the rule's form adding it
-        in place into an existing adjoint (``{out}``), used wherever there is one
-        (``_INTO``, or ``_VALUE`` with it: see ``Reverse.accumulate``)."""
+        (:class:`.ToValue`) or, for arguments, fresh arrays and their views, in place into
+        the adjoint array they share (:class:`.ThroughView`); summed back to ``op``'s
+        shape unless the rule gives that shape already (``shaped``). ``into``: the rule's
+        form adding it in place into an existing adjoint (a :class:`.Term` with ``{out}``
+        open), used wherever there is one (:class:`.Into`, or :class:`.ToValue` with it)."""
         if not isinstance(op, ir.Var) or op.name not in self.cx.activity.useful:
             return []
         while isinstance(self.facts.def_expr(op.name), ir.Var):     # an alias: its value
@@ -207,11 +204,11 @@ class Adjoints:
         if not shaped:
             src, into = "sum_to(%s, %s)" % (src, self.ref(op)), None
         if op.name in self.cx.activity.array_values:
-            return [("_VALUE", (op.name, src) if into is None else (op.name, src, into))]
+            return [ToValue(op.name, src, into)]
         self.cx.parallel.note_adjoint_write(op, None)
         if into is not None:
-            return [("_INTO", into.replace(OUT, self.ref_bar(op)))]
-        return [("_ARRAY", (self.ref_bar(op), src))]
+            return [Into(self.ref_bar(op), into)]
+        return [ThroughView(self.ref_bar(op), src)]
 
     def inplace_store(self, name, e):
         """``x op= c`` into memory given or made (its adjoint array is shared by its
@@ -221,27 +218,34 @@ class Adjoints:
         rule, operands, _ = facts.array_rule(e)
         g = self.ref_bar(name)
         out = []
-        for op, src in self.apply(name, rule, operands, g=g):
+        for op, term in self.terms(name, rule, operands, g=g):
             if op is operands[0]:
                 if not is_adjoint(rule[0]):
-                    out.append(("_SCALE", (g, src)))
+                    out.append(Scaled(g, term))
             elif is_float(facts.ty(op)):
-                out.append((self.names.bar(op), "np.sum(%s)" % src))
+                out.append(Add(self.names.bar(op), "np.sum(%s)" % term.source()))
             else:
-                out.extend(self.array_target(op, src))
+                out.extend(self.array_target(op, term.source()))
         # The operand's contribution reads the adjoint before it is rescaled.
-        return sorted(out, key=lambda c: c[0] == "_SCALE")
+        return sorted(out, key=lambda c: isinstance(c, Scaled))
 
     def _plain(self, var, g):
         if isinstance(var, ir.Var) and var.name in self.cx.activity.useful \
                 and is_float(self.facts.ty(var)):
-            return [(self.names.bar(var), g)]
+            return [Add(self.names.bar(var), g)]
         return []
 
-    def apply(self, name, rule, operands, g=None, fn=None):
-        """Contributions of ``name = f(*operands)`` by ``rule`` (one template per operand);
-        ``g``: the source of ``name``'s adjoint when it is not its own variable."""
-        act, names = self.cx.activity, self.names
+    def apply(self, name, rule, operands, fn=None):
+        """Contributions of the float ``name = f(*operands)`` by ``rule`` (one template
+        per operand) to the operands' adjoints."""
+        return [Add(self.names.bar(op), term.source())
+                for op, term in self.terms(name, rule, operands, fn=fn)]
+
+    def terms(self, name, rule, operands, g=None, fn=None):
+        """``(operand, Term)`` for each operand of ``name = f(*operands)`` that takes a
+        contribution by ``rule`` (one template per operand); ``g``: the source of
+        ``name``'s adjoint when it is not its own variable."""
+        names = self.names
         array = is_float_array(self.facts.ty(name))
         # Literal operands may have a rule of their own (``x ** 6``: no pow).
         rule = R.specialise(fn, [self._literal(op) for op in operands]) or rule
@@ -252,9 +256,9 @@ class Adjoints:
         g = names.bar(name) if g is None else g
         partials = self.cx.plan.partials
         if name in partials:
-            return [(names.bar(operands[0]), "%s * %s" % (g, self.ref(partials[name][0])))]
+            return [(operands[0], Term.of("{g} * {p}", g=g, p=self.ref(partials[name][0])))]
         copies = self.cx.plan.snapshots.get(name, {})
-        fmt = {"g": g, "out": OUT}
+        fmt = {"g": g}
         if not copies:
             rule = self._by_reciprocals(name, rule, operands, fmt)
         used = R.needed_operands([r for r, a in zip(rule, active) if a])
@@ -266,11 +270,8 @@ class Adjoints:
             read = copies.get(op.name, op) if isinstance(op, ir.Var) else op
             pos.append(self._scalar_ref(read, op, array) if k in used else "")
         self._ctx = None
-        if array:       # the caller places each contribution (arrays and floats)
-            return [(op, r.format(*pos, **fmt)) for r, op, a in zip(rule, operands, active)
-                    if a]
-        return [(names.bar(op), r.format(*pos, **fmt))
-                for r, op, a in zip(rule, operands, active) if a]
+        return [(op, Term.of(r, pos, **fmt)) for r, op, a in zip(rule, operands, active)
+                if a]
 
     def _scalar_ref(self, read, op, array):
         """The source of an operand of a scalar rule: a 0-d array (``np.sin`` of one is a
@@ -393,18 +394,18 @@ class Adjoints:
             if facts.target.needs_atomic(facts, e):
                 acc = self.cx.private_accumulator(e, cell)
                 if acc is not None:             # added atomically once, at the end
-                    return [(acc, g)]
-                return [("_ATOMIC", cell + (g,))]
+                    return [Add(acc, g)]
+                return [Atomic(cell[0], cell[1], g)]
             assigned = self.cx.plan.assigned_adjoints.get(facts.array_root(e.value.name))
             if assigned is not None and assigned[1] == name:
-                return [("_SET", ("%s[%s]" % cell, g))]     # (plan/assigned.py)
-            return [("%s[%s]" % cell, g)]
+                return [Assigned("%s[%s]" % cell, g)]     # (plan/assigned.py)
+            return [Add("%s[%s]" % cell, g)]
         if isinstance(vt, types.BaseTuple):
             ops = self.cx.activity.diff_operands(facts, name)
             if not ops and e.value.name in self.cx.activity.varied:
                 facts.error("reading a float out of a tuple that is not built in the "
                             "function (%s)" % vt, e.loc)
-            return [(self.names.bar(op), g) for op in ops]
+            return [Add(self.names.bar(op), g) for op in ops]
         facts.error("reading floats out of a %s; keep them in an array or a tuple" % vt, e.loc)
 
     def _array_loop_value(self, e, g):
@@ -415,5 +416,5 @@ class Adjoints:
         h = rl.loop.header
         self.cx.parallel.note_adjoint_write(rl.array, None)
         # The last test of the loop reads no element: guard its (zero) adjoint.
-        return [("_GUARD", ("_it%d < %s" % (h, rl.len),
-                            "%s[_it%d]" % (self.ref_bar(rl.array), h), g))]
+        return [Guarded("_it%d < %s" % (h, rl.len), "%s[_it%d]" % (self.ref_bar(rl.array), h),
+                        g)]

@@ -17,12 +17,11 @@ import ast
 TAKES_UNSET = ("acc", "ensure")
 
 
-def check_adjoint_reads(source, adjoints):
-    """``source`` with every read of an adjoint in ``adjoints`` (``{adjoint name: what it
-    is the adjoint of}``) checked, except where it may have none yet."""
-    tree = ast.parse(source)
-    tree = _Guard(adjoints).visit(tree)
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+def check_adjoint_reads(tree, adjoints):
+    """Check, in the generated module ``tree`` (changed in place), every read of an
+    adjoint in ``adjoints`` (``{adjoint name: what it is the adjoint of}``), except where
+    it may have none yet."""
+    _Guard(adjoints).visit(tree)
 
 
 def _check(name, what):

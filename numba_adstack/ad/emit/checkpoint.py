@@ -25,7 +25,7 @@ with a checkpointed backward.
 """
 from .. import checkpoint_schedule as CS
 from .constants import ZERO
-from .forward import range_index
+from .replay import range_index
 
 
 class Checkpoint:

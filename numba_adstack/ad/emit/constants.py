@@ -4,7 +4,3 @@
 # first ``x_bar += ...`` after a reset into a plain assignment; ``0.0 + x`` it may not fold
 # (it turns -0.0 into 0.0), and the extra adds then sit on every dependency chain.
 ZERO = "-0.0"
-
-#: Names the generated code calls that are not in its module namespace as globals.
-INTRINSIC_NAMES = ("adstack", "push", "pop", "top", "size", "overflowed", "clear",
-                   "reserve", "launch_stack")

@@ -57,6 +57,13 @@ def _constant(expr):
     return isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float, bool))
 
 
+def _constant_source(expr):
+    """How a constant declared value (:func:`_constant`) is written: ``-0.0``, ``0``."""
+    if isinstance(expr, ast.UnaryOp):
+        return "-" + repr(expr.operand.value)
+    return repr(expr.value)
+
+
 class _DefiniteAssignment(EveryPath):
     """The names assigned on every path so far; records in ``seen`` the watched names
     read where some path has not assigned them."""
@@ -127,11 +134,10 @@ def chain_declarations(fn):
 
 def _chained(run):
     groups = {}
-    for s in run:
-        groups.setdefault(ast.dump(s.value), []).append(s)
+    for s in run:       # (by the value as written: 0 and 0.0, -0.0 and 0.0 differ)
+        groups.setdefault(_constant_source(s.value), []).append(s)
     out = []
-    for stmts in groups.values():
-        value = ast.unparse(stmts[0].value)
+    for value, stmts in groups.items():
         line = None
         for s in stmts:
             name = s.targets[0].id

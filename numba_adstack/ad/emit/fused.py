@@ -8,7 +8,7 @@ from numba.core import ir, types
 
 from .constants import ZERO
 from ..plan.replay import follows_parent
-from .forward import range_start
+from .replay import range_start
 
 
 class Fused:
@@ -83,6 +83,7 @@ class Fused:
                 continue        # (a range's iterator: the loop runs on its own counter)
             got = cx.adjoints.ref(name)
             if got != cx.names.n(name):
+                cx.parallel.note_assigned(name)
                 L("%s = %s" % (cx.names.n(name), got))
 
     def element_seed_src(self, stmt):
@@ -113,7 +114,7 @@ class Fused:
         return self.cx.src.hoisted(h)
 
     def seed_name(self, phi):
-        return "_seed_" + self.cx.names.n(phi)
+        return self.cx.names.seed(phi)
 
     def loop(self, L, lp):
         cx = self.cx

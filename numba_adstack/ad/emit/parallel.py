@@ -5,15 +5,23 @@ stacks in its own frame. What it returns (the iteration's share of each sum and 
 adjoint of a value from before the loop) is reduced by Numba's parfor reductions. Array
 adjoints written at the loop's own index are written in place; the others get one copy per
 thread (``numba.get_thread_id()``), summed after the loop.
+
+Which names of the body are the helper's parameters, results, stacks and locals is read
+from what emission knows, not from the text: the names it handed out while writing the
+body (:attr:`.names.Names.mentions`), each with its IR name, whether that is defined
+inside the loop, and its Numba type; the stacks it pushed, popped or cleared; the seeds it
+named. A value from before the loop that the body assigns is reported where it is
+assigned (:meth:`Parallel.note_assigned`).
 """
 import ast
-import builtins
 
 from numba.core import ir, types
 
+from ..structure import node_key
 from ..typeinfo import is_float
-from .constants import INTRINSIC_NAMES, ZERO
+from .constants import ZERO
 from .names import Lines
+from .syntax import walk
 
 #: Elements of per-thread adjoint copies (all threads together) a parallel loop may make;
 #: past it the backward raises MemoryError and the caller runs the serial backward.
@@ -24,13 +32,14 @@ class Parallel:
     def __init__(self, cx):
         self.cx = cx
         self.facts = cx.facts
+        self._inside = {}       # parallel loop -> the IR names defined inside it
 
     def loop(self, L, lp):
         cx, names = self.cx, self.cx.names
         helper = cx.plan.parallel[lp]
-        H = self._helper_body(lp)
+        H, mentioned = self._helper_body(lp)
         shared = sorted(names.bar(r) for r in cx.shared_roots.get(lp, ()))
-        params, sums, adjoints, stacks, locals_ = self._split_names(lp, H.lines)
+        params, sums, adjoints, stacks, locals_ = self._split_names(lp, mentioned)
         out = Lines()
         out("def %s(%s):" % (helper, ", ".join(["_p"] + params)))
         out.level = 1
@@ -47,22 +56,26 @@ class Parallel:
         out("return (%s)" % "".join(r + ", " for r in results))
         cx.helpers[helper] = "\n".join(out.lines) + "\n"
         cx.helper_stacks |= stacks
+        if names.mentions is not None:      # the call, in the helper of a loop around
+            names.mentions.update(params + results)
         self._reduced_loop(L, lp, helper, params, results, shared)
 
     def _helper_body(self, lp):
-        """The helper's body: one iteration, from the loop's index ``_p``."""
+        """The helper's body: one iteration, from the loop's index ``_p``; and the names
+        emission handed out for it (:attr:`.names.Names.mentions`)."""
         cx = self.cx
         H = Lines(level=1)
-        saved = cx.helper_loop
+        saved = cx.helper_loop, cx.names.mentions
         cx.helper_loop = lp
+        cx.names.mentions = mentioned = set()
         H("%s = _p" % lp.range.ctr)
         H("while True:")
         with H.indent():
             m = H.mark()
             cx.forward.region(H, self.facts.s.regions[lp])
             H.close_block(m)
-        cx.helper_loop = saved
-        return H
+        cx.helper_loop, cx.names.mentions = saved
+        return H, mentioned
 
     def _reduced_loop(self, L, lp, helper, params, results, shared):
         """The loop: reductions of what each iteration adds, and per-thread copies of the
@@ -91,46 +104,76 @@ class Parallel:
             self.cx.forward.block(L, lp.header)
             self.cx.forward.follow(L, self.facts.s.regions[lp], lp.exits[0])
 
-    def _split_names(self, lp, lines):
-        """Split the names of a helper body: parameters (read, never written), sums and
-        outer adjoints (returned and reduced), stacks, and the helper's own locals."""
-        cx = self.cx
-        tree = ast.parse("def _f():\n" + "\n".join(lines) + "\n")
-        stored, augmented, loaded = set(), set(), set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
-                (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
-            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                augmented.add(node.target.id)
-        by_source = cx.names.ir_name_of()
-        inside = set(self._loop_names(lp))
-        sums = sorted(cx.names.n(phi) for phi, _, _, _ in cx.plan.fused[lp]
-                      if cx.names.n(phi) in stored | loaded)
-        adjoints, locals_ = [], []
+    def _split_names(self, lp, mentioned):
+        """Split the names of a helper body: parameters (values from before the loop, the
+        adjoint arrays of those, the seeds computed before it, the loop's length), sums
+        and adjoints of floats from before the loop (returned and reduced), stacks, and
+        the helper's own locals that the backward declares. ``mentioned``: the names
+        emission handed out for the body; what each one is comes from its IR name."""
+        cx, facts, plan = self.cx, self.facts, self.cx.plan
+        values = cx.names.values()
+        inside = self._names_inside(lp)
+        aliases = plan.sites.aliases
+        sums = sorted(cx.names.n(phi) for phi, _, _, _ in plan.fused[lp])
+        seeded = {phi: loop for loop, families in plan.fused.items()
+                  for phi, _, _, _ in families}
+        seeded.update({a: loop for a, (loop, _) in plan.element_seeds.items()})
+        seed_loops = {s: seeded[v] for s, v in cx.names.seeds.items()}
         decl = cx.declarations()
-        for name in sorted(stored | augmented):
-            if name in sums:
+        stacks = {n for n in mentioned if n in cx.stack_specs()}
+        params, adjoints, own = {lp.range.len}, [], set()
+        for name in mentioned - stacks:
+            if name in seed_loops:      # made before the loop, or by a loop inside it
+                loop = seed_loops[name]
+                (own if loop is not lp and loop.header in lp.blocks else params).add(name)
                 continue
-            ir_name = by_source.get(name)
-            base = ir_name[:-4] if ir_name and ir_name.endswith(".bar") else None
-            if base is not None and base not in inside and is_float(self.facts.ty(base)):
-                adjoints.append(name)           # outer adjoint: += only
-                continue
-            if ir_name is not None and base is None and ir_name not in inside \
-                    and ir_name not in cx.plan.added_types:
-                # A value from before the loop reassigned in it: not independent iterations.
-                if cx.reads is not None:
-                    cx.reads.private_failed.add(lp)
-                else:
-                    self.facts.error("internal: a parallel loop assigns %r, defined before "
-                                     "it" % name)
-            if name in decl:
-                locals_.append((name, decl[name]))
-        stacks = {n for n in loaded if n in cx.stack_specs()}
-        known = set(cx.names.globals) | set(INTRINSIC_NAMES) | set(dir(builtins)) | {"numba"}
-        params = sorted(n for n in loaded - stored - augmented
-                        if n not in known and n not in stacks and n != "_p")
-        return params, sums, adjoints, stacks, locals_
+            if name not in values:
+                continue                # made by the helper (temporaries, records)
+            value, adjoint = values[name]
+            if aliases.get(value, value) in inside:
+                own.add(name)
+            elif adjoint and is_float(facts.ty(value)):
+                adjoints.append(name)   # outer adjoint: += only
+            else:
+                params.add(name)        # a value from before the loop, or its adjoint array
+        own |= self._records(lp)
+        own = sorted(n for n in own - set(sums) if n in decl)
+        return (sorted(params), sums, sorted(adjoints), stacks,
+                [(n, decl[n]) for n in own])
+
+    def _records(self, lp):
+        """The control-flow records the loops and merges of ``lp`` may make (a helper
+        declares those it makes; the others the tidy pass drops, nothing reads them)."""
+        names = set()
+        for inner in self.facts.s.loops:
+            if inner.header in lp.blocks:
+                names.update("_%s%d" % (k, inner.header) for k in ("n", "x", "l", "it"))
+        for region in self.facts.s.regions.values():
+            if region.loop is not None and region.loop.header in lp.blocks:
+                names.update("_c%s" % node_key(n) for n in region.nodes
+                             if len(region.ins[n]) > 1)
+        return names
+
+    def note_assigned(self, name):
+        """Emission assigns the value ``name`` here. Inside a parallel loop's helper, a
+        value from before the loop assigned in an iteration makes the iterations depend
+        on each other: the probe reports it (the plan then runs the loop serially)."""
+        lp = self.cx.helper_loop
+        if lp is None:
+            return
+        value = self.cx.plan.sites.aliases.get(name, name)
+        if value in self._names_inside(lp) or name in self.cx.plan.added_types:
+            return
+        if self.cx.reads is not None:
+            self.cx.reads.private_failed.add(lp)
+        else:
+            self.facts.error("internal: a parallel loop assigns %r, defined before it" % name)
+
+    def _names_inside(self, lp):
+        got = self._inside.get(lp)
+        if got is None:
+            got = self._inside[lp] = set(self._loop_names(lp))
+        return got
 
     def _loop_names(self, lp):
         """IR names defined inside loop ``lp`` (statements and phis of its blocks)."""
@@ -175,3 +218,21 @@ class Parallel:
             d = self.facts.def_expr(name)
             name = d.name if isinstance(d, ir.Var) else None
         return False
+
+
+def straight_helpers(tree, helpers):
+    """The iteration helpers (functions of the generated module ``tree`` named in
+    ``helpers``) that hold at most one loop (the ``while True`` shell around the
+    iteration's body) and at most one branch. Numba inlines those into the ``prange``
+    body (a call per iteration cost a map loop twice its serial time); inlined there, an
+    iteration that branches had its adjoints accumulate across iterations in Numba's
+    parfor lowering (a wrong gradient), so the others are called."""
+    out = set()
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name in helpers:
+            nodes = list(walk(fn))
+            loops = sum(isinstance(n, (ast.For, ast.While)) for n in nodes)
+            branches = sum(isinstance(n, (ast.If, ast.IfExp)) for n in nodes)
+            if loops <= 1 and branches <= 1:
+                out.add(fn.name)
+    return frozenset(out)

@@ -13,9 +13,10 @@ from numba.core import ir
 from ..plan.shapes import ancestors, join_leaves
 from ..structure import LoopNode, node_key
 from ..typeinfo import array_zero_src, is_float, is_float_array
-from .adjoints import OUT
 from .constants import ZERO
-from .forward import range_index
+from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, ThroughView,
+                            ToValue)
+from .replay import range_index
 from .names import Lines
 
 
@@ -160,7 +161,7 @@ class Reverse:
         """Pop a control-flow record made in a loop of its unit (a local otherwise) into
         ``into`` (its own name by default); whether it popped."""
         if self.cx.plan.sites.site_loops(loops, block):
-            L("%s = pop(%s)" % (into or name, self.cx.record_stack(name)))
+            L(self.cx.pop_src(self.cx.record_stack(name), into or name))
             return True
         return False
 
@@ -374,11 +375,11 @@ class Reverse:
                 # reversed before, nothing in the loop read it): assigned, it must still
                 # have the value's shape when the value's rule reads it.
                 src = "ensure(%s, %s)" % (src, cx.adjoints.ref(v))
-            self.accumulate(L, "_VALUE", (v.name, src), {v.name: None} if direct else ())
+            self.accumulate(L, ToValue(v.name, src), {v.name: None} if direct else ())
         else:                       # memory given or made, a view, an alias of a value
-            for op, c in cx.adjoints.array_target(v, src, shaped=True):
+            for c in cx.adjoints.array_target(v, src, shaped=True):
                 self.make_adjoints(L)
-                self.accumulate(L, op, c)
+                self.accumulate(L, c)
 
     def stmt(self, L, label, stmt):
         if isinstance(stmt, ir.Assign):
@@ -404,8 +405,8 @@ class Reverse:
                 and facts.array_root(name) in cx.activity.useful_roots:
             contributions = cx.adjoints.inplace_store(name, e)
             self.make_adjoints(L)
-            for op, src in contributions:
-                self.accumulate(L, op, src)
+            for c in contributions:
+                self.accumulate(L, c)
         if cx.activity.array_adjoints.get(name) == "new" and \
                 cx.plan.sites.site_repeats(label):
             # The adjoint of the array the iteration before made.
@@ -416,8 +417,8 @@ class Reverse:
             direct = {v: use for v, use in cx.plan.direct.items() if use is stmt}
             contributions = cx.adjoints.contributions(name, e)
             self.make_adjoints(L)
-            for op, src in contributions:
-                self.accumulate(L, op, src, direct)
+            for c in contributions:
+                self.accumulate(L, c, direct)
             for v in direct:        # this read adds nothing into it
                 L("%s = %s" % (names.bar(v), self.zero(v)))
             if name not in cx.plan.direct and name not in cx.activity.array_adjoints:
@@ -445,48 +446,47 @@ class Reverse:
         t = self.facts.ty(name)
         return array_zero_src(t) if is_float_array(t) else ZERO
 
-    def accumulate(self, L, op, src, direct=()):
-        """Add contribution ``src`` into the adjoint ``op`` names (assign it when it is
-        the only one, see plan/direct.py)."""
+    def accumulate(self, L, c, direct=()):
+        """Write contribution ``c`` (a record of :mod:`.contributions`); ``direct``: the
+        values whose adjoint it assigns, being their only contribution (plan/direct.py)."""
         names = self.names
-        if op == "_VALUE":          # a computed array's own adjoint
-            v, c = src[:2]
-            bar = names.bar(v)
-            if direct and v in direct:
-                direct.pop(v)
-                L("%s = %s" % (bar, c))
-            elif len(src) == 3:     # the rule adds it in place (adjoints.array_target)
-                L("%s = ensure(%s, %s)" % (bar, bar, self.cx.adjoints.ref(v)))
-                L(src[2].replace(OUT, bar))
+        if isinstance(c, ToValue):      # a computed array's own adjoint
+            bar = names.bar(c.value)
+            if direct and c.value in direct:
+                direct.pop(c.value)
+                L("%s = %s" % (bar, c.source))
+            elif c.into is not None:    # the rule adds it in place (adjoints.array_target)
+                L("%s = ensure(%s, %s)" % (bar, bar, self.cx.adjoints.ref(c.value)))
+                L(c.into.source(out=bar))
             else:
-                L("%s = acc(%s, %s, %s)" % (bar, bar, c, self.cx.adjoints.ref(v)))
-            return
-        for v in list(direct):
-            if names.bar(v) == op:
-                del direct[v]
-                L("%s = %s" % (op, src))
-                return
-        if op == "_SCALE":          # an adjoint array becomes a function of itself
+                L("%s = acc(%s, %s, %s)" % (bar, bar, c.source, self.cx.adjoints.ref(c.value)))
+        elif isinstance(c, Add):
+            for v in list(direct):
+                if names.bar(v) == c.adjoint:
+                    del direct[v]
+                    L("%s = %s" % (c.adjoint, c.source))
+                    return
+            L("%s += %s" % (c.adjoint, c.source))
+        elif isinstance(c, Scaled):     # an adjoint array becomes a function of itself
             tmp = self.names.fresh("view")
-            L("%s = %s" % (tmp, src[0]))
-            L("%s[...] = %s" % (tmp, src[1].replace(src[0], tmp)))
-            return
-        if op == "_INTO":           # a helper's call adding it in place, no temporary
-            L(src)
-        elif op == "_SET":          # the element's one contribution (plan/assigned.py)
-            L("%s = %s" % src)
-        elif op == "_ATOMIC":
-            L(self.facts.target.atomic_add_src(*src))
-        elif op == "_GUARD":
-            L("if %s:" % src[0])
-            L("    %s += %s" % (src[1], src[2]))
-        elif op == "_ARRAY":
+            L("%s = %s" % (tmp, c.adjoint))
+            L("%s[...] = %s" % (tmp, c.scaled.source(g=tmp)))
+        elif isinstance(c, Into):       # a helper's call adding it in place, no temporary
+            L(c.source())
+        elif isinstance(c, Assigned):   # the element's one contribution (plan/assigned.py)
+            L("%s = %s" % (c.cell, c.source))
+        elif isinstance(c, Atomic):
+            L(self.facts.target.atomic_add_src(c.array, c.index, c.source))
+        elif isinstance(c, Guarded):
+            L("if %s:" % c.test)
+            L("    %s += %s" % (c.cell, c.source))
+        elif isinstance(c, ThroughView):
             # In place, through a view when the adjoint is a slice of another.
             tmp = self.names.fresh("view")
-            L("%s = %s" % (tmp, src[0]))
-            L("%s += %s" % (tmp, src[1]))
+            L("%s = %s" % (tmp, c.adjoint))
+            L("%s += %s" % (tmp, c.source))
         else:
-            L("%s += %s" % (op, src))
+            raise AssertionError("unknown contribution %r" % (c,))
 
     def pop_value(self, L, name, label):
         stack = self.cx.value_stack(name)
@@ -516,9 +516,9 @@ class Reverse:
             # (a[i] += e on a row: the in-place update into a's memory did it all.)
             if is_float_array(facts.ty(v)):
                 # a[i:j] = b: b's adjoint is the region's, taken before it is cleared.
-                for op, src in cx.adjoints.array_target(v, stored):
+                for c in cx.adjoints.array_target(v, stored):
                     self.make_adjoints(L)
-                    self.accumulate(L, op, src)
+                    self.accumulate(L, c)
             elif facts.store_is_region(stmt):
                 self.make_adjoints(L)
                 L("%s += np.sum(%s)" % (self.names.bar(v), stored))   # one value, many cells

@@ -119,7 +119,7 @@ class Source:
         if kind == "zero":
             return "0.0"
         if kind == "fused":     # the seed of the enclosing fused loop's sum
-            return "_seed_" + self.names.n(t[1])
+            return self.names.seed(t[1])
         if kind == "neg":
             return "(-(%s))" % self.seed(t[1])
         if kind == "mul":

@@ -18,3 +18,4 @@ def walk(node):
                 extend(v)
             elif isinstance(v, _AST):
                 push(v)
+

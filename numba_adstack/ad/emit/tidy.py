@@ -19,6 +19,7 @@ import builtins
 import math
 
 import numpy as np
+from numba.core import types as nbtypes
 
 from ..runtime import PURE, RUNTIME
 from .control import simplify_control
@@ -30,29 +31,31 @@ from .syntax import walk
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
 STACK_CALLS = {"push", "pop", "top", "clear", "size", "overflowed", "adstack"}
+_SCALARS = (nbtypes.Number, nbtypes.Boolean)
 _PURE_BUILTINS = {bool, float, int, abs, min, max, len, round, range} | {RUNTIME[n] for n in PURE}
 
 
-def tidy(source, namespace, helpers=()):
-    """``source`` with its single-use temporaries folded (see the module docstring);
-    ``namespace`` holds the globals it will run with (to tell pure calls); ``helpers``
-    names the iteration helpers of parallel loops (see :meth:`_Folder.run`)."""
-    tree = ast.parse(source)
+def tidy(tree, namespace, helpers=(), types=None):
+    """Fold the single-use temporaries of the generated module ``tree`` (an
+    ``ast.Module``, changed in place; see the module docstring); ``namespace`` holds the
+    globals it will run with (to tell pure calls); ``helpers`` names the iteration helpers
+    of parallel loops (see :meth:`_Folder.run`); ``types``: ``{name: Numba type}`` of the
+    names whose type emission knows (any other name may hold an array)."""
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
             simplify_control(fn)
             if fn.name not in helpers:
                 hoist_ensures(fn)
-            _Folder(fn, namespace).run(inlined=fn.name in helpers)
+            _Folder(fn, namespace, types or {}).run(inlined=fn.name in helpers)
             if fn.name not in helpers:
                 chain_declarations(fn)
-    return ast.unparse(tree) + "\n"
 
 
 class _Folder:
-    def __init__(self, fn, namespace):
+    def __init__(self, fn, namespace, types):
         self.fn = fn
         self.namespace = namespace
+        self.types = types
         self.params = {a.arg for a in fn.args.args}
         self._array_names = None
 
@@ -138,7 +141,7 @@ class _Folder:
         name = s.targets[0].id
         reads = {n.id for n in walk(s.value) if isinstance(n, ast.Name)}
         if self._array_names is None:
-            self._array_names = _maybe_array_names(self.fn)
+            self._array_names = _memory_names(self.fn, self.types)
         memory = any(isinstance(n, ast.Subscript) or (
             isinstance(n, ast.Call) and self._reads_arrays(n.func)) for n in walk(s.value)) \
             or bool(reads & self._array_names)
@@ -146,7 +149,7 @@ class _Folder:
             use = stmts[j]
             spot = _immediate_load(use, name)
             if spot is not None:
-                spot.replace(s.value)
+                spot.put(s.value)
                 del stmts[i]
                 return True
             if _mentions(use, name) or _assigns_any(use, reads) or (
@@ -186,7 +189,7 @@ class _Folder:
         """``v += e`` where ``v`` may be an array or a view of one (``_view = u_bar``): an
         update in place of memory that an expression of whole arrays may read."""
         if self._array_names is None:
-            self._array_names = _maybe_array_names(self.fn)
+            self._array_names = _memory_names(self.fn, self.types)
         return any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
                    and n.target.id in self._array_names for n in walk(stmt))
 
@@ -202,14 +205,14 @@ class _Folder:
         return False
 
 
-def _maybe_array_names(fn):
-    """Names ever bound to another name, an element or view, or a call's result: those
-    that may hold an array (scalars are bound to arithmetic and constants)."""
-    names = set(a.arg for a in fn.args.args)
-    for n in walk(fn):
-        if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Name, ast.Subscript, ast.Call)):
-            names.update(t.id for t in n.targets if isinstance(t, ast.Name))
-    return names
+def _memory_names(fn, types):
+    """The names of ``fn`` that may hold an array or a view of one: every local (a
+    parameter or a name it assigns; globals are constants) whose type (``types``, from
+    emission) is not known to be a number or a boolean."""
+    names = {a.arg for a in fn.args.args}
+    names.update(n.id for n in walk(fn) if n.__class__ is ast.Name
+                 and n.ctx.__class__ is ast.Store)
+    return {n for n in names if not isinstance(types.get(n), _SCALARS)}
 
 
 def _count_names(fn):
@@ -238,12 +241,12 @@ def _assigns_any(stmt, names):
 
 
 class _Spot:
-    """Where a load sits: ``replace`` puts an expression there."""
+    """Where a load sits: ``put`` puts an expression there."""
 
     def __init__(self, parent, field, index=None):
         self.parent, self.field, self.index = parent, field, index
 
-    def replace(self, expr):
+    def put(self, expr):
         if self.index is None:
             setattr(self.parent, self.field, expr)
         else:

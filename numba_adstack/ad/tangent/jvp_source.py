@@ -5,7 +5,7 @@ values that vary with them (:func:`..activity._varied`); produces :class:`JVPSou
 Python source of ``f_jvp(args..., tangents...) -> (value, tangent)`` and its globals.
 
 Control flow is regenerated as the reverse rewrite's replay does it
-(:class:`..emit.forward.Forward`: structured ``if``/``while`` by regions, guarded
+(:class:`..emit.replay.Forward`: structured ``if``/``while`` by regions, guarded
 sequences where arms share nodes), with nothing recorded and nothing pushed: a tangent is
 a local variable beside its primal, a phi's tangent is copied on the same edge as the
 phi, and a float array's tangent is an array of its shape whose views and writes mirror
@@ -17,8 +17,9 @@ from numba.core import ir, types
 
 from .varied import varied_values
 from ..emit import Names, Source
-from ..emit.forward import Forward, range_index
+from ..emit.replay import Forward, range_index
 from ..emit.names import Lines, identifier
+from ..emit.printed import parse, printed
 from ..emit.states import States
 from ..emit import record_names
 from ..facts import IRFacts, is_range
@@ -85,7 +86,7 @@ class _Context:
         self.activity = _Activity()
         self.fused = _NoFusedLoops()
         self.checkpoint = _NoCheckpoints()
-        self.states = States()
+        self.states = States(names)
         self.helper_loop = None
         self.open_loops = []
         self.loop_stacks = {}
@@ -101,7 +102,7 @@ class _Context:
 
 
 class TangentForward(Forward):
-    """The replay of :mod:`..emit.forward` with tangents and without records."""
+    """The replay of :mod:`..emit.replay` with tangents and without records."""
 
     def __init__(self, cx, tangents):
         super().__init__(cx)
@@ -241,7 +242,11 @@ def build_jvp(typed, py_func, wrt, target=CPU):
         elif k not in wrt and tangents.has(a):
             out("%s = %s" % (tangents.dot(a), zero_of(facts.ty(a), names.n(a))))
     out.lines.extend(body.lines)
-    source = cx.states.resolve("\n".join(out.lines) + "\n")
+    source = "\n".join(out.lines) + "\n"
+    if cx.states.number:        # guarded sequences: their states numbered on the tree
+        tree = parse(source)
+        cx.states.resolve(tree)
+        source = printed(tree)
     return JVPSource(fname, source, names.globals, facts, frozenset(wrt))
 
 
