@@ -54,10 +54,17 @@ _SITES = []
 _lock = threading.RLock()
 
 
-def checkpoint(fn):
-    """Mark a helper whose history the gradient recomputes instead of storing.
+def checkpoint(fn, snapshots=None):
+    """Mark a helper whose history the gradient recomputes instead of storing, or a loop
+    the gradient checkpoints.
 
-    ``fn``: an ``@numba.njit`` function (or a Python function, compiled with njit). Returns
+    On a loop, ``for t in checkpoint(range(n)):`` (or any iterable a ``for`` loop takes,
+    with ``snapshots=c`` optionally): the iterable itself, in Python and in jitted code;
+    in ``grad_jit`` code the loop is checkpointed by the binomial schedule whatever the
+    memory budget (:mod:`.checkpoint_loop`).
+
+    On a helper, ``fn``: an ``@numba.njit`` function (or a Python function, compiled with
+    njit). Returns
     a Numba function computing what ``fn`` computes, callable from Python and from jitted
     code. Inside a ``grad_jit`` function, a call of the returned function keeps only its
     arguments for the backward; the backward runs ``fn``'s own gradient from them. Use it
@@ -65,6 +72,10 @@ def checkpoint(fn):
     is that of the step's inputs per iteration. ``fn`` takes floats, float arrays (which it
     does not write into) and integers, and returns a float or a float array.
     """
+    if not callable(fn) and hasattr(fn, "__iter__"):
+        return fn               # a loop's iterable: the marker is read by the capture
+    if snapshots is not None:
+        raise TypeError("checkpoint: snapshots= is for a loop's iterable, not a helper")
     if hasattr(fn, "py_func") and hasattr(fn, "targetoptions"):
         py_func, options = fn.py_func, dict(fn.targetoptions)
     elif inspect.isfunction(fn):

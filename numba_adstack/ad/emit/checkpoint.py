@@ -24,6 +24,7 @@ projected history with the memory budget; past it the call raises
 with a checkpointed backward.
 """
 from .. import checkpoint_schedule as CS
+from ..plan.checkpoint import loop_budget, loop_slots
 from .constants import ZERO
 from .forward import range_index
 
@@ -40,10 +41,18 @@ class Checkpoint:
 
     def applies(self, lp):
         """Is ``lp`` checkpointed here (and not only guarded)?"""
-        return self.cx.plan.checkpoint_mode == "revolve" and self._eligible(lp)
+        return self._eligible(lp) and (self.cx.plan.checkpoint_mode == "revolve"
+                                       or self.cx.plan.checkpointed[lp].marked)
 
     def guarded(self, lp):
-        return self.cx.plan.checkpoint_mode == "auto" and self._eligible(lp)
+        return self.cx.plan.checkpoint_mode == "auto" and self._eligible(lp) \
+            and not self.cx.plan.checkpointed[lp].marked
+
+    def _budget(self, lp):
+        return loop_budget(self.cx.plan, self.cx.plan.checkpointed[lp])
+
+    def _slots(self, lp):
+        return loop_slots(self.cx.plan, self.cx.plan.checkpointed[lp]) or -1
 
     def online(self, lp):
         return self.cx.plan.checkpointed[lp].online
@@ -131,7 +140,7 @@ class Checkpoint:
         self._sizes(L, lp)
         L("%s = %s(%s, %s, %s, %d, %d)" % (
             self._v("a", lp), cx.names.gname(CS.plan_schedule), rl.len, self._v("b", lp),
-            self._v("z", lp), cx.plan.memory_budget, cx.plan.checkpoint_slots or -1))
+            self._v("z", lp), self._budget(lp), self._slots(lp)))
         self._declare(L, lp)
         L("%s = 0" % self._v("p", lp))
         L("while True:")
@@ -234,8 +243,7 @@ class Checkpoint:
         self._sizes(L, lp)
         w = v("w", lp)
         L("%s = %s(%s, %s, %d, %d)" % (w, cx.names.gname(CS.online_plan), v("b", lp),
-                                       v("z", lp), cx.plan.memory_budget,
-                                       cx.plan.checkpoint_slots or -1))
+                                       v("z", lp), self._budget(lp), self._slots(lp)))
         L("%s, %s, %s = %s[0], %s[1], %s[2]" % (v("g", lp), v("C", lp), v("L", lp), w, w, w))
         self._declare(L, lp, v("C", lp))
         L("%s = 0" % v("c", lp))            # slots filled

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from numba.core import types
 
+from ..checkpoint_loop import mark_of
 from ..typeinfo import stack_dtype
 
 
@@ -33,6 +34,9 @@ class Carried:
     list_values: int        # arrays it keeps per iteration on list stacks
     line: int = None        # the loop's first line, for inspect_adjoint and messages
     online: bool = False    # its trip count is unknown when it starts
+    marked: bool = False    # marked numba_adstack.checkpoint: checkpointed, never guarded
+    slots: int = None       # its snapshot count (None: the function's)
+    budget: int = None      # its memory budget in bytes, -1 for none (None: the function's)
 
 
 def carried_state(facts, lp):
@@ -78,14 +82,23 @@ def choose_checkpointed(facts, options, fused, replayed, parallel, value_stacks,
         return {}
     out = {}
     for lp in facts.s.loops:
-        if lp.depth != 1 or lp in fused or lp in replayed or lp in parallel \
-                or (lp.range is not None and lp.range.parallel):
+        mark = mark_of(facts, lp)
+        if lp in fused or lp in replayed:
+            continue            # reversed an iteration at a time: no history to save
+        if lp.depth != 1 or lp in parallel or (lp.range is not None and lp.range.parallel):
+            if mark:
+                _refuse_mark(facts, lp, "it is inside another loop" if lp.depth != 1
+                             else "it runs in parallel")
             continue
         online = not facts.counted(lp)
         if not online and (lp.range is None or len(lp.latches) != 1):
+            if mark:
+                _refuse_mark(facts, lp, "it continues to its header from several places")
             continue
         got = carried_state(facts, lp)
         if isinstance(got, str):
+            if mark:
+                _refuse_mark(facts, lp, got)
             continue
         if online:
             scalar_bytes, list_values = _kept_per_iteration(facts, lp, value_stacks,
@@ -95,9 +108,26 @@ def choose_checkpointed(facts, options, fused, replayed, parallel, value_stacks,
                                                                stacks, site_of)
         if not scalar_bytes and not list_values:
             continue            # it keeps nothing: nothing to save
+        slots = budget = None
+        if mark:
+            slots = mark[1] or options.snapshots
+            budget = options.memory_budget
+            if budget is None:
+                budget = -1 if slots else _default_budget()
         out[lp] = Carried(got.scalars, got.arrays, got.in_place, scalar_bytes,
-                          list_values, got.line, online)
+                          list_values, got.line, online, bool(mark), slots, budget)
     return out
+
+
+def _default_budget():
+    from ... import config
+    return config.default_memory_budget()
+
+
+def _refuse_mark(facts, lp, why):
+    facts.error("the loop marked numba_adstack.checkpoint cannot be checkpointed: %s "
+                "(take the marker off to keep its history)" % why,
+                getattr(facts.fir.blocks[lp.header], "loc", None))
 
 
 def _kept_per_iteration(facts, lp, value_stacks, site_of):
@@ -138,35 +168,45 @@ def _history_per_iteration(facts, lp, value_stacks, stacks, site_of):
     return scalar, arrays
 
 
+def loop_budget(plan, car):
+    """The memory budget a checkpointed loop is emitted with (bytes; -1: none)."""
+    return plan.memory_budget if car.budget is None else car.budget
+
+
+def loop_slots(plan, car):
+    """Its snapshot count (None: from the budget)."""
+    return car.slots if car.marked else plan.checkpoint_slots
+
+
 def checkpoint_note(plan):
     """Comment lines stating how each checkpointed loop is kept (for inspect_adjoint)."""
     if not plan.checkpointed or plan.checkpoint_mode == "off":
         return ""
-    budget = plan.memory_budget
     out = []
     for lp, car in sorted(plan.checkpointed.items(), key=lambda kv: kv[0].header):
+        budget, slots = loop_budget(plan, car), loop_slots(plan, car)
         at = "" if car.line is None else " at line %d" % car.line
         kept = "%d bytes on scalar stacks and %d arrays per iteration" % (
             car.scalar_bytes, car.list_values)
         state = ", ".join([n.split(".")[0] for n, _ in car.scalars]
                           + [n.split(".")[0] for n in car.arrays + car.in_place])
-        if plan.checkpoint_mode == "auto":
+        if plan.checkpoint_mode == "auto" and not car.marked:
             out.append("# loop%s: keeps its history (%s) while n times that is under the "
                        "memory budget of %d bytes; checkpointed past it" % (at, kept, budget))
             continue
+        why = " (marked numba_adstack.checkpoint)" if car.marked else ""
         if car.online:
-            out.append("# loop%s: checkpointed, online schedule (its trip count is known at "
-                       "its end): state stored every k iterations, k doubled when half of "
+            out.append("# loop%s: checkpointed%s, online schedule (its trip count is known "
+                       "at its end): state stored every k iterations, k doubled when half of "
                        "the %s snapshots are full, segments reversed by the binomial "
                        "schedule; state: %s; history kept: %s of one segment (memory "
-                       "budget %d bytes)" % (at, plan.checkpoint_slots or "budget's",
-                                             state, kept, budget))
+                       "budget %d bytes)" % (at, why, slots or "budget's", state, kept,
+                                             budget))
             continue
-        slots = plan.checkpoint_slots
         how = ("%d snapshots, segments of one iteration" % slots if slots and budget < 0
                else "%s snapshots, segments of up to half the memory budget of %d bytes"
                % (slots or "as many as half", budget))
-        out.append("# loop%s: checkpointed, binomial (revolve) schedule: %s; state: %s; "
+        out.append("# loop%s: checkpointed%s, binomial (revolve) schedule: %s; state: %s; "
                    "history kept: %s of one segment; projected peak: the snapshots plus "
-                   "one segment's history" % (at, how, state, kept))
+                   "one segment's history" % (at, why, how, state, kept))
     return "\n".join(out) + "\n"
