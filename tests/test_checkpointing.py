@@ -298,3 +298,26 @@ def test_online_continue_and_break():
     args = (np.linspace(0.1, 0.9, 4), 37)
     assert_grads_close(ck.grad(*args), fd_grad(continue_and_break, args), args, rtol=1e-5,
                        atol=1e-7)
+
+
+def test_jitted_caller_keeps_the_history_of_a_while_loop_that_fits():
+    # The "fit" variant a jitted caller links keeps a while loop's history until it would
+    # pass the budget (32 iterations here), then drops it and goes on by the online
+    # schedule; a loop that ended within the budget is reversed with no second run.
+    from numba import njit
+    full = nad.grad_jit(checkpoint="off")(continue_and_break)
+    auto = nad.grad_jit(memory_budget=4096)(continue_and_break)
+
+    @njit
+    def call(x, n):
+        return auto.grad(x, n)[0]
+
+    x = np.linspace(0.1, 0.5, 4)
+    for args in ((x, 7), (x, 40), (x * 100.0, 400)):     # fits, fits, past the budget
+        np.testing.assert_array_equal(call(*args), full.grad(*args)[0])
+    fit = auto._backward([x, 7]).checkpointed("fit")
+    assert "keeps its history" in fit.checkpoint_note and "drops it" in fit.checkpoint_note
+    assert "if _ckT" in fit.source                  # the sweep of a loop that fits
+    args = (x * 100.0, 400)
+    assert_grads_close((call(*args),), fd_grad(lambda x: continue_and_break(x, 400),
+                                               (args[0],)), (args[0],), rtol=1e-5, atol=1e-7)

@@ -188,12 +188,16 @@ class Backward:
         value, grads = self._run(self.layout.flatten(args), seed)
         return value, self.layout.regroup(grads, self.arg_wrt)
 
-    def checkpointed(self):
-        """The variant that checkpoints the loops this one guards (made once)."""
+    def checkpointed(self, mode="revolve"):
+        """The variant that checkpoints the loops this one guards (made once per mode):
+        ``"revolve"``, or ``"fit"`` (for jitted callers, which cannot make the call again:
+        a loop of unknown trip count keeps its history while it fits the budget)."""
         if self._checkpointed is None:
-            self._checkpointed = Backward(self.dispatcher, self.argtypes,
-                                          parallel=self.parallel, checkpoint="revolve")
-        return self._checkpointed
+            self._checkpointed = {}
+        if mode not in self._checkpointed:
+            self._checkpointed[mode] = Backward(self.dispatcher, self.argtypes,
+                                                parallel=self.parallel, checkpoint=mode)
+        return self._checkpointed[mode]
 
     def _run(self, args, seed):
         try:

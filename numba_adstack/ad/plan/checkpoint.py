@@ -195,6 +195,11 @@ def checkpoint_note(plan):
                        "memory budget of %d bytes; checkpointed past it" % (at, kept, budget))
             continue
         why = " (marked numba_adstack.checkpoint)" if car.marked else ""
+        if car.online and plan.checkpoint_mode == "fit" and not car.marked:
+            out.append("# loop%s: keeps its history (%s) while n times that is under the "
+                       "memory budget of %d bytes; past it, drops it and goes on by the "
+                       "online schedule (state: %s)" % (at, kept, budget, state))
+            continue
         if car.online:
             out.append("# loop%s: checkpointed%s, online schedule (its trip count is known "
                        "at its end): state stored every k iterations, k doubled when half of "
