@@ -31,7 +31,7 @@ projected history with the memory budget; past it the call raises
 with a checkpointed backward.
 """
 from .. import checkpoint_schedule as CS
-from ..plan.checkpoint import loop_budget, loop_slots
+from ..plan.checkpoint import length_source, loop_budget, loop_slots
 from .constants import ZERO
 from .forward import range_index
 
@@ -85,8 +85,12 @@ class Checkpoint:
         n = self.cx.names.n
         arrays = ["%s.nbytes" % n(a) for a in car.arrays + car.in_place]
         largest = "max(8, %s)" % ", ".join(arrays) if arrays else "8"
-        L("%s = %d + %d * %s" % (self._v("b", lp), car.scalar_bytes, car.list_values,
-                                 largest))
+        nested = "".join(" + (%d + %d * %s)%s" % (
+            m.scalar_bytes, m.list_values, largest,
+            "".join(" * " + length_source(rl, self.cx.src.operand) for rl in m.lengths or ()))
+            for m in car.nested)
+        L("%s = %d + %d * %s%s" % (self._v("b", lp), car.scalar_bytes, car.list_values,
+                                   largest, nested))
         L("%s = %d%s" % (self._v("z", lp), 8 * len(car.scalars),
                          "".join(" + " + a for a in arrays)))
 
