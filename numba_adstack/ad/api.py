@@ -101,7 +101,7 @@ class Backward:
             gen = self._generate(wrt, parallel)
         gen.globals = frozen.as_frozen(gen.globals, dispatcher._frozen.get(argtypes, {}))
         self.fname, self.source = gen.fname, gen.source
-        self.checkpoint_note = getattr(gen, "checkpoint_note", "")
+        self.checkpoint_note = gen.checkpoint_note
         # checkpoint="auto" with a loop guarded by the memory budget (its guard raises
         # CheckpointNeeded, which run() answers with the checkpointed variant).
         self.guarded = any(v is CS.guard or v is CS.guard_count
@@ -144,8 +144,7 @@ class Backward:
             [i for i, a in enumerate(args) if is_float_array(facts.ty(a))],
             [i for i, a in enumerate(args) if is_float(facts.ty(a))],
             [(i, args[i]) for i in integer_arguments_in_float_arithmetic(facts, wrt)],
-            rw.globals)
-        gen.checkpoint_note = checkpoint_note(rw.plan)
+            rw.globals, checkpoint_note=checkpoint_note(rw.plan))
         return gen
 
     def _compile(self, ns, helpers, cache):
