@@ -321,14 +321,17 @@ class Checkpoint:
         with L.indent():
             for st in sorted(self.cx.stack_specs()):
                 L("while %s > %s:" % (self._size(st), self._height(lp, st)))
-                L("    " + ("%s.pop()" if self.cx._is_list(st) else "pop(%s)") % st)
+                L("    " + ("%s.pop()" if self._is_list(st) else "pop(%s)") % st)
             L("%s = 0" % v("T", lp))
 
     def _height(self, lp, st):
         return "_ckh%d_%s" % (lp.header, st)
 
     def _size(self, st):
-        return ("len(%s)" if self.cx._is_list(st) else "size(%s)") % st
+        return ("len(%s)" if self._is_list(st) else "size(%s)") % st
+
+    def _is_list(self, st):
+        return self.cx.plan.stacks[st].storage == "list"     # arrays: a typed list
 
     def _region(self, L, lp, keep):
         """One iteration of the loop's body (``continue`` to the next, ``break`` out)."""
