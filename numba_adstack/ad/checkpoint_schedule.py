@@ -163,6 +163,17 @@ def guard(n, per_iteration, budget):
 
 
 @njit(cache=False)
+def _one_iteration_fits(per_iteration, half):
+    """Segments are at least one iteration long: raise when the history one iteration
+    keeps (its nested loops' included) is past half the budget."""
+    if per_iteration > half:
+        raise MemoryError("The history the gradient keeps does not fit in memory: one "
+                          "iteration of the checkpointed loop keeps more than half the "
+                          "memory budget; raise memory_budget, or run fewer inner steps "
+                          "per iteration")
+
+
+@njit(cache=False)
 def plan_schedule(n, per_iteration, state_bytes, budget, snapshots):
     """The schedule of a loop of ``n`` iterations keeping ``per_iteration`` bytes each,
     whose state is ``state_bytes``. ``snapshots > 0``: that many slots; ``budget >= 0``:
@@ -172,6 +183,7 @@ def plan_schedule(n, per_iteration, state_bytes, budget, snapshots):
     c = snapshots
     if budget >= 0:
         half = budget // 2
+        _one_iteration_fits(per_iteration, half)
         seg = max(1, half // max(per_iteration, 1))
         nsteps = (n + seg - 1) // seg
         if c <= 0:
@@ -194,6 +206,7 @@ def online_plan(per_iteration, state_bytes, budget, snapshots):
     c = snapshots
     if budget >= 0:
         half = budget // 2
+        _one_iteration_fits(per_iteration, half)
         seg = max(1, half // max(per_iteration, 1))
         if c <= 0:
             c = half // max(state_bytes, 1)
