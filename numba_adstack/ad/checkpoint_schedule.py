@@ -183,7 +183,6 @@ def plan_schedule(n, per_iteration, state_bytes, budget, snapshots):
     c = snapshots
     if budget >= 0:
         half = budget // 2
-        _one_iteration_fits(per_iteration, half)
         seg = max(1, half // max(per_iteration, 1))
         nsteps = (n + seg - 1) // seg
         if c <= 0:
@@ -192,6 +191,7 @@ def plan_schedule(n, per_iteration, state_bytes, budget, snapshots):
                 raise MemoryError("checkpointing: two snapshots of the loop's state do "
                                   "not fit in the memory budget; raise memory_budget")
             c = max(c, 1)
+        _one_iteration_fits(per_iteration, half)
     elif c <= 0:
         c = 2
     return schedule(n, seg, c)
@@ -206,13 +206,13 @@ def online_plan(per_iteration, state_bytes, budget, snapshots):
     c = snapshots
     if budget >= 0:
         half = budget // 2
-        _one_iteration_fits(per_iteration, half)
         seg = max(1, half // max(per_iteration, 1))
         if c <= 0:
             c = half // max(state_bytes, 1)
             if c < 2:
                 raise MemoryError("checkpointing: two snapshots of the loop's state do "
                                   "not fit in the memory budget; raise memory_budget")
+        _one_iteration_fits(per_iteration, half)
     elif c <= 0:
         c = 4
     if c > 1 << 20:
