@@ -3,7 +3,8 @@
 The marker wraps what the loop iterates, as ``numba.prange`` replaces ``range``: it is the
 identity in Python and in jitted code (the primal runs the loop as written), and the
 capture takes it off before the loop forms are read (:func:`strip_markers`, called by
-:class:`.loopforms.RewriteLoopForms`), noting the loop by the source line of its iterator.
+:class:`.loopforms.RewriteLoopForms`), noting the loop on the function's IR by the source
+line of its iterator (``numba_adstack_checkpoint_marks``).
 The plan then checkpoints that loop by the binomial schedule whatever the memory budget
 says (:func:`.plan.checkpoint.choose_checkpointed`), as ``checkpoint="revolve"`` does for
 the whole function; ``checkpoint(range(n), snapshots=c)`` gives that loop ``c`` snapshots
@@ -12,17 +13,12 @@ function turns the marker off. A marked loop that cannot be checkpointed (inside
 loop, or a state that cannot be restored) is refused with a ``NonDifferentiableError``
 naming it and its line.
 """
-import threading
-
 from numba.core import ir, types
 from numba.core.extending import overload
 
 from .checkpoint_call import checkpoint
 from .facts import raise_non_differentiable
 
-# (file, line) of a marked loop's iterator -> its snapshot count (None: the function's).
-_MARKS = {}
-_lock = threading.RLock()
 
 
 @overload(checkpoint)
@@ -90,8 +86,10 @@ def strip_markers(fir, qualname):
             snapshots = _snapshots(fir, qualname, d)
             marker = stmt.value.value
             stmt.value.value = d.args[0]
-            with _lock:
-                _MARKS[_key(stmt.value.loc)] = snapshots
+            marks = getattr(fir, "numba_adstack_checkpoint_marks", None)
+            if marks is None:
+                marks = fir.numba_adstack_checkpoint_marks = {}
+            marks[_key(stmt.value.loc)] = snapshots
             found = True
             _drop_if_unused(fir, marker)
     return found
@@ -129,6 +127,7 @@ def mark_of(facts, lp):
                 if not isinstance(e, ir.Var):
                     break
                 v = e
-            if isinstance(e, ir.Expr) and e.op == "getiter" and _key(e.loc) in _MARKS:
-                return True, _MARKS[_key(e.loc)]
+            marks = getattr(facts.fir, "numba_adstack_checkpoint_marks", {})
+            if isinstance(e, ir.Expr) and e.op == "getiter" and _key(e.loc) in marks:
+                return True, marks[_key(e.loc)]
     return None
