@@ -1,15 +1,23 @@
 """Checkpointing of a long time loop: a 2-d heat equation, its gradient keeping the whole
-history against the gradient checkpointed within a memory budget.
+history against the gradient checkpointed within a memory budget, and against JAX.
 
     python -m benchmarks.bench_checkpoint [--grid 128] [--steps 600] [--budget-mib 32]
+    python -m benchmarks.bench_checkpoint --grid 512 --steps 2000 --modes \
+        primal,default,jax_primal,jax --repeats 1        # the issue's grid, fewer steps
 
 Each configuration runs in a fresh process (``--one MODE``): the primal (``numba.njit``),
 the gradient keeping its history (``checkpoint="off"``), the default gradient with
-``memory_budget`` set (it checkpoints once the projected history is past the budget) and
-``checkpoint="revolve", snapshots=...`` (segments of one step). Reported: the median and
-minimum time of a call, the peak resident memory a call adds (``peak_memory_of``), the
-ratio to the primal, and whether the gradient equals the one keeping the whole history
-to the last bit.
+``memory_budget`` set (it checkpoints once the projected history is past the budget), the
+default gradient with the default budget (``default``: a fraction of the available
+memory), ``checkpoint="revolve", snapshots=...`` (segments of one step), and JAX: the
+same step in a ``lax.scan`` over segments of about ``sqrt(steps)`` steps, each segment an
+inner ``lax.scan`` wrapped in ``jax.checkpoint`` (placed by hand: the outer scan keeps
+the state at each segment's start, the inner one's residuals are recomputed), and its
+primal (``jax_primal``). Reported: the median and minimum time of a call, the peak
+resident memory a call adds (``peak_memory_of``), the ratio to the primal, and whether
+the gradient equals the one keeping the whole history to the last bit (JAX's: its
+largest relative difference from ours). ``--schedule-only`` prints, without running
+anything heavy, the schedule the default budget gives at a size (forward runs per step).
 """
 import argparse
 import json
@@ -38,17 +46,46 @@ def _inputs(grid):
     return np.sin(3.0 * x)[:, None] * np.cos(2.0 * x)[None, :]
 
 
-def _one(mode, grid, steps, budget, snapshots, repeats):
-    import numba
-    import numba_adstack as nad
+def _jax_functions(steps, segment):
+    """JAX's loss and its jitted value and gradient: ``steps`` steps as an outer scan of
+    segments, each an inner scan under ``jax.checkpoint``, then the remainder."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    jax.config.update("jax_enable_x64", True)
+
+    def loss(u0, k):
+        def step(u, _):
+            lap = (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+                   - 4.0 * u[1:-1, 1:-1])
+            return u.at[1:-1, 1:-1].set(u[1:-1, 1:-1] + k * lap), None
+
+        @jax.checkpoint
+        def run_segment(u, _):
+            return lax.scan(step, u, None, length=segment)[0], None
+
+        u = lax.scan(run_segment, u0, None, length=steps // segment)[0]
+        u = lax.scan(step, u, None, length=steps % segment)[0]
+        return jnp.sum(u * u)
+    return jax, jax.jit(loss), jax.jit(jax.grad(loss, argnums=(0, 1)))
+
+
+def _one(mode, grid, steps, budget, snapshots, repeats, segment):
     u0 = _inputs(grid)
     args = (u0, 0.2, steps)
-    if mode == "primal":
+    if mode in ("jax", "jax_primal"):
+        jax, primal, grad = _jax_functions(steps, segment)
+        f = grad if mode == "jax" else primal
+        call = lambda: jax.block_until_ready(f(u0, 0.2))   # noqa: E731
+    elif mode == "primal":
+        import numba
         f = numba.njit(heat2d)
         call = lambda: f(*args)        # noqa: E731
     else:
+        import numba_adstack as nad
         opts = {"off": dict(checkpoint="off"),
                 "auto": dict(memory_budget=budget),
+                "default": dict(),
                 "revolve": dict(checkpoint="revolve", snapshots=snapshots)}[mode]
         g = nad.grad_jit(**opts)(heat2d)
         call = lambda: g.grad(*args)   # noqa: E731
@@ -63,8 +100,8 @@ def _one(mode, grid, steps, budget, snapshots, repeats):
     mem = peak_memory_of(call)
     res = {"mode": mode, "first_s": first, "median_s": statistics.median(times),
            "min_s": min(times), "peak_mib": mem["peak_mib"]}
-    if mode != "primal":
-        np.save(os.environ["BENCH_CKPT_OUT"] + "_%s.npy" % mode, out[0])
+    if mode not in ("primal", "jax_primal"):
+        np.save(os.environ["BENCH_CKPT_OUT"] + "_%s.npy" % mode, np.asarray(out[0]))
     print("RESULT " + json.dumps(res))
 
 
@@ -76,11 +113,18 @@ def main(argv=None):
     ap.add_argument("--snapshots", type=int, default=12)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--modes", default="primal,off,auto,revolve")
+    ap.add_argument("--jax-segment", type=int, default=None,
+                    help="steps per jax.checkpoint segment (default: about sqrt(steps))")
+    ap.add_argument("--schedule-only", action="store_true")
     ap.add_argument("--one", default=None)
     a = ap.parse_args(argv)
     budget = int(a.budget_mib * 2 ** 20)
+    segment = a.jax_segment or max(1, int(round(a.steps ** 0.5)))
+    if a.schedule_only:
+        _schedule(a.grid, a.steps)
+        return
     if a.one:
-        _one(a.one, a.grid, a.steps, budget, a.snapshots, a.repeats)
+        _one(a.one, a.grid, a.steps, budget, a.snapshots, a.repeats, segment)
         return
     out_base = "/tmp/bench_ckpt_%d" % os.getpid()
     env = dict(os.environ, BENCH_CKPT_OUT=out_base)
@@ -88,7 +132,8 @@ def main(argv=None):
     for mode in a.modes.split(","):
         cmd = [sys.executable, "-m", "benchmarks.bench_checkpoint", "--one", mode,
                "--grid", str(a.grid), "--steps", str(a.steps), "--budget-mib",
-               str(a.budget_mib), "--snapshots", str(a.snapshots), "--repeats", str(a.repeats)]
+               str(a.budget_mib), "--snapshots", str(a.snapshots), "--repeats", str(a.repeats),
+               "--jax-segment", str(segment)]
         p = subprocess.run(cmd, env=env, capture_output=True, text=True)
         line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
         if not line:
@@ -97,21 +142,51 @@ def main(argv=None):
         rows.append(json.loads(line[0][7:]))
     primal = next((r for r in rows if r["mode"] == "primal"), None)
     ref = out_base + "_off.npy"
-    history = (a.grid - 2) ** 2 * 8 * a.steps / 2 ** 20
-    print("2-d heat equation, %dx%d grid, %d steps (one array of the interior kept per "
-          "step: %.0f MiB), memory budget %.0f MiB" % (a.grid, a.grid, a.steps, history,
-                                                      a.budget_mib))
+    ours = next((out_base + "_%s.npy" % m for m in ("off", "default", "auto", "revolve")
+                 if os.path.exists(out_base + "_%s.npy" % m)), None)
+    print("2-d heat equation, %dx%d grid (%.1f MiB), %d steps, memory budget of auto "
+          "%.0f MiB, JAX segments of %d steps" % (a.grid, a.grid, a.grid ** 2 * 8 / 2 ** 20,
+                                                  a.steps, a.budget_mib, segment))
     print("| configuration | first call (s) | median (s) | min (s) | / primal (median) | "
           "peak memory of a call (MiB) | gradient equal to full history |")
     print("|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         ratio = r["median_s"] / primal["median_s"] if primal else float("nan")
         same = ""
-        if r["mode"] not in ("primal", "off") and os.path.exists(ref):
+        if r["mode"] == "jax" and ours is not None:
+            a_, b_ = np.load(out_base + "_jax.npy"), np.load(ours)
+            same = "JAX: max relative difference %.1e" % (
+                np.max(np.abs(a_ - b_)) / np.max(np.abs(b_)))
+        elif r["mode"] not in ("primal", "off", "jax_primal") and os.path.exists(ref):
             same = "bit for bit" if np.array_equal(
                 np.load(out_base + "_%s.npy" % r["mode"]), np.load(ref)) else "NO"
         print("| %s | %.2f | %.4f | %.4f | %.2f | %.1f | %s |" % (
             r["mode"], r["first_s"], r["median_s"], r["min_s"], ratio, r["peak_mib"], same))
+
+
+def _schedule(grid, steps):
+    """The schedule the default budget gives the loop at this size: its segments,
+    snapshots and forward runs per step (from the projection the backward makes: the
+    bytes one step keeps, measured at a small size and scaled to the grid)."""
+    import numba_adstack as nad
+    from numba_adstack import config
+    from numba_adstack.ad import checkpoint_schedule as CS
+    small = 64
+    g = nad.grad_jit(checkpoint="revolve", snapshots=2)(heat2d)
+    src = g.inspect_adjoint(_inputs(small), 0.2, 3)
+    note = src.splitlines()[0]
+    arrays = int(note.split(" arrays per iteration")[0].rsplit(" ", 1)[1])
+    state = grid * grid * 8
+    per_step = arrays * state
+    budget = config.default_memory_budget()
+    acts = CS.plan_schedule(steps, per_step, state, budget, -1)
+    half = budget // 2
+    seg = max(1, half // per_step)
+    print("grid %d, %d steps: one step keeps %d arrays (%.1f MiB); history %.1f GiB; "
+          "default budget %.2f GiB: segments of %d steps, %d snapshots, %.2f forward runs "
+          "per step" % (grid, steps, arrays, per_step / 2 ** 20, per_step * steps / 2 ** 30,
+                        budget / 2 ** 30, seg, CS.slot_count(acts),
+                        CS.forward_steps(acts) / steps))
 
 
 if __name__ == "__main__":

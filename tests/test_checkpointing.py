@@ -298,3 +298,64 @@ def test_online_continue_and_break():
     args = (np.linspace(0.1, 0.9, 4), 37)
     assert_grads_close(ck.grad(*args), fd_grad(continue_and_break, args), args, rtol=1e-5,
                        atol=1e-7)
+
+
+def test_jitted_caller_keeps_the_history_of_a_while_loop_that_fits():
+    # The "fit" variant a jitted caller links keeps a while loop's history until it would
+    # pass the budget (32 iterations here), then drops it and goes on by the online
+    # schedule; a loop that ended within the budget is reversed with no second run.
+    from numba import njit
+    full = nad.grad_jit(checkpoint="off")(continue_and_break)
+    auto = nad.grad_jit(memory_budget=4096)(continue_and_break)
+
+    @njit
+    def call(x, n):
+        return auto.grad(x, n)[0]
+
+    x = np.linspace(0.1, 0.5, 4)
+    for args in ((x, 7), (x, 40), (x * 100.0, 400)):     # fits, fits, past the budget
+        np.testing.assert_array_equal(call(*args), full.grad(*args)[0])
+    fit = auto._backward([x, 7]).checkpointed("fit")
+    assert "keeps its history" in fit.checkpoint_note and "drops it" in fit.checkpoint_note
+    assert "if _ckT" in fit.source                  # the sweep of a loop that fits
+    args = (x * 100.0, 400)
+    assert_grads_close((call(*args),), fd_grad(lambda x: continue_and_break(x, 400),
+                                               (args[0],)), (args[0],), rtol=1e-5, atol=1e-7)
+
+
+# ---------------------------------------------------------------- nested run-time loops
+def heat_cells(u0, k, n):
+    """All of a step's history is kept by a loop of run-time length inside it."""
+    u = u0.copy()
+    m = u.shape[0]
+    for t in range(n):
+        for i in range(1, m - 1):
+            u[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1]) - 0.01 * u[i] ** 3
+    return np.sum(u * u)
+
+
+def test_the_history_of_nested_loops_is_projected():
+    FUNCS["heat_cells"] = heat_cells
+    full = compiled("heat_cells", checkpoint="off")
+    ck = compiled("heat_cells", checkpoint="revolve", snapshots=3)
+    # 40 cells keep 16 bytes each per step: 50 steps keep ~30 kB, past 8 kB.
+    auto = compiled("heat_cells", memory_budget=8192)
+    args = (np.sin(np.linspace(0.0, 3.0, 40)), 0.2, 50)
+    want = full.grad(*args)
+    for f in (ck, auto):
+        got = f.grad(*args)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1] == want[1]
+    assert auto._backward(list(args))._checkpointed is not None     # the guard fired
+    note = ck.inspect_adjoint(*args).splitlines()[0]
+    assert "3 snapshots" in note and "projected peak: 3 copies of the state" in note
+    assert "16 bytes and 0 arrays per iteration of the loop at line" in note
+    assert "times len(range(1, (m - 1)))" in note, note
+    small = (args[0], 0.2, 3)                # fits: the history kept, no checkpointing
+    assert np.array_equal(auto.grad(*small)[0], full.grad(*small)[0])
+    assert_grads_close(ck.grad(*args), fd_grad(heat_cells, args), args, rtol=1e-5,
+                       atol=1e-8)
+    # A while loop around one: the nested loop's length is known before it starts.
+    online = compiled("diffuse_until", checkpoint="revolve", snapshots=3)
+    note = online.inspect_adjoint(*ONLINE_ARGS["diffuse_until"][0]).splitlines()[0]
+    assert "times len(range(1, (u.shape[0] - 1)))" in note, note

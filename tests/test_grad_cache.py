@@ -88,6 +88,7 @@ for name in sys.argv[1:]:
     bw = next(iter(f._backwards.values()))
     hits = sum(bw.njit_fn.stats.cache_hits.values())
     out[name] = {"first_grad_s": first, "from_disk": bw.from_disk, "entry_hits": hits,
+                 "note": f.inspect_adjoint(*args).split("def ")[0],
                  "grad": [None if g is None else np.asarray(g).tolist() for g in grad],
                  "fd": [None if g is None else np.asarray(g).tolist()
                         for g in fd_grad(f.py_func, args)]}
@@ -142,6 +143,9 @@ def test_second_process_loads_gradients_instead_of_compiling(project):
         assert warm[name]["from_disk"], name
         assert warm[name]["entry_hits"] >= 1, name     # machine code from Numba's cache
         assert warm[name]["grad"] == cold[name]["grad"], name
+        # inspect_adjoint's lines on checkpointed loops come back with the entry.
+        assert warm[name]["note"] == cold[name]["note"], name
+    assert "# loop at line" in warm["spring"]["note"], warm["spring"]["note"]
     # The goal: the first gradient call of the second process takes at most 10%
     # of the cold one (measured here at about 1-2%).
     t_cold = cold["spring"]["first_grad_s"]

@@ -26,8 +26,9 @@ class ArityPrimitives:
 
     ``fixed``: the names of the leading parameters (the function called, a site...), which
     get no adjoint; ``typer(*fixed, args)``: the ``@overload`` typing of a call, ``args`` the
-    tuple of the other arguments; ``adjoint(args, j)``: the rule template of argument ``j``,
-    ``args`` the source of the tuple of the arguments' placeholders."""
+    tuple of the other arguments; ``adjoint(args, j)``: the rule template of argument ``j``
+    (None: it gets no adjoint), ``args`` the source of the tuple of the arguments'
+    placeholders."""
 
     def __init__(self, module, prefix, fixed, typer, adjoint):
         self.module, self.prefix, self.fixed = module, prefix, tuple(fixed)
@@ -62,8 +63,8 @@ class ArityPrimitives:
         fn = ns[name]
         fn.__module__ = self.module
         # Typing generated with the primitive's own parameters, as Numba binds them.
-        exec("def typer(%s):\n    return _typer(%s, (%s,))\n"
-             % (signature, ", ".join(self.fixed), ", ".join(params)),
+        exec("def typer(%s):\n    return _typer(%s(%s,))\n"
+             % (signature, "".join(p + ", " for p in self.fixed), ", ".join(params)),
              dict(_typer=self.typer), ns)
         overload(fn, prefer_literal=True, inline="always")(ns["typer"])
         # Registered now, after Numba installed its registries: the capture types it next.
@@ -76,6 +77,6 @@ class ArityPrimitives:
         by_position.update({p: "{%d}" % (j + len(self.fixed)) for j, p in enumerate(params)},
                            g="{g}")
         R.CALL_RULES[fn] = (None,) * len(self.fixed) + tuple(
-            t.format(**by_position) for t in templates)
+            None if t is None else t.format(**by_position) for t in templates)
         implicit._PRIMITIVES[id(fn)] = fn          # called as it is, never inlined
         return fn

@@ -68,7 +68,7 @@ class Backward:
             gen = self._generate(wrt, parallel)
         gen.globals = frozen.as_frozen(gen.globals, dispatcher._frozen.get(argtypes, {}))
         self.fname, self.source = gen.fname, gen.source
-        self.checkpoint_note = getattr(gen, "checkpoint_note", "")
+        self.checkpoint_note = gen.checkpoint_note
         # checkpoint="auto" with a loop guarded by the memory budget (its guard raises
         # CheckpointNeeded, which run() answers with the checkpointed variant).
         self.guarded = any(v is CS.guard or v is CS.guard_count
@@ -111,8 +111,7 @@ class Backward:
             [i for i, a in enumerate(args) if is_float_array(facts.ty(a))],
             [i for i, a in enumerate(args) if is_float(facts.ty(a))],
             [(i, args[i]) for i in integer_arguments_in_float_arithmetic(facts, wrt)],
-            rw.globals)
-        gen.checkpoint_note = checkpoint_note(rw.plan)
+            rw.globals, checkpoint_note=checkpoint_note(rw.plan))
         return gen
 
     def _compile(self, ns, helpers, inlined, cache):
@@ -155,12 +154,16 @@ class Backward:
         value, grads = self._run(self.layout.flatten(args), seed)
         return value, self.layout.regroup(grads, self.arg_wrt)
 
-    def checkpointed(self):
-        """The variant that checkpoints the loops this one guards (made once)."""
+    def checkpointed(self, mode="revolve"):
+        """The variant that checkpoints the loops this one guards (made once per mode):
+        ``"revolve"``, or ``"fit"`` (for jitted callers, which cannot make the call again:
+        a loop of unknown trip count keeps its history while it fits the budget)."""
         if self._checkpointed is None:
-            self._checkpointed = Backward(self.dispatcher, self.argtypes,
-                                          parallel=self.parallel, checkpoint="revolve")
-        return self._checkpointed
+            self._checkpointed = {}
+        if mode not in self._checkpointed:
+            self._checkpointed[mode] = Backward(self.dispatcher, self.argtypes,
+                                                parallel=self.parallel, checkpoint=mode)
+        return self._checkpointed[mode]
 
     def _run(self, args, seed):
         try:

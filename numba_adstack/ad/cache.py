@@ -157,7 +157,7 @@ class Generated:
               "float_scalar_args", "integer_float_args")
 
     def __init__(self, fname, source, helpers, inlined, written_args, float_array_args,
-                 float_scalar_args, integer_float_args, globals):
+                 float_scalar_args, integer_float_args, globals, checkpoint_note=""):
         self.fname = fname
         self.source = source
         self.helpers = list(helpers)
@@ -168,6 +168,8 @@ class Generated:
         # [index, name] of the integer arguments in float arithmetic (IntegerArgumentWarning)
         self.integer_float_args = [list(a) for a in integer_float_args]
         self.globals = globals          # name -> object the generated code reads
+        # inspect_adjoint's lines on the checkpointed loops (plan/checkpoint.py)
+        self.checkpoint_note = checkpoint_note
 
 
 # The key is part of the text: Numba's cache of the module's machine code, which freezes
@@ -217,14 +219,15 @@ class Entry:
         except (OSError, ValueError) as e:
             return self._unreadable(e)
         try:
-            if meta.get("key") != self.key:
+            if meta.get("key") != self.key or "checkpoint_note" not in meta:
                 return None                # stale: the function or a callee changed
             payload = {k: v for k, v in meta.items() if k != "digest"}
             if meta["digest"] != cache_key.digest(sorted(payload.items())):
                 raise CorruptEntry("its digest does not match")
             globs = {name: cache_key.resolve(loc, self.deps)
                      for name, loc in meta["globals"].items()}
-            gen = Generated(*(meta[k] for k in Generated.FIELDS), globs)
+            gen = Generated(*(meta[k] for k in Generated.FIELDS), globs,
+                            checkpoint_note=meta["checkpoint_note"])
         except (AttributeError, KeyError, TypeError, CorruptEntry, Uncacheable) as e:
             return self._unreadable(e)
         self.loaded = True
@@ -280,6 +283,7 @@ class Entry:
         if self.loaded:
             return
         meta = {k: getattr(gen, k) for k in Generated.FIELDS}
+        meta["checkpoint_note"] = gen.checkpoint_note
         meta.update(format=cache_key.FORMAT, key=self.key, qualname=self.qualname,
                     globals=self._locators)
         meta["digest"] = cache_key.digest(sorted(meta.items()))

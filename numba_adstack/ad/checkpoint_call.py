@@ -3,19 +3,31 @@
 ``step_ck = checkpoint(step)`` (``step`` an ``@numba.njit`` function or a plain Python
 function) is a Numba function computing what ``step`` computes, usable wherever ``step``
 is. In ``grad_jit`` code the capture (:mod:`.capture`) does not inline a call of it; it
-rewrites ``y = step_ck(a0, a1)`` into one primitive::
+rewrites ``y = step_ck(a0)`` into one primitive::
 
-    y = checkpoint_call_2(step_g, site, a0, a1)    # step_g: grad_jit(step)
+    y = checkpoint_call_1(step_g, site, a0)    # step_g: grad_jit(step)
 
-whose value is ``step(a0, a1)``, run as the compiled helper, keeping no history. Its
-adjoint rule (in ``rules.ARRAY_RULES`` and ``rules.CALL_RULES``) gives each operand ``a_j``
-item ``j`` of ``checkpoint_vjp(g, step_g, (a0, a1))``: the vjp of ``step`` at the call's
-inputs for the cotangent ``g`` of ``y``, the backward of ``step`` called as
-``step_g.vjp_call`` is from jitted code (:mod:`.jitted`). That backward runs ``step``
-forward again with its own adstacks and reverses it. The caller's forward keeps only the
-inputs of the call (the rule reads them), never the helper's internal history. The cost:
-``step`` runs once more per call in the sweep, and its backward once per differentiated
-operand.
+whose value is ``step(a0)``, run as the compiled helper, keeping no history. Its adjoint
+rule (in ``rules.ARRAY_RULES`` and ``rules.CALL_RULES``) gives ``a0`` item 0 of
+``checkpoint_vjp(g, step_g, (a0,))``: the vjp of ``step`` at the call's input for the
+cotangent ``g`` of ``y``, the backward of ``step`` called as ``step_g.vjp_call`` is from
+jitted code (:mod:`.jitted`). That backward runs ``step`` forward again with its own
+adstacks and reverses it. The caller's forward keeps only the inputs of the call (the rule
+reads them), never the helper's internal history.
+
+A helper of several parameters gets the cotangents of all of them from one backward call:
+the call is rewritten as ::
+
+    w = checkpoint_pack_2(a0, a1)                       # its float operands, flattened
+    y = checkpoint_packed_call_3(step_g, site, w, a0, a1)
+
+``w``'s value is the float operands one after the other in one 1-d array (of the widest
+float type among them, so that each converts back exactly); ``y`` is ``step(a0, a1)``. The
+packed call differentiates in ``w`` only, by ``checkpoint_vjp_packed``: one backward of
+``step``, its cotangents flattened as ``w`` is; the pack gives each operand its piece of
+``w``'s adjoint (``checkpoint_unpack``). So the reverse sweep computes the adjoint of ``w``
+once and reads every operand's cotangent out of it. The cost: ``step`` runs once more per
+call in the sweep, and its backward once; the replay copies the float operands into ``w``.
 
 The helper must take floats, float arrays and integers, write into none of its array
 arguments, and return a float or a float array; otherwise the call is refused with a
@@ -25,6 +37,7 @@ import inspect
 import threading
 
 import numba
+import numpy as np
 from numba.core import ir, types
 from numba.core.extending import overload
 
@@ -42,10 +55,17 @@ _SITES = []
 _lock = threading.RLock()
 
 
-def checkpoint(fn):
-    """Mark a helper whose history the gradient recomputes instead of storing.
+def checkpoint(fn, snapshots=None):
+    """Mark a helper whose history the gradient recomputes instead of storing, or a loop
+    the gradient checkpoints.
 
-    ``fn``: an ``@numba.njit`` function (or a Python function, compiled with njit). Returns
+    On a loop, ``for t in checkpoint(range(n)):`` (or any iterable a ``for`` loop takes,
+    with ``snapshots=c`` optionally): the iterable itself, in Python and in jitted code;
+    in ``grad_jit`` code the loop is checkpointed by the binomial schedule whatever the
+    memory budget (:mod:`.checkpoint_loop`).
+
+    On a helper, ``fn``: an ``@numba.njit`` function (or a Python function, compiled with
+    njit). Returns
     a Numba function computing what ``fn`` computes, callable from Python and from jitted
     code. Inside a ``grad_jit`` function, a call of the returned function keeps only its
     arguments for the backward; the backward runs ``fn``'s own gradient from them. Use it
@@ -53,6 +73,10 @@ def checkpoint(fn):
     is that of the step's inputs per iteration. ``fn`` takes floats, float arrays (which it
     does not write into) and integers, and returns a float or a float array.
     """
+    if not callable(fn) and hasattr(fn, "__iter__"):
+        return fn               # a loop's iterable: the marker is read by the capture
+    if snapshots is not None:
+        raise TypeError("checkpoint: snapshots= is for a loop's iterable, not a helper")
     if hasattr(fn, "py_func") and hasattr(fn, "targetoptions"):
         py_func, options = fn.py_func, dict(fn.targetoptions)
     elif inspect.isfunction(fn):
@@ -116,10 +140,17 @@ def rewrite_call(state, block, i, helper_grad, defined_value):
     with _lock:
         _SITES.append((qualname, who, loc))
         site = len(_SITES) - 1
-    prim = checkpoint_call(len(operands))
-    fn = assign(ir.Global(prim.__name__, prim, loc), "$ck_call")
     hv = assign(ir.Global(py_func.__name__, helper_grad, loc), "$ck_function")
     site_v = assign(ir.Const(site, loc), "$ck_site")
+    if len(operands) == 1:
+        prim = checkpoint_call(1)
+    else:       # one backward call for all operands, through their packed copy
+        pack = checkpoint_pack(len(operands))
+        pack_fn = assign(ir.Global(pack.__name__, pack, loc), "$ck_pack")
+        packed = assign(ir.Expr.call(pack_fn, list(operands), (), loc), "$ck_packed")
+        operands = [packed] + operands
+        prim = checkpoint_packed_call(len(operands))
+    fn = assign(ir.Global(prim.__name__, prim, loc), "$ck_call")
     result = ir.Expr.call(fn, [hv, site_v] + operands, (), loc)
     new.append(ir.Assign(result, target, loc))
     defs = fir._definitions[target.name]
@@ -136,14 +167,47 @@ _PRIMITIVES = ArityPrimitives(
     lambda args, j: "checkpoint_vjp({g}, {f}, (%s,))[%d]" % (args, j))
 
 
+def _packed_adjoint(args, j):
+    """The packed call differentiates in its first operand, the packed copy, only."""
+    if j:
+        return None
+    rest = args.split(", ")[1:]
+    return "checkpoint_vjp_packed({g}, {f}, (%s,))" % ", ".join(rest)
+
+
+_PACKED_CALLS = ArityPrimitives(
+    __name__, "checkpoint_packed_call", ("f", "site"),
+    lambda f, site, args: _call_impl(f, site, args[1:], packed=True), _packed_adjoint)
+# Each operand's cotangent: its piece of the adjoint of the packed copy.
+_PACKS = ArityPrimitives(
+    __name__, "checkpoint_pack", (), lambda args: _pack_impl(args),
+    lambda args, j: "checkpoint_unpack({g}, (%s,), %d)" % (args, j))
+
+
 def checkpoint_call(n):
     """The primitive ``checkpoint_call_<n>`` of the module docstring, made once."""
     return _PRIMITIVES.get(n)
 
 
+def checkpoint_packed_call(n):
+    """The primitive ``checkpoint_packed_call_<n>`` (the packed copy, then the ``n - 1``
+    operands), made once."""
+    return _PACKED_CALLS.get(n)
+
+
+def checkpoint_pack(n):
+    """The primitive ``checkpoint_pack_<n>``, made once."""
+    return _PACKS.get(n)
+
+
 def __getattr__(name):
-    # ``checkpoint_call_<n>`` of a backward loaded from the disk cache, in a new process.
-    return _PRIMITIVES.by_name(name)
+    # The primitives of a backward loaded from the disk cache, in a new process.
+    for made in (_PACKED_CALLS, _PACKS, _PRIMITIVES):
+        try:
+            return made.by_name(name)
+        except AttributeError:
+            pass
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def _accepted_argument(t):
@@ -156,9 +220,11 @@ def _accepted_result(t):
                                           and isinstance(t.dtype, types.Float))
 
 
-def _call_impl(f, site, args):
-    """The implementation of ``checkpoint_call_<n>`` for these types: the helper's own
-    call; None after noting a refusal (raised by the capture)."""
+def _call_impl(f, site, args, packed=False):
+    """The implementation of ``checkpoint_call_<n>`` (``packed``:
+    ``checkpoint_packed_call_<n + 1>``, whose first operand the call does not read) for
+    these types: the helper's own call; None after noting a refusal (raised by the
+    capture)."""
     from .jitted import _vjp_signature
     if not (isinstance(f, types.Dispatcher) and grad_functions.is_grad_function(f.dispatcher)
             and isinstance(site, types.IntegerLiteral)):
@@ -190,10 +256,101 @@ def _call_impl(f, site, args):
             "marked checkpoint must not change its arguments (return a new array)"
             % (who, ", ".join(str(w) for w in written)), loc)
         return None
-    params = ", ".join("a%d" % j for j in range(len(args)))
+    params = ["a%d" % j for j in range(int(packed), len(args) + int(packed))]
     ns = {"_h": disp}
-    exec("def impl(f, site, %s):\n    return _h(%s)\n" % (params, params), ns)
+    exec("def impl(f, site, %s%s):\n    return _h(%s)\n"
+         % ("a0, " if packed else "", ", ".join(params), ", ".join(params)), ns)
     return ns["impl"]
+
+
+# ---------------------------------------------------------------------- packing
+def _floats(argtypes):
+    """Positions of the float and float-array operands (those packed) and the NumPy dtype
+    of the packed copy: the widest float among them, to which each converts exactly."""
+    at = [j for j, t in enumerate(argtypes) if _accepted_result(types.unliteral(t))]
+    dtypes = [np.dtype(str(types.unliteral(argtypes[j]).dtype
+                           if isinstance(argtypes[j], types.Array) else argtypes[j]))
+              for j in at]
+    return at, (np.result_type(*dtypes) if dtypes else np.dtype(np.float64))
+
+
+def _pack_lines(exprs, argtypes, dtype):
+    """Source lines setting ``_w`` to the float items of ``exprs`` (of ``argtypes``) one
+    after the other."""
+    at, _ = _floats(argtypes)
+    size = " + ".join(["0"] + ["%s.size" % exprs[j] if isinstance(argtypes[j], types.Array)
+                               else "1" for j in at])
+    lines = ["_w = np.empty(%s, _dt)" % size, "_o = 0"]
+    for j in at:
+        if isinstance(argtypes[j], types.Array):
+            lines += ["_w[_o:_o + %s.size] = np.ravel(%s)" % (exprs[j], exprs[j]),
+                      "_o += %s.size" % exprs[j]]
+        else:
+            lines += ["_w[_o] = %s" % exprs[j], "_o += 1"]
+    return lines
+
+
+def _function(name, params, lines, ns):
+    ns = dict(ns, np=np)
+    exec("def %s(%s):\n%s" % (name, params, "".join("    %s\n" % s for s in lines)), ns)
+    return ns[name]
+
+
+def _pack_impl(args):
+    """``checkpoint_pack_<n>``: the float operands, flattened into one 1-d array."""
+    exprs = ["a%d" % j for j in range(len(args))]
+    _, dtype = _floats(args)
+    return _function("impl", ", ".join(exprs),
+                     _pack_lines(exprs, args, dtype) + ["return _w"], {"_dt": dtype})
+
+
+def checkpoint_unpack(g, args, j):
+    """Operand ``j``'s piece of ``g``, the adjoint of the packed copy of ``args``, in
+    ``args[j]``'s shape and type (Numba code only)."""
+    raise NotImplementedError("checkpoint_unpack is called from Numba code only")
+
+
+def checkpoint_vjp_packed(g, f, args):
+    """The cotangents of ``f``'s float arguments at ``args`` for the cotangent ``g`` of
+    its result, flattened as ``checkpoint_pack`` flattens ``args`` (Numba code only)."""
+    raise NotImplementedError("checkpoint_vjp_packed is called from Numba code only")
+
+
+RUNTIME["checkpoint_unpack"] = checkpoint_unpack
+RUNTIME["checkpoint_vjp_packed"] = checkpoint_vjp_packed
+
+
+@overload(checkpoint_unpack, inline="always", prefer_literal=True)
+def _checkpoint_unpack_impl(g, args, j):
+    if not (isinstance(args, types.BaseTuple) and isinstance(j, types.IntegerLiteral)):
+        return None
+    j = j.literal_value
+    at, _ = _floats(tuple(args))
+    t = types.unliteral(args[j])
+    if j not in at:
+        return lambda g, args, j: 0.0        # not differentiated
+    offset = " + ".join(["0"] + ["args[%d].size" % k if isinstance(args[k], types.Array)
+                                 else "1" for k in at if k < j])
+    if isinstance(t, types.Array):
+        piece = "g[_o:_o + args[%d].size].reshape(args[%d].shape)" % (j, j)
+        if np.dtype(str(t.dtype)) != np.dtype(str(g.dtype)):
+            piece += ".astype(np.%s)" % t.dtype
+    else:
+        piece = "np.%s(g[_o])" % t
+    return _function("impl", "g, args, j", ["_o = %s" % offset, "return " + piece], {})
+
+
+@overload(checkpoint_vjp_packed, inline="always")
+def _checkpoint_vjp_packed_impl(g, f, args):
+    from .jitted import _vjp_call_call
+    if not isinstance(args, types.BaseTuple):
+        return None
+    argtypes = tuple(args)
+    _, dtype = _floats(argtypes)
+    exprs = ["_ct[%d]" % j for j in range(len(argtypes))]
+    lines = ["_ct = _vjp_call_call(f, args + (g,))"] + _pack_lines(exprs, argtypes, dtype)
+    return _function("impl", "g, f, args", lines + ["return _w"],
+                     {"_vjp_call_call": _vjp_call_call, "_dt": dtype})
 
 
 # ---------------------------------------------------------------------- the adjoint
@@ -217,5 +374,6 @@ def _checkpoint_vjp_impl(g, f, args):
     return impl
 
 
-__all__ = ["checkpoint", "checkpoint_call", "checkpoint_vjp", "gradient_function_of",
-           "rewrite_call"]
+__all__ = ["checkpoint", "checkpoint_call", "checkpoint_pack", "checkpoint_packed_call",
+           "checkpoint_unpack", "checkpoint_vjp", "checkpoint_vjp_packed",
+           "gradient_function_of", "rewrite_call"]

@@ -163,6 +163,17 @@ def guard(n, per_iteration, budget):
 
 
 @njit(cache=False)
+def _one_iteration_fits(per_iteration, half):
+    """Segments are at least one iteration long: raise when the history one iteration
+    keeps (its nested loops' included) is past half the budget."""
+    if per_iteration > half:
+        raise MemoryError("The history the gradient keeps does not fit in memory: one "
+                          "iteration of the checkpointed loop keeps more than half the "
+                          "memory budget; raise memory_budget, or run fewer inner steps "
+                          "per iteration")
+
+
+@njit(cache=False)
 def plan_schedule(n, per_iteration, state_bytes, budget, snapshots):
     """The schedule of a loop of ``n`` iterations keeping ``per_iteration`` bytes each,
     whose state is ``state_bytes``. ``snapshots > 0``: that many slots; ``budget >= 0``:
@@ -180,6 +191,7 @@ def plan_schedule(n, per_iteration, state_bytes, budget, snapshots):
                 raise MemoryError("checkpointing: two snapshots of the loop's state do "
                                   "not fit in the memory budget; raise memory_budget")
             c = max(c, 1)
+        _one_iteration_fits(per_iteration, half)
     elif c <= 0:
         c = 2
     return schedule(n, seg, c)
@@ -200,6 +212,7 @@ def online_plan(per_iteration, state_bytes, budget, snapshots):
             if c < 2:
                 raise MemoryError("checkpointing: two snapshots of the loop's state do "
                                   "not fit in the memory budget; raise memory_budget")
+        _one_iteration_fits(per_iteration, half)
     elif c <= 0:
         c = 4
     if c > 1 << 20:

@@ -94,9 +94,11 @@ def serial_backward(disp, argtypes):
     the Python call's own, or a serial one for a ``parallel=True`` function (the caller may
     itself run it inside ``prange``, and an exception in a parallel region loses its
     type). With ``checkpoint="auto"``, a backward whose loops the memory budget guards is
-    replaced by its checkpointed variant: a jitted caller cannot make the call again when
-    the guard fires, and the checkpointed loop, its segments as long as half the budget
-    allows, runs a loop that fits as one segment."""
+    replaced by its ``"fit"`` variant: a jitted caller cannot make the call again when
+    the guard fires. There a counted loop is checkpointed with segments as long as half
+    the budget allows (a loop that fits is one segment), and a loop of unknown trip count
+    keeps its history until it would pass the budget, dropping it and going on by the
+    online schedule only then (a loop that fits runs once)."""
     if not disp.targetoptions.get("parallel"):
         bw = disp.backward_for_types(argtypes)
     else:
@@ -107,7 +109,7 @@ def serial_backward(disp, argtypes):
                 bw = serial[argtypes] = Backward(disp, argtypes, parallel=False)
     if bw.guarded:
         with _lock:
-            return bw.checkpointed()
+            return bw.checkpointed("fit")
     return bw
 
 

@@ -33,6 +33,7 @@ from numba.core.ir_utils import (GuardException, build_definitions, find_callnam
 from numba.core import postproc
 
 from ..errors import NonDifferentiableError
+from .checkpoint_loop import strip_markers
 from .facts import raise_non_differentiable
 
 # Creators whose first argument is the shape of the array they make.
@@ -565,6 +566,9 @@ class RewriteLoopForms(FunctionPass):
     def _run(self, state):
         fir = state.func_ir
         fir._definitions = build_definitions(fir.blocks)
+        stripped = strip_markers(fir, state.func_id.func_qualname)   # checkpoint(range(n))
+        if stripped:
+            fir._definitions = build_definitions(fir.blocks)
         made, roots, indices = set(), [], set()
         for loop in _for_loops(fir):
             iterable = loop.getiter.value.value
@@ -573,7 +577,7 @@ class RewriteLoopForms(FunctionPass):
                 # The loops inside read what this one now defines (rows x[k]).
                 fir._definitions = build_definitions(fir.blocks)
         if not roots:
-            return False
+            return stripped
         made |= _iterator_statements(fir, roots)
         _drop_unused(fir, made)
         fir._definitions = build_definitions(fir.blocks)

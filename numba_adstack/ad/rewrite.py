@@ -39,7 +39,8 @@ class Options:
     frame_budget: int = None
     checked: bool = False     # boundscheck/debug: reads of adjoints checked (emit/checked.py)
     # Checkpointing of top-level time loops (plan/checkpoint.py): "auto" (past the memory
-    # budget, checkpointed), "revolve" (always) or "off"; snapshot slots (None: from the
+    # budget, checkpointed), "revolve" (always), "off", or "fit" (the variant a jitted
+    # caller links: emit/checkpoint.py); snapshot slots (None: from the
     # budget); the budget in bytes (None: a fraction of the available memory).
     checkpoint: str = "auto"
     snapshots: int = None

@@ -18,12 +18,20 @@ its range's counter, for a range left by ``break``), which a restore sets back. 
 that ends where the loop did runs to the loop's own exit; the reverse of one starts at
 that exit (the record ``_x<header>`` says which), of the others at a back edge.
 
+The variant a jitted caller links (``checkpoint="fit"``, which cannot be called again)
+keeps the history of such a loop from its start, storing the states of the online
+schedule as it goes; at the iteration where the history would pass the budget it pops
+the stacks back to their heights at the loop's start and goes on keeping nothing. The
+sweep reverses a loop that ended while keeping its history as one segment (no second
+run), and the others by the online schedule.
+
 With ``checkpoint="auto"`` the loop is emitted as usual behind a guard that compares its
 projected history with the memory budget; past it the call raises
 :class:`~..checkpoint_schedule.CheckpointNeeded` and the dispatcher makes the call again
 with a checkpointed backward.
 """
 from .. import checkpoint_schedule as CS
+from ..plan.checkpoint import length_source, loop_budget, loop_slots
 from .constants import ZERO
 from .replay import range_index
 
@@ -40,10 +48,25 @@ class Checkpoint:
 
     def applies(self, lp):
         """Is ``lp`` checkpointed here (and not only guarded)?"""
-        return self.cx.plan.checkpoint_mode == "revolve" and self._eligible(lp)
+        return self._eligible(lp) and (self.cx.plan.checkpoint_mode in ("revolve", "fit")
+                                       or self.cx.plan.checkpointed[lp].marked)
+
+    def _taped_first(self, lp):
+        """``checkpoint="fit"`` (the variant a jitted caller links): a loop of unknown trip
+        count keeps its history while it fits the budget, and only past it is
+        checkpointed; a loop that fits is reversed with no second run."""
+        car = self.cx.plan.checkpointed[lp]
+        return self.cx.plan.checkpoint_mode == "fit" and car.online and not car.marked
 
     def guarded(self, lp):
-        return self.cx.plan.checkpoint_mode == "auto" and self._eligible(lp)
+        return self.cx.plan.checkpoint_mode == "auto" and self._eligible(lp) \
+            and not self.cx.plan.checkpointed[lp].marked
+
+    def _budget(self, lp):
+        return loop_budget(self.cx.plan, self.cx.plan.checkpointed[lp])
+
+    def _slots(self, lp):
+        return loop_slots(self.cx.plan, self.cx.plan.checkpointed[lp]) or -1
 
     def online(self, lp):
         return self.cx.plan.checkpointed[lp].online
@@ -62,8 +85,12 @@ class Checkpoint:
         n = self.cx.names.n
         arrays = ["%s.nbytes" % n(a) for a in car.arrays + car.in_place]
         largest = "max(8, %s)" % ", ".join(arrays) if arrays else "8"
-        L("%s = %d + %d * %s" % (self._v("b", lp), car.scalar_bytes, car.list_values,
-                                 largest))
+        nested = "".join(" + (%d + %d * %s)%s" % (
+            m.scalar_bytes, m.list_values, largest,
+            "".join(" * " + length_source(rl, self.cx.src.operand) for rl in m.lengths or ()))
+            for m in car.nested)
+        L("%s = %d + %d * %s%s" % (self._v("b", lp), car.scalar_bytes, car.list_values,
+                                   largest, nested))
         L("%s = %d%s" % (self._v("z", lp), 8 * len(car.scalars),
                          "".join(" + " + a for a in arrays)))
 
@@ -131,7 +158,7 @@ class Checkpoint:
         self._sizes(L, lp)
         L("%s = %s(%s, %s, %s, %d, %d)" % (
             self._v("a", lp), cx.names.gname(CS.plan_schedule), rl.len, self._v("b", lp),
-            self._v("z", lp), cx.plan.memory_budget, cx.plan.checkpoint_slots or -1))
+            self._v("z", lp), self._budget(lp), self._slots(lp)))
         self._declare(L, lp)
         L("%s = 0" % self._v("p", lp))
         L("while True:")
@@ -234,13 +261,15 @@ class Checkpoint:
         self._sizes(L, lp)
         w = v("w", lp)
         L("%s = %s(%s, %s, %d, %d)" % (w, cx.names.gname(CS.online_plan), v("b", lp),
-                                       v("z", lp), cx.plan.memory_budget,
-                                       cx.plan.checkpoint_slots or -1))
+                                       v("z", lp), self._budget(lp), self._slots(lp)))
         L("%s, %s, %s = %s[0], %s[1], %s[2]" % (v("g", lp), v("C", lp), v("L", lp), w, w, w))
         self._declare(L, lp, v("C", lp))
         L("%s = 0" % v("c", lp))            # slots filled
         L("%s = %s" % (v("i", lp), v("g", lp)))   # iterations between them
         L("%s = 0" % v("q", lp))            # the next iteration stored
+        taped = self._taped_first(lp)
+        if taped:
+            self._taping_start(L, lp)
         L("_n%d = 0" % h)
         L("while True:")
         with L.indent():
@@ -262,7 +291,47 @@ class Checkpoint:
                 self._store(L, lp, v("c", lp))
                 L("%s += 1" % v("c", lp))
                 L("%s += %s" % (v("q", lp), v("i", lp)))
-            self._region(L, lp, keep=False)
+            if not taped:
+                self._region(L, lp, keep=False)
+                return
+            L("if %s:" % v("T", lp))
+            with L.indent():
+                self._taping_end(L, lp)
+            L("if %s:" % v("T", lp))
+            with L.indent():
+                self._region(L, lp, keep=True)
+            L("else:")
+            with L.indent():
+                self._region(L, lp, keep=False)
+
+    def _taping_start(self, L, lp):
+        """Keep the history from the start (``_ckT``) up to the iteration at which it would
+        pass the budget (``_ckl``); the stacks' heights to go back to then."""
+        v = self._v
+        L("%s = 1" % v("T", lp))
+        L("%s = max(1, %d // max(%s, 1))" % (v("l", lp), self._budget(lp), v("b", lp)))
+        for st in sorted(self.cx.stack_specs()):
+            L("%s = %s" % (self._height(lp, st), self._size(st)))
+
+    def _taping_end(self, L, lp):
+        """Past the budget: drop the history kept so far and go on keeping nothing (the
+        states stored so far are those of the online schedule)."""
+        v = self._v
+        L("if _n%d == %s:" % (lp.header, v("l", lp)))
+        with L.indent():
+            for st in sorted(self.cx.stack_specs()):
+                L("while %s > %s:" % (self._size(st), self._height(lp, st)))
+                L("    " + ("%s.pop()" if self._is_list(st) else "pop(%s)") % st)
+            L("%s = 0" % v("T", lp))
+
+    def _height(self, lp, st):
+        return "_ckh%d_%s" % (lp.header, st)
+
+    def _size(self, st):
+        return ("len(%s)" if self._is_list(st) else "size(%s)") % st
+
+    def _is_list(self, st):
+        return self.cx.plan.stacks[st].storage == "list"     # arrays: a typed list
 
     def _region(self, L, lp, keep):
         """One iteration of the loop's body (``continue`` to the next, ``break`` out)."""
@@ -300,6 +369,20 @@ class Checkpoint:
                 if getattr(val, "name", None) in cx.plan.direct:
                     L("%s = %s" % (cx.names.bar(val), ZERO))
         L("%s = _n%d + 1" % (nn, h))       # the iterations run, the partial last one too
+        if self._taped_first(lp):
+            L("if %s:" % v("T", lp))        # all of it kept: reversed as it is
+            with L.indent():
+                L("%s, %s = 0, %s" % (v("f", lp), v("e", lp), nn))
+                self._reverse_online(L, lp, Rl, nn)
+            L("else:")
+            with L.indent():
+                self._sweep_segments(L, lp, Rl, nn)
+            return
+        self._sweep_segments(L, lp, Rl, nn)
+
+    def _sweep_segments(self, L, lp, Rl, nn):
+        """The segments between the stored states, from the last."""
+        cx, v = self.cx, self._v
         j, b = v("j", lp), v("s", lp)
         L("%s = %s - 1" % (j, v("c", lp)))
         L("while %s >= 0:" % j)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from numba.core import types
 
+from ..checkpoint_loop import mark_of
 from ..typeinfo import stack_dtype
 
 
@@ -33,6 +34,23 @@ class Carried:
     list_values: int        # arrays it keeps per iteration on list stacks
     line: int = None        # the loop's first line, for inspect_adjoint and messages
     online: bool = False    # its trip count is unknown when it starts
+    marked: bool = False    # marked numba_adstack.checkpoint: checkpointed, never guarded
+    nested: tuple = ()      # Nested: what run-time loops inside it keep per iteration of it
+    slots: int = None       # its snapshot count (None: the function's)
+    budget: int = None      # its memory budget in bytes, -1 for none (None: the function's)
+
+
+@dataclass(frozen=True)
+class Nested:
+    """What a loop nested in a checkpointed loop keeps, per iteration of the checkpointed
+    loop: ``scalar_bytes`` and ``list_values`` per iteration of the nested loop, times the
+    lengths of the ``lengths`` range loops (the nested loop and those between), each known
+    before the checkpointed loop starts; ``lengths`` is None when one is not (counted
+    once: an estimate)."""
+    scalar_bytes: int
+    list_values: int
+    lengths: tuple
+    line: int
 
 
 def carried_state(facts, lp):
@@ -78,95 +96,259 @@ def choose_checkpointed(facts, options, fused, replayed, parallel, value_stacks,
         return {}
     out = {}
     for lp in facts.s.loops:
-        if lp.depth != 1 or lp in fused or lp in replayed or lp in parallel \
-                or (lp.range is not None and lp.range.parallel):
+        mark = mark_of(facts, lp)
+        if lp in fused or lp in replayed:
+            continue            # reversed an iteration at a time: no history to save
+        if lp.depth != 1 or lp in parallel or (lp.range is not None and lp.range.parallel):
+            if mark:
+                _refuse_mark(facts, lp, "it is inside another loop" if lp.depth != 1
+                             else "it runs in parallel")
             continue
         online = not facts.counted(lp)
         if not online and (lp.range is None or len(lp.latches) != 1):
+            if mark:
+                _refuse_mark(facts, lp, "it continues to its header from several places")
             continue
         got = carried_state(facts, lp)
         if isinstance(got, str):
+            if mark:
+                _refuse_mark(facts, lp, got)
             continue
-        if online:
-            scalar_bytes, list_values = _kept_per_iteration(facts, lp, value_stacks,
-                                                            site_of)
-        else:
-            scalar_bytes, list_values = _history_per_iteration(facts, lp, value_stacks,
-                                                               stacks, site_of)
-        if not scalar_bytes and not list_values:
+        scalar_bytes, list_values, nested = _history(facts, lp, value_stacks, stacks,
+                                                     site_of, online)
+        if not scalar_bytes and not list_values and not nested:
             continue            # it keeps nothing: nothing to save
+        slots = budget = None
+        if mark:
+            slots = mark[1] or options.snapshots
+            budget = options.memory_budget
+            if budget is None:
+                budget = -1 if slots else _default_budget()
         out[lp] = Carried(got.scalars, got.arrays, got.in_place, scalar_bytes,
-                          list_values, got.line, online)
+                          list_values, got.line, online, marked=bool(mark), slots=slots,
+                          budget=budget, nested=nested)
     return out
 
 
-def _kept_per_iteration(facts, lp, value_stacks, site_of):
-    """A loop of unknown trip count (no reserves): bytes its values keep per iteration on
-    scalar stacks, and arrays on list stacks, counting each site in its body once (a
-    site in a nested loop of run-time length counts once too: an estimate)."""
-    scalar, arrays = 0, 0
+def _default_budget():
+    from ... import config
+    return config.default_memory_budget()
+
+
+def _refuse_mark(facts, lp, why):
+    facts.error("the loop marked numba_adstack.checkpoint cannot be checkpointed: %s "
+                "(take the marker off to keep its history)" % why,
+                getattr(facts.fir.blocks[lp.header], "loc", None))
+
+
+def _history(facts, lp, value_stacks, stacks, site_of, online):
+    """What ``lp`` keeps per iteration: bytes on scalar stacks and arrays on list stacks
+    in its own body, and a :class:`Nested` per loop inside it that keeps something.
+
+    A loop's scalar bytes are what its reserves make room for, per iteration; a loop with
+    none (one of unknown trip count, and ``lp`` itself when it is one) counts each value
+    kept in its body once, unless a constant trip count folds it into the reserve of a
+    loop around it. Arrays: the list-stack sites in its body, each once per iteration."""
+    inner = [x for x in facts.s.loops if x is not lp and x.blocks <= lp.blocks]
+    own = {x: [0, 0] for x in [lp] + inner}
+
+    def innermost(label):
+        return min((x for x in own if label in x.blocks), key=lambda x: len(x.blocks))
+
+    reserved = {x: 0 for x in own}
+    for spec in stacks.values():
+        for header, per in spec.reserves:
+            for x in own:
+                if x.header == header:
+                    reserved[x] += per * _ENTRY_BYTES.get(spec.dtype, 8)
     for name, spec in value_stacks.items():
         label = facts.def_label(site_of(name))
         if label is None or label not in lp.blocks:
             continue
+        x = innermost(label)
         if spec.storage == "list":
-            arrays += 1
-        else:
-            scalar += _ENTRY_BYTES.get(spec.dtype, 8)
-    return scalar, arrays
+            own[x][1] += 1
+        elif not reserved[x] and not _folded(lp, x, reserved):
+            own[x][0] += _ENTRY_BYTES.get(spec.dtype, 8)
+    for x in own:
+        if reserved[x] or (x is lp and not online):
+            own[x][0] = reserved[x]
+    nested = []
+    for x in sorted(inner, key=lambda x: x.header):
+        scalar, arrays = own[x]
+        if scalar or arrays:
+            nested.append(Nested(scalar, arrays, _lengths(facts, lp, x),
+                                 _line(facts, x)))
+    return own[lp][0], own[lp][1], tuple(nested)
+
+
+def _chain(lp, x):
+    """``x`` and the loops around it, inside ``lp``."""
+    out = []
+    while x is not None and x is not lp:
+        out.append(x)
+        x = x.parent
+    return out
+
+
+def _folded(lp, x, reserved):
+    """Is ``x`` of constant trip count inside a loop whose reserves count its values?"""
+    rl = x.range
+    if rl is None or rl.trip_count() is None:
+        return False
+    return any(reserved[y] for y in _chain(lp, x.parent) + [lp] if y in reserved)
+
+
+def _lengths(facts, lp, x):
+    """``(range loop, its operands as expression trees)`` for the loops whose lengths
+    multiply what ``x`` keeps per iteration of ``lp``, or None when one of them is not
+    known before ``lp`` starts."""
+    out = []
+    for y in _chain(lp, x):
+        rl = y.range
+        if rl is None or not facts.counted(y):
+            return None
+        if rl.trip_count() is not None:
+            out.append((rl, None))
+            continue
+        trees = [_invariant(facts, lp, v, 8) for v in
+                 ([rl.array] if rl.array is not None else rl.args)]
+        if any(t is None for t in trees):
+            return None
+        out.append((rl, tuple(trees)))
+    return tuple(out)
+
+
+_BINOPS = {"+", "-", "*", "//"}
+
+
+def _invariant(facts, lp, v, depth):
+    """An expression tree computing ``v`` from values defined before ``lp`` (variables,
+    constants, ``+ - * //``, ``.shape``, ``.size``, constant items, ``len``), or None."""
+    if not hasattr(v, "name"):
+        return ("const", v)
+    label = facts.def_label(v.name)
+    if label is None or label not in lp.blocks:
+        return ("var", v)
+    e = facts.def_expr(v.name)
+    if depth <= 0 or e is None:
+        return None
+    from numba.core import ir
+    if isinstance(e, ir.Const) and isinstance(e.value, int):
+        return ("const", e.value)
+    if isinstance(e, (ir.Global, ir.FreeVar)) and isinstance(e.value, int):
+        return ("const", e.value)
+    if isinstance(e, ir.Var):
+        return _invariant(facts, lp, e, depth - 1)
+    if not isinstance(e, ir.Expr):
+        return None
+    if e.op == "binop" and getattr(e.fn, "__name__", None) in ("add", "sub", "mul",
+                                                                "floordiv"):
+        op = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//"}[e.fn.__name__]
+        a, b = _invariant(facts, lp, e.lhs, depth - 1), _invariant(facts, lp, e.rhs, depth - 1)
+        return None if a is None or b is None else ("binop", op, a, b)
+    if e.op == "getattr" and e.attr in ("shape", "size"):
+        a = _invariant(facts, lp, e.value, depth - 1)
+        return None if a is None else ("attr", a, e.attr)
+    if e.op == "static_getitem" and isinstance(e.index, int):
+        a = _invariant(facts, lp, e.value, depth - 1)
+        return None if a is None else ("item", a, e.index)
+    if e.op == "call" and facts.resolve_global(e.func) is len and len(e.args) == 1:
+        a = _invariant(facts, lp, e.args[0], depth - 1)
+        return None if a is None else ("len", a)
+    return None
+
+
+def _render(tree, operand):
+    kind = tree[0]
+    if kind == "var":
+        return operand(tree[1])
+    if kind == "const":
+        return repr(tree[1])
+    if kind == "binop":
+        return "(%s %s %s)" % (_render(tree[2], operand), tree[1], _render(tree[3], operand))
+    if kind == "attr":
+        return "%s.%s" % (_render(tree[1], operand), tree[2])
+    if kind == "item":
+        return "%s[%d]" % (_render(tree[1], operand), tree[2])
+    return "len(%s)" % _render(tree[1], operand)
+
+
+def length_source(length, operand):
+    """Source of a range loop's length (an item of :attr:`Nested.lengths`), its values
+    before the checkpointed loop rendered by ``operand``."""
+    rl, trees = length
+    if trees is None:
+        return str(rl.trip_count())
+    if rl.array is not None:
+        return "len(%s)" % _render(trees[0], operand)
+    return "len(range(%s))" % ", ".join(_render(t, operand) for t in trees)
 
 
 _ENTRY_BYTES = {"np.float64": 8, "np.int64": 8, "np.float32": 4, "np.int32": 4,
                 "np.bool_": 1}
 
 
-def _history_per_iteration(facts, lp, value_stacks, stacks, site_of):
-    """Bytes kept per iteration of ``lp`` on scalar stacks (what its reserves make room
-    for), and the number of arrays kept per iteration on list stacks."""
-    scalar = 0
-    for st, spec in stacks.items():
-        for header, per in spec.reserves:
-            if header == lp.header:
-                scalar += per * _ENTRY_BYTES.get(spec.dtype, 8)
-    arrays = 0
-    for name, spec in value_stacks.items():
-        if spec.storage != "list":
-            continue
-        label = facts.def_label(site_of(name))
-        if label is not None and label in lp.blocks:
-            arrays += 1
-    return scalar, arrays
+def loop_budget(plan, car):
+    """The memory budget a checkpointed loop is emitted with (bytes; -1: none)."""
+    return plan.memory_budget if car.budget is None else car.budget
+
+
+def loop_slots(plan, car):
+    """Its snapshot count (None: from the budget)."""
+    return car.slots if car.marked else plan.checkpoint_slots
 
 
 def checkpoint_note(plan):
     """Comment lines stating how each checkpointed loop is kept (for inspect_adjoint)."""
     if not plan.checkpointed or plan.checkpoint_mode == "off":
         return ""
-    budget = plan.memory_budget
     out = []
     for lp, car in sorted(plan.checkpointed.items(), key=lambda kv: kv[0].header):
+        budget, slots = loop_budget(plan, car), loop_slots(plan, car)
         at = "" if car.line is None else " at line %d" % car.line
         kept = "%d bytes on scalar stacks and %d arrays per iteration" % (
-            car.scalar_bytes, car.list_values)
+            car.scalar_bytes, car.list_values) + "".join(_nested_note(n)
+                                                         for n in car.nested)
         state = ", ".join([n.split(".")[0] for n, _ in car.scalars]
                           + [n.split(".")[0] for n in car.arrays + car.in_place])
-        if plan.checkpoint_mode == "auto":
+        if plan.checkpoint_mode == "auto" and not car.marked:
             out.append("# loop%s: keeps its history (%s) while n times that is under the "
                        "memory budget of %d bytes; checkpointed past it" % (at, kept, budget))
             continue
+        why = " (marked numba_adstack.checkpoint)" if car.marked else ""
+        if car.online and plan.checkpoint_mode == "fit" and not car.marked:
+            out.append("# loop%s: keeps its history (%s) while n times that is under the "
+                       "memory budget of %d bytes; past it, drops it and goes on by the "
+                       "online schedule (state: %s)" % (at, kept, budget, state))
+            continue
         if car.online:
-            out.append("# loop%s: checkpointed, online schedule (its trip count is known at "
-                       "its end): state stored every k iterations, k doubled when half of "
+            out.append("# loop%s: checkpointed%s, online schedule (its trip count is known "
+                       "at its end): state stored every k iterations, k doubled when half of "
                        "the %s snapshots are full, segments reversed by the binomial "
                        "schedule; state: %s; history kept: %s of one segment (memory "
-                       "budget %d bytes)" % (at, plan.checkpoint_slots or "budget's",
-                                             state, kept, budget))
+                       "budget %d bytes)" % (at, why, slots or "budget's", state, kept,
+                                             budget))
             continue
-        slots = plan.checkpoint_slots
         how = ("%d snapshots, segments of one iteration" % slots if slots and budget < 0
                else "%s snapshots, segments of up to half the memory budget of %d bytes"
                % (slots or "as many as half", budget))
-        out.append("# loop%s: checkpointed, binomial (revolve) schedule: %s; state: %s; "
-                   "history kept: %s of one segment; projected peak: the snapshots plus "
-                   "one segment's history" % (at, how, state, kept))
+        peak = ("%d copies of the state plus one iteration's history" % slots
+                if slots and budget < 0 else
+                "%s copies of the state plus one segment's history, within the memory "
+                "budget of %d bytes" % (slots or "at most half the budget in", budget))
+        out.append("# loop%s: checkpointed%s, binomial (revolve) schedule: %s; state: %s; "
+                   "history kept: %s of one segment; projected peak: %s"
+                   % (at, why, how, state, kept, peak))
     return "\n".join(out) + "\n"
+
+
+def _nested_note(n):
+    what = "%d bytes and %d arrays per iteration of the loop at line %s" % (
+        n.scalar_bytes, n.list_values, n.line)
+    if n.lengths is None:
+        return ", plus %s, counted once (its length is not known when the loop starts: " \
+            "an estimate)" % what
+    name = lambda v: v.name.split(".")[0] if hasattr(v, "name") else repr(v)   # noqa
+    return ", plus %s times %s" % (what, " * ".join(length_source(rl, name)
+                                                    for rl in n.lengths))
