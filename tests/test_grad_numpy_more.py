@@ -208,3 +208,29 @@ def test_split_items_reverse_and_forward():
     tangents = (rand(6), rand(5, 2))
     _, t = pieces.jvp(args, tangents)
     assert t == pytest.approx(fd_jvp(pieces, args, tangents), rel=1e-6)
+
+
+@nad.grad_jit
+def selections_and_pieces(x, m, t, n, k):
+    """np.select of lists written at the call (with and without a default, the default a
+    float argument); hsplit, vsplit, dsplit; split and array_split along an axis, by
+    position and keyword; sections and the item's index known only at run time."""
+    s1 = np.select([x > 0.2, x < -0.5], [x * x, np.sin(x)], t)
+    s2 = np.select((m > 0.0,), (m * 3.0,))
+    h = np.hsplit(m, 2)[1] * np.hsplit(x, 3)[0].sum()
+    v = np.vsplit(m, 2)[0]
+    d = np.dsplit(m.reshape((2, 2, 6)), 3)[2]
+    a = np.split(m, 3, axis=1)[2] + np.array_split(m, 4, 1)[k] * np.split(m, 2, -1)[0][:, :2]
+    p = np.split(x, n)
+    b = np.array_split(x, n)[n - 1]
+    return (np.sum(s1 * s1) + np.sum(np.sin(s2)) + np.sum(h * h) + np.sum(v ** 3)
+            + np.sum(d * d * d) + np.sum(np.cos(a)) + np.sum(p[k] * p[0]) + np.sum(b * b))
+
+
+def test_select_and_splits_reverse_and_forward():
+    x = np.array([0.3, -1.7, 0.6, 2.5, -0.45, 0.1])   # away from the conditions' edges
+    args = (x, rand(4, 6), 0.7, 3, 1)
+    check_fd(selections_and_pieces, *args)
+    tangents = (rand(6), rand(4, 6), 0.5, None, None)
+    _, t = selections_and_pieces.jvp(args, tangents)
+    assert t == pytest.approx(fd_jvp(selections_and_pieces, args, tangents), rel=1e-6)

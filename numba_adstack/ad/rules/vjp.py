@@ -67,7 +67,7 @@ RUNTIME.update({name: getattr(vjp_decomp, name) for name in (
     "eigh_values_vjp", "eigh_values_jvp", "eigh_vectors_vjp", "eigh_vectors_jvp",
     "svd_values_vjp", "svd_values_jvp", "slogdet_vjp", "slogdet_jvp", "cholesky_vjp",
     "cholesky_jvp", "pinv_vjp", "pinv_jvp", "split_item", "array_split_item",
-    "split_item_vjp")})
+    "hsplit_item", "vsplit_item", "dsplit_item", "split_item_vjp", "hsplit_item_vjp")})
 
 # np.diff, np.interp and x[idx]: vjp_sequence.
 from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp,  # noqa: E402

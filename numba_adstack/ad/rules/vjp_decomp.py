@@ -197,24 +197,50 @@ def pinv_jvp(y, a, d):
 
 # ---------------------------------------------------------------------- split items
 @njit(cache=False)
-def split_item(ary, sections, index):
-    """``np.split(ary, sections)[index]`` (along the first axis)."""
-    return np.split(ary, sections)[index]
+def split_item(ary, sections, index, axis=0):
+    """``np.split(ary, sections, axis)[index]``."""
+    return np.split(ary, sections, axis)[index]
 
 
 @njit(cache=False)
-def array_split_item(ary, sections, index):
-    """``np.array_split(ary, sections)[index]``."""
-    return np.array_split(ary, sections)[index]
+def array_split_item(ary, sections, index, axis=0):
+    """``np.array_split(ary, sections, axis)[index]``."""
+    return np.array_split(ary, sections, axis)[index]
 
 
 @njit(cache=False)
-def split_item_vjp(g, ary, sections, index, unequal):
-    """``g`` in the rows of ``ary`` that piece ``index`` holds, zeros elsewhere."""
-    rows = np.arange(ary.shape[0])
+def hsplit_item(ary, sections, index):
+    """``np.hsplit(ary, sections)[index]``: along the columns (the elements of a 1-d
+    ``ary``)."""
+    return np.hsplit(ary, sections)[index]
+
+
+@njit(cache=False)
+def vsplit_item(ary, sections, index):
+    """``np.vsplit(ary, sections)[index]``: along the rows."""
+    return np.vsplit(ary, sections)[index]
+
+
+@njit(cache=False)
+def dsplit_item(ary, sections, index):
+    """``np.dsplit(ary, sections)[index]``: along the third axis."""
+    return np.dsplit(ary, sections)[index]
+
+
+@njit(cache=False)
+def split_item_vjp(g, ary, sections, index, axis, unequal):
+    """``g`` in the slab along ``axis`` of ``ary`` that piece ``index`` holds, zeros
+    elsewhere."""
+    ax = axis + ary.ndim if axis < 0 else axis
+    rows = np.arange(ary.shape[ax])
     pieces = np.array_split(rows, sections) if unequal else np.split(rows, sections)
     out = np.zeros(ary.shape)
     piece = pieces[index]
     if piece.size:
-        out[piece[0]:piece[0] + piece.size] += g
+        np.moveaxis(out, ax, 0)[piece[0]:piece[0] + piece.size] += np.moveaxis(g, ax, 0)
     return out
+
+
+@njit(cache=False)
+def hsplit_item_vjp(g, ary, sections, index):
+    return split_item_vjp(g, ary, sections, index, 1 if ary.ndim > 1 else 0, False)
