@@ -159,9 +159,10 @@ def array_expr_message(facts, name):
         elif e.op in ("static_getitem", "getitem"):
             item = _tuple_item_description(facts, e)
             if item is not None:
-                return ("%s has no derivative rule (the items with one: both of "
-                        "np.linalg.eigh's, np.linalg.svd's singular values, "
-                        "np.linalg.slogdet's; see docs/array_rules.md)" % item)
+                return ("%s has no derivative rule (the items with one: those of "
+                        "np.linalg.eigh, eig, svd and slogdet, and of np.split, "
+                        "array_split, hsplit, vsplit and dsplit; see docs/array_rules.md)"
+                        % item)
     target = "" if name.startswith("$") else ", assigned to %r," % name
     return ("%s%s producing %s has no array rule (the supported primitives are listed in "
             "docs/array_rules.md): write the element-wise loop"

@@ -13,12 +13,13 @@ from numba.core.ir_utils import build_definitions
 
 from .rules import vjp_decomp as D
 
-#: function -> the function of each item (None: no rule), and the keyword arguments that
-#: leave the items read unchanged.
+#: function -> the function of each item (None: no rule), and the parameters the call may
+#: pass (by position or keyword), which the item's function takes alike.
 ITEMS = {
-    np.linalg.eigh: ((D.eigh_values, D.eigh_vectors), ()),
-    np.linalg.svd: ((None, D.svd_values, None), ("full_matrices",)),
-    np.linalg.slogdet: ((D.slogdet_sign, D.slogdet_logabs), ()),
+    np.linalg.eigh: ((D.eigh_values, D.eigh_vectors), ("a",)),
+    np.linalg.eig: ((D.eig_values, D.eig_vectors), ("a",)),
+    np.linalg.svd: ((D.svd_u, D.svd_values, D.svd_vh), ("a", "full_matrices")),
+    np.linalg.slogdet: ((D.slogdet_sign, D.slogdet_logabs), ("a",)),
 }
 #: Functions returning a list of arrays -> the function of one item, given the call's
 #: array, its sections and the item's index (then the axis, where the function takes one).
@@ -136,14 +137,15 @@ def rewrite_items(func_ir):
             if found is None or stmt.value.op != "static_getitem" \
                     or not isinstance(index, int):
                 continue
-            call, (items, ignored) = found
-            if not 0 <= index < len(items) or items[index] is None or len(call.args) != 1 \
-                    or any(name not in ignored for name, _ in call.kws):
+            call, (items, params) = found
+            if not 0 <= index < len(items) or items[index] is None \
+                    or not 1 <= len(call.args) <= len(params) \
+                    or any(name not in params[len(call.args):] for name, _ in call.kws):
                 continue
             fn = items[index]
             gvar = block.scope.redefine("$np_item", loc)
             block.body.insert(k - 1, ir.Assign(ir.Global(fn.__name__, fn, loc), gvar, loc))
-            stmt.value = ir.Expr.call(gvar, list(call.args), (), loc)
+            stmt.value = ir.Expr.call(gvar, list(call.args), list(call.kws), loc)
             k += 1
             changed = True
     if changed:
