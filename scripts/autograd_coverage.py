@@ -1,0 +1,216 @@
+"""Measure grad_jit on autograd's own NumPy test suite, restricted to what numba.njit
+compiles.
+
+    python scripts/autograd_coverage.py /path/to/autograd [test_numpy test_linalg ...]
+
+Runs the gradient checks of autograd's ``tests/test_numpy.py``, ``test_linalg.py`` and
+``test_systematic.py`` (a checkout of https://github.com/HIPS/autograd) with ``numpy`` in
+place of ``autograd.numpy``: each ``check_grads(fun)(*args)`` and each combination of a
+``combo_check`` is one case. A case whose function ``numba.njit`` does not compile, that
+takes complex input, or whose result is not a float or a float array is left out. The
+others are differentiated by ``grad_jit`` (a float result as it is, an array through
+``np.sum(result * w)`` with a random ``w``), in reverse mode (``grad``) and forward mode
+(``jvp``), against central finite differences. Per autograd test, the worst outcome of
+its cases (at most ``CASES_PER_TEST`` signatures each) is printed: ``ok``, ``refused``
+(a NonDifferentiableError, its first line), ``wrong`` (a gradient off the finite
+differences), ``crash`` (any other error), or ``not compiled``.
+"""
+import itertools
+import os
+import sys
+import types as pytypes
+import warnings
+
+import numba
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import numba_adstack as nad                                    # noqa: E402
+from numba_adstack import NonDifferentiableError               # noqa: E402
+from conftest import fd_grad                                   # noqa: E402
+
+CASES_PER_TEST = 2
+RANK = {"not compiled": 0, "ok": 1, "refused": 2, "crash": 3, "wrong": 4}
+_recorded = []
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _check_grads(fun, *_, **__):
+    return lambda *args, **kwargs: _recorded.append((fun, args, kwargs))
+
+
+def _combo_check(fun, *_, **kw_lists):
+    def check(*arg_lists, **kwarg_lists):
+        kwarg_lists = dict(kw_lists, **kwarg_lists)
+        keys = list(kwarg_lists)
+        for args in itertools.product(*arg_lists):
+            for values in itertools.product(*[kwarg_lists[k] for k in keys]):
+                _recorded.append((fun, args, dict(zip(keys, values))))
+    return check
+
+
+def _unsupported(*_, **__):
+    raise _Unsupported()
+
+
+def _shim_autograd():
+    """``autograd`` modules with NumPy in place of its wrapped NumPy, and recorders in
+    place of its checks."""
+    ag = pytypes.ModuleType("autograd")
+    for name in ("grad", "jacobian", "hessian", "make_vjp", "make_jvp", "value_and_grad",
+                 "elementwise_grad", "holomorphic_grad", "hessian_tensor_product",
+                 "tensor_jacobian_product", "make_hvp", "deriv", "checkpoint"):
+        setattr(ag, name, _unsupported)
+    util = pytypes.ModuleType("autograd.test_util")
+    util.check_grads = _check_grads
+    util.combo_check = _combo_check
+    ag.test_util = util
+    ag.numpy = np
+    sys.modules.update({"autograd": ag, "autograd.numpy": np,
+                        "autograd.numpy.random": np.random, "autograd.test_util": util,
+                        "autograd.numpy.linalg": np.linalg})
+
+
+def _float_like(v):
+    return isinstance(v, float) or (isinstance(v, np.ndarray) and v.dtype.kind == "f")
+
+
+def _compiled_inner(fun, kwargs):
+    if isinstance(fun, pytypes.FunctionType) and not kwargs:
+        return numba.njit(fun), fun
+    kw = ", ".join("%s=%r" % item for item in kwargs.items())
+    src = "def inner(*a):\n    return FN(*a%s)\n" % (", " + kw if kw else "")
+    ns = {"FN": fun}
+    exec(src, ns)
+    return numba.njit(ns["inner"]), ns["inner"]
+
+
+def _loss(inner, nargs, out):
+    """A float loss of ``inner``'s result (and its pure-Python twin)."""
+    names = ", ".join("a%d" % k for k in range(nargs))
+    if isinstance(out, np.ndarray):
+        body = "np.sum(INNER(%s) * W)" % names
+        w = np.random.default_rng(0).uniform(-1.0, 1.0, out.shape)
+    else:
+        body = "INNER(%s) * 1.0" % names
+        w = None
+    src = "def loss(%s):\n    return %s\n" % (names, body)
+    ns = {"np": np, "INNER": inner, "W": w}
+    exec(src, ns)
+    return ns["loss"]
+
+
+def _close(got, want):
+    for g, w in zip(got, want):
+        if w is None:
+            continue
+        if not np.allclose(g, w, rtol=1e-4, atol=1e-6):
+            return False
+    return True
+
+
+def run_case(fun, args, kwargs):
+    """``(outcome, detail)`` of one case."""
+    if any(isinstance(a, complex) or (isinstance(a, np.ndarray) and a.dtype.kind == "c")
+           for a in args) or not any(_float_like(a) for a in args):
+        return "not compiled", "complex or no float input"
+    args = tuple(float(a) if isinstance(a, (float, np.floating)) else a for a in args)
+    try:
+        jitted, plain = _compiled_inner(fun, kwargs)
+        out = jitted(*args)
+    except Exception as e:                     # noqa: BLE001 (what njit refuses)
+        return "not compiled", type(e).__name__
+    if not (_float_like(out) or isinstance(out, np.floating)):
+        return "not compiled", "result %s" % type(out).__name__
+    loss_src = _loss(jitted, len(args), np.asarray(out) if isinstance(out, np.ndarray)
+                     else out)
+    try:
+        f = nad.grad_jit(loss_src)
+        got = f.grad(*args)
+        want = fd_grad(numba.njit(loss_src), args, eps=1e-5)
+        if not _close(got, want):
+            return "wrong", "reverse mode"
+        rng = np.random.default_rng(1)
+        tangents = tuple(rng.uniform(-1.0, 1.0, np.shape(a)) if isinstance(a, np.ndarray)
+                         and a.dtype.kind == "f" else 0.5 if isinstance(a, float) else None
+                         for a in args)
+        _, t = f.jvp(args, tangents)
+        expect = sum(float(np.sum(g * d)) for g, d in zip(want, tangents) if g is not None)
+        if not np.allclose(t, expect, rtol=1e-4, atol=1e-6):
+            return "wrong", "forward mode"
+    except NonDifferentiableError as e:
+        return "refused", str(e).splitlines()[0]
+    except Exception as e:                     # noqa: BLE001
+        return "crash", "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:160]
+                                    if str(e) else "")
+    return "ok", ""
+
+
+def _signature(args, kwargs):
+    return tuple(numba.typeof(a) for a in args), tuple(sorted(kwargs.items(), key=str))
+
+
+def run_module(path, only=None):
+    src = open(path).read()
+    ns = {"__name__": "autograd_" + os.path.basename(path)[:-3]}
+    exec(compile(src, path, "exec"), ns)
+    results = {}
+    for name, test in list(ns.items()):
+        if not name.startswith("test_") or not callable(test):
+            continue
+        if only and name not in only:
+            continue
+        del _recorded[:]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                test()
+        except Exception:                      # noqa: BLE001 (uses autograd itself)
+            pass
+        outcome, detail, seen = None, "no gradient check", set()
+        for fun, args, kwargs in list(_recorded):
+            try:
+                sig = _signature(args, kwargs)
+            except Exception:                  # noqa: BLE001
+                continue
+            if sig in seen:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                o, d = run_case(fun, args, kwargs)
+            if o != "not compiled":
+                seen.add(sig)
+            if outcome is None or RANK[o] > RANK[outcome]:
+                outcome, detail = o, d
+            if len(seen) >= CASES_PER_TEST or RANK[o] >= RANK["refused"]:
+                break
+        results[name] = (outcome or "not compiled", detail)
+        print("%-40s %-13s %s" % (name, results[name][0], results[name][1]), flush=True)
+    return results
+
+
+def main(argv):
+    root = argv[1]
+    modules = argv[2:] or ["test_numpy", "test_linalg", "test_systematic"]
+    _shim_autograd()
+    sys.path.insert(0, os.path.join(root, "tests"))
+    total = {}
+    for m in modules:
+        print("== %s" % m, flush=True)
+        np.random.seed(0)
+        for name, r in run_module(os.path.join(root, "tests", m + ".py")).items():
+            total["%s::%s" % (m, name)] = r
+    counts = {}
+    for outcome, _ in total.values():
+        counts[outcome] = counts.get(outcome, 0) + 1
+    print("== summary: " + ", ".join("%s %d" % kv for kv in sorted(counts.items())))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
