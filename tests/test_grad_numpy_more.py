@@ -234,3 +234,34 @@ def test_select_and_splits_reverse_and_forward():
     tangents = (rand(6), rand(4, 6), 0.5, None, None)
     _, t = selections_and_pieces.jvp(args, tangents)
     assert t == pytest.approx(fd_jvp(selections_and_pieces, args, tangents), rel=1e-6)
+
+
+@nad.grad_jit
+def select_of_a_grown_list(x):
+    conds = [x > 0.2]
+    conds.append(x < -0.5)          # not the list written at the call: not expanded
+    return np.sum(np.select(conds, [x * x, np.sin(x)]))
+
+
+@nad.grad_jit
+def piece_of_a_shortened_list(x):
+    p = np.split(x, 3)
+    p.pop(0)                        # p[0] is no longer piece 0
+    return np.sum(p[0] * p[0])
+
+
+@nad.grad_jit
+def pieces_in_a_loop(x, n):
+    p = np.split(x, n)
+    s = 0.0
+    for i in range(len(p)):
+        s += np.sum(p[i] * p[i]) * (i + 1.0)
+    return s
+
+
+def test_lists_changed_in_place_are_refused_naming_the_function():
+    with pytest.raises(NonDifferentiableError, match=r"np\.select"):
+        select_of_a_grown_list.grad(np.array([0.3, -1.7, 0.6]))
+    with pytest.raises(NonDifferentiableError, match=r"item 0 .*np\.split.*not changed"):
+        piece_of_a_shortened_list.grad(rand(6))
+    check_fd(pieces_in_a_loop, rand(6), 3)      # only read: each item is its piece

@@ -161,8 +161,8 @@ def array_expr_message(facts, name):
             if item is not None:
                 return ("%s has no derivative rule (the items with one: those of "
                         "np.linalg.eigh, eig, svd and slogdet, and of np.split, "
-                        "array_split, hsplit, vsplit and dsplit; see docs/array_rules.md)"
-                        % item)
+                        "array_split, hsplit, vsplit and dsplit read from a list not "
+                        "changed in place; see docs/array_rules.md)" % item)
     target = "" if name.startswith("$") else ", assigned to %r," % name
     return ("%s%s producing %s has no array rule (the supported primitives are listed in "
             "docs/array_rules.md): write the element-wise loop"

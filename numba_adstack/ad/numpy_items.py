@@ -90,6 +90,28 @@ def _list_call(func_ir, var):
     return d, item, list(d.args[:2]) + axis
 
 
+def _only_read(func_ir, var):
+    """Is the list ``var`` only read (items, ``len``, unpacking, loops)? A list changed in
+    place (``p.pop(0)``, ``p[0] = y``) no longer holds the pieces in order."""
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            if var.name not in (v.name for v in stmt.list_vars()):
+                continue
+            e = stmt.value if isinstance(stmt, ir.Assign) else None
+            if not isinstance(e, ir.Expr):
+                if not (isinstance(stmt, ir.Assign) and stmt.target.name == var.name):
+                    return False
+            elif e.op in ("static_getitem", "getitem", "exhaust_iter", "getiter"):
+                if e.value.name != var.name or (e.op == "getitem"
+                                                and e.index.name == var.name):
+                    return False
+            elif e.op == "call" and _called(func_ir, e) is len and not e.kws:
+                continue
+            elif stmt.target.name != var.name:
+                return False
+    return True
+
+
 def _item_index(func_ir, e):
     """The index of ``e``, a getitem of a list (a constant or a variable), or None for a
     slice."""
@@ -118,6 +140,8 @@ def rewrite_items(func_ir):
                     and stmt.value.op in ("static_getitem", "getitem")):
                 continue
             split = _list_call(func_ir, stmt.value.value)
+            if split is not None and not _only_read(func_ir, stmt.value.value):
+                split = None
             index = _item_index(func_ir, stmt.value)
             loc = stmt.loc
             if split is not None and index is not None:
@@ -154,11 +178,27 @@ def rewrite_items(func_ir):
     return changed
 
 
-def _sequence_items(func_ir, var):
+def _sequence_items(func_ir, var, uses):
+    """The items of the tuple, or of the list read nowhere else (``append`` would change
+    it), built as ``var``; else None."""
     d = _definition(func_ir, var)
-    if isinstance(d, ir.Expr) and d.op in ("build_list", "build_tuple"):
+    if isinstance(d, ir.Expr) and (d.op == "build_tuple" or (
+            d.op == "build_list" and uses.get(var.name, 0) == 1)):
         return list(d.items)
     return None
+
+
+def _uses(func_ir):
+    """Variable name -> how many statements read it (an alias counts as a read)."""
+    out = {}
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            names = [v.name for v in stmt.list_vars()]
+            if isinstance(stmt, ir.Assign):
+                names.remove(stmt.target.name)
+            for n in set(names):
+                out[n] = out.get(n, 0) + 1
+    return out
 
 
 def _expand_selects(func_ir):
@@ -166,6 +206,7 @@ def _expand_selects(func_ir):
     default))``, as Numba computes it, where both lists are written at the call; the
     names of the lists, to drop once unread."""
     lists = set()
+    uses = _uses(func_ir)
     for block in func_ir.blocks.values():
         body = []
         for stmt in block.body:
@@ -177,8 +218,8 @@ def _expand_selects(func_ir):
             kws = dict(e.kws)
             args = list(e.args) + [kws.pop(n) for n in ("condlist", "choicelist", "default")
                                    [len(e.args):] if n in kws]
-            conds = _sequence_items(func_ir, args[0]) if len(args) > 1 else None
-            choices = _sequence_items(func_ir, args[1]) if len(args) > 1 else None
+            conds = _sequence_items(func_ir, args[0], uses) if len(args) > 1 else None
+            choices = _sequence_items(func_ir, args[1], uses) if len(args) > 1 else None
             if kws or len(args) > 3 or not conds or choices is None \
                     or len(conds) != len(choices):
                 body.append(stmt)
