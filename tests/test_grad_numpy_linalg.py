@@ -103,14 +103,18 @@ def test_item_without_rule_read_through_an_attribute_is_refused():
 def order_statistics(x, m, q, qs):
     """np.partition (1-d, 2-d along the last axis), np.percentile and np.quantile of a
     float and of an array of percentages, varied themselves; np.std, np.sum and np.mean
-    of a float (Numba compiles no np.var of one)."""
+    of a float (Numba compiles no np.var of one); prod, median, var and std of arrays,
+    whose tangents are their rules' (not the rules of one float)."""
     p = np.partition(x, 2)
     pm = np.partition(m, 1)
     lo = np.percentile(x * 2.0, q) + np.quantile(m, q / 100.0) * np.percentile(m, 0.0)
     hi = np.percentile(x, qs) + np.quantile(x, qs / 100.0 + 0.01) + np.percentile(x, 100.0)
     one = x[0] * 1.5
+    spread = np.prod(x * 0.5 + 1.0) + np.median(m) + np.var(x) * np.std(m)
+    # (np.append after a tuple of 3 constants: the float is element 3, not 1)
+    spread += np.sum(np.append((1.0, 2.0, 3.0), x[1] * 3.0) * np.arange(4.0))
     return (np.sum(p[:3] ** 3) + p[4] + np.sum(pm[:, :2] * pm[:, :2]) + lo
-            + np.sum(hi * hi) + np.std(one) + np.sum(one) * np.mean(one))
+            + np.sum(hi * hi) + np.std(one) + np.sum(one) * np.mean(one) + spread)
 
 
 def test_order_statistics_reverse_and_forward():
@@ -138,3 +142,26 @@ def test_gather_by_2d_index_array_reverse_and_forward():
     args = (rand(6), rand(5, 3), idx, idx.ravel())
     check_fd(gathers_2d, *args)
     check_jvp(gathers_2d, args)
+
+
+@nad.grad_jit
+def nan_reduction(x):
+    return np.nanmax(x * 2.0) + np.nanmean(x)
+
+
+@nad.grad_jit
+def append_of_floats(x, a, b):
+    return np.sum(np.append(x, [a, b * 2.0]) * np.arange(5.0))
+
+
+def test_reductions_without_array_rules_and_floats_in_lists_are_refused():
+    # A float of an array, through a function whose only rule is of one float, has no
+    # derivative here (it was given the rule of one float): refused in both modes.
+    x = rand(4)
+    with pytest.raises(NonDifferentiableError, match=r"nanmax"):
+        nan_reduction.grad(x)
+    with pytest.raises(NonDifferentiableError, match=r"nanmax"):
+        nan_reduction.jvp((x,), (rand(4),))
+    # Floats in a list given to a primitive get no contribution: refused, not zero.
+    with pytest.raises(NonDifferentiableError, match=r"np\.append.*np\.array\(\[a, b\]\)"):
+        append_of_floats.grad(rand(3), 0.5, 0.7)

@@ -32,6 +32,7 @@ def _check_expr(facts, activity, name, e, stmt):
             and not is_range(facts.resolve_global(e.func)):
         check_call(facts, activity, e, name)
         _check_mutating_call(facts, activity, e)
+        _check_sequence_operands(facts, activity, e, name)
     if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array) \
             and facts.array_rule(e) is None:
         facts.error("in-place whole-array arithmetic (`%s=` on %s) with no adjoint rule"
@@ -88,18 +89,44 @@ def check_call(facts, activity, e, name):
     t = facts.ty(name)
     if fn in R.ARRAY_CONSTRUCTORS:
         return
-    # (Array results are checked with the array's definition, _check_array_def.)
-    if name in activity.useful and is_float(t) \
-            and fn not in R.CALL_RULES and fn not in R.NON_DIFFERENTIABLE_CALLS:
+    # (Array results are checked with the array's definition, _check_array_def.) A float
+    # of arrays without an array rule (np.nanmax(x)) has none: the scalar rules of
+    # CALL_RULES are of floats.
+    on_arrays = any(isinstance(facts.ty(a), types.Array)
+                    for a in list(e.args) + [v for _, v in e.kws])
+    if name in activity.useful and is_float(t) and fn not in R.NON_DIFFERENTIABLE_CALLS \
+            and (fn not in R.CALL_RULES or on_arrays):
         fname = getattr(fn, "__name__", None)
         if fname is None:
             f = facts.def_expr(e.func.name)
             fname = ("the method %s" % f.attr if isinstance(f, ir.Expr)
                      and f.op == "getattr" else str(fn))
-        on_arrays = any(isinstance(facts.ty(a), types.Array) for a in e.args)
         table = "array_rules.ARRAY_RULES" if on_arrays else "CALL_RULES"
         facts.error("the call to %s has no adjoint rule (add one to "
                     "numba_adstack.ad.rules.%s)" % (fname, table), e.loc)
+
+
+def _check_sequence_operands(facts, activity, e, name):
+    """A primitive given a tuple or list holding varied floats (``np.append(x, [a, b])``)
+    gets contributions for the arrays of a tuple built in the function only: refuse the
+    rest rather than give the floats none."""
+    if name not in activity.useful:
+        return
+    bound = bind_expr(facts, e)
+    if bound is None:
+        return
+    for op in bound.operands:
+        if not (isinstance(op, ir.Var) and op.name in activity.varied
+                and isinstance(facts.ty(op), (types.BaseTuple, types.List))):
+            continue
+        built = facts.tuple_build(op.name) if isinstance(facts.ty(op), types.BaseTuple) \
+            else None
+        if built is None or any(v.name in activity.varied and not is_float_array(facts.ty(v))
+                                for v in built.items):
+            facts.error("%s of a %s holding floats that depend on the arguments: the "
+                        "gradient reaches the arrays of a tuple written at the call only; "
+                        "make the floats an array first (`np.array([a, b])`)"
+                        % (_call_description(facts, e), facts.ty(op)), e.loc)
 
 
 def _check_mutating_call(facts, activity, e):

@@ -198,7 +198,8 @@ def _append_impl(g, arr, values, of_values):
     with ``of_values``, from ``values``, in that operand's shape (a float for a
     scalar)."""
     operand = values if of_values else arr
-    first = "arr.size" if isinstance(arr, types.Array) else "1"
+    first = "arr.size" if isinstance(arr, types.Array) else \
+        "np.asarray(arr).size" if isinstance(arr, (types.List, types.BaseTuple)) else "1"
     if isinstance(operand, types.Array):
         part = "g[%s:]" % first if of_values else "g[:%s]" % first
         body = "np.ascontiguousarray(%s).reshape(%s.shape)" % (
