@@ -2,6 +2,7 @@
 compiles.
 
     python scripts/autograd_coverage.py /path/to/autograd [test_numpy test_linalg ...]
+        [test_numpy::test_prod_1 ...]        (only those tests)
 
 Runs the gradient checks of autograd's ``tests/test_numpy.py``, ``test_linalg.py`` and
 ``test_systematic.py`` (a checkout of https://github.com/HIPS/autograd) with ``numpy`` in
@@ -9,8 +10,8 @@ place of ``autograd.numpy``: each ``check_grads(fun)(*args)`` and each combinati
 ``combo_check`` is one case. A case whose function ``numba.njit`` does not compile, that
 takes complex input, or whose result is not a float or a float array is left out. The
 others are differentiated by ``grad_jit`` (a float result as it is, an array through
-``np.sum(result * w)`` with a random ``w``), in reverse mode (``grad``) and forward mode
-(``jvp``), against central finite differences. Per autograd test, the worst outcome of
+``np.sum(result * w)`` with a random ``w``), in reverse mode (``grad``) and, where autograd
+checks it, forward mode (``jvp``), against central finite differences. Per autograd test, the worst outcome of
 its cases (at most ``CASES_PER_TEST`` signatures each) is printed: ``ok``, ``refused``
 (a NonDifferentiableError, its first line), ``wrong`` (a gradient off the finite
 differences), ``crash`` (any other error), or ``not compiled``.
@@ -41,17 +42,17 @@ class _Unsupported(Exception):
     pass
 
 
-def _check_grads(fun, *_, **__):
-    return lambda *args, **kwargs: _recorded.append((fun, args, kwargs))
+def _check_grads(fun, *_, modes=("fwd", "rev"), **__):
+    return lambda *args, **kwargs: _recorded.append((fun, args, kwargs, tuple(modes)))
 
 
-def _combo_check(fun, *_, **kw_lists):
+def _combo_check(fun, *_, modes=("fwd", "rev"), **kw_lists):
     def check(*arg_lists, **kwarg_lists):
         kwarg_lists = dict(kw_lists, **kwarg_lists)
         keys = list(kwarg_lists)
         for args in itertools.product(*arg_lists):
             for values in itertools.product(*[kwarg_lists[k] for k in keys]):
-                _recorded.append((fun, args, dict(zip(keys, values))))
+                _recorded.append((fun, args, dict(zip(keys, values)), tuple(modes)))
     return check
 
 
@@ -67,6 +68,7 @@ def _shim_autograd():
                  "elementwise_grad", "holomorphic_grad", "hessian_tensor_product",
                  "tensor_jacobian_product", "make_hvp", "deriv", "checkpoint"):
         setattr(ag, name, _unsupported)
+    ag.__getattr__ = lambda name: _unsupported       # autograd.tuple, .list...
     util = pytypes.ModuleType("autograd.test_util")
     util.check_grads = _check_grads
     util.combo_check = _combo_check
@@ -115,7 +117,7 @@ def _close(got, want):
     return True
 
 
-def run_case(fun, args, kwargs):
+def run_case(fun, args, kwargs, modes):
     """``(outcome, detail)`` of one case."""
     if any(isinstance(a, complex) or (isinstance(a, np.ndarray) and a.dtype.kind == "c")
            for a in args) or not any(_float_like(a) for a in args):
@@ -136,6 +138,8 @@ def run_case(fun, args, kwargs):
         want = fd_grad(numba.njit(loss_src), args, eps=1e-5)
         if not _close(got, want):
             return "wrong", "reverse mode"
+        if "fwd" not in modes:
+            return "ok", ""
         rng = np.random.default_rng(1)
         tangents = tuple(rng.uniform(-1.0, 1.0, np.shape(a)) if isinstance(a, np.ndarray)
                          and a.dtype.kind == "f" else 0.5 if isinstance(a, float) else None
@@ -174,7 +178,7 @@ def run_module(path, only=None):
         except Exception:                      # noqa: BLE001 (uses autograd itself)
             pass
         outcome, detail, seen = None, "no gradient check", set()
-        for fun, args, kwargs in list(_recorded):
+        for fun, args, kwargs, modes in list(_recorded):
             try:
                 sig = _signature(args, kwargs)
             except Exception:                  # noqa: BLE001
@@ -183,7 +187,7 @@ def run_module(path, only=None):
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                o, d = run_case(fun, args, kwargs)
+                o, d = run_case(fun, args, kwargs, modes)
             if o != "not compiled":
                 seen.add(sig)
             if outcome is None or RANK[o] > RANK[outcome]:
@@ -197,14 +201,16 @@ def run_module(path, only=None):
 
 def main(argv):
     root = argv[1]
-    modules = argv[2:] or ["test_numpy", "test_linalg", "test_systematic"]
+    modules = [m for m in argv[2:] if "::" not in m] or ["test_numpy", "test_linalg",
+                                                          "test_systematic"]
+    only = {m.split("::")[1] for m in argv[2:] if "::" in m} or None
     _shim_autograd()
     sys.path.insert(0, os.path.join(root, "tests"))
     total = {}
     for m in modules:
         print("== %s" % m, flush=True)
         np.random.seed(0)
-        for name, r in run_module(os.path.join(root, "tests", m + ".py")).items():
+        for name, r in run_module(os.path.join(root, "tests", m + ".py"), only).items():
             total["%s::%s" % (m, name)] = r
     counts = {}
     for outcome, _ in total.values():

@@ -265,3 +265,19 @@ def test_lists_changed_in_place_are_refused_naming_the_function():
     with pytest.raises(NonDifferentiableError, match=r"item 0 .*np\.split.*not changed"):
         piece_of_a_shortened_list.grad(rand(6))
     check_fd(pieces_in_a_loop, rand(6), 3)      # only read: each item is its piece
+
+
+@nad.grad_jit
+def clipped_and_expanded(x, lo, hi):
+    w = np.arange(6.0).reshape(3, 2)
+    return (np.sum(np.clip(x, lo, hi) * w) + np.sum(np.expand_dims(x, 0) ** 2)
+            + np.sum(np.atleast_2d(x[0]) ** 3) + np.sum(np.atleast_1d(x) * w))
+
+
+def test_clip_and_added_axes_in_forward_mode():
+    x = np.array([[0.3, -1.7], [0.9, 2.5], [-0.45, 0.1]])     # away from the bounds
+    args = (x, -0.5, np.array([0.2, 1.0]))
+    check_fd(clipped_and_expanded, *args)
+    tangents = (rand(3, 2), 0.3, rand(2))
+    _, t = clipped_and_expanded.jvp(args, tangents)
+    assert t == pytest.approx(fd_jvp(clipped_and_expanded, args, tangents), rel=1e-6)

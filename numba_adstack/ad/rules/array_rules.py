@@ -170,7 +170,11 @@ ARRAY_RULES = {
     # bounds give a_max (clip_bounds_vjp).
     np.clip: _ew("a a_min a_max", "clip_vjp({g}, {a}, {a_min}, {a_max})",
                  "clip_bounds_vjp({g}, {a}, {a_min}, {a_max}, True)",
-                 "clip_bounds_vjp({g}, {a}, {a_min}, {a_max}, False)"),
+                 "clip_bounds_vjp({g}, {a}, {a_min}, {a_max}, False)",
+                 # (the adjoints are masks times g: the same masks times the tangent)
+                 jvps={"a": "clip_vjp({d}, {a}, {a_min}, {a_max})",
+                       "a_min": "clip_bounds_vjp({d}, {a}, {a_min}, {a_max}, True)",
+                       "a_max": "clip_bounds_vjp({d}, {a}, {a_min}, {a_max}, False)"}),
 
     # Reductions. Numba 0.68 takes an axis for np.sum and np.cumsum only.
     np.sum: _rule("a axis=None dtype=None", "unreduce({g}, {a}, {axis}, False)",
@@ -270,10 +274,10 @@ ARRAY_RULES = {
     np.reshape: _rule("a shape", _RESHAPE),
     np.ravel: _rule("a", _RESHAPE),
     np.ndarray.flatten: _rule("a", _RESHAPE),
-    np.atleast_1d: _rule("a", _RESHAPE),
-    np.atleast_2d: _rule("a", _RESHAPE),
-    np.atleast_3d: _rule("a", _RESHAPE),
-    np.expand_dims: _rule("a axis", _RESHAPE),
+    np.atleast_1d: _rule("a", _RESHAPE, jvps={"a": "np.atleast_1d({d})"}),
+    np.atleast_2d: _rule("a", _RESHAPE, jvps={"a": "np.atleast_2d({d})"}),
+    np.atleast_3d: _rule("a", _RESHAPE, jvps={"a": "np.atleast_3d({d})"}),
+    np.expand_dims: _rule("a axis", _RESHAPE, jvps={"a": "np.expand_dims({d}, {axis})"}),
     np.transpose: _rule("a axes=None", "transpose_vjp({g}, {a}, {axes})"),
     # The contribution to a tuple of arrays is a tuple: one per array, in order.
     np.concatenate: _rule("arrays axis=0", "concatenate_vjp({g}, {arrays}, {axis})"),
