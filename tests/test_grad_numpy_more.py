@@ -271,10 +271,11 @@ def test_lists_changed_in_place_are_refused_naming_the_function():
 def clipped_and_expanded(x, lo, hi):
     w = np.arange(6.0).reshape(3, 2)
     return (np.sum(np.clip(x, lo, hi) * w) + np.sum(np.expand_dims(x, 0) ** 2)
-            + np.sum(np.atleast_2d(x[0]) ** 3) + np.sum(np.atleast_1d(x) * w))
+            + np.sum(np.atleast_2d(x[0]) ** 3) + np.sum(np.atleast_1d(x) * w)
+            + np.average(x[0], weights=hi) * np.linalg.norm(x) + np.linalg.norm(x[1], 1))
 
 
-def test_clip_and_added_axes_in_forward_mode():
+def test_clip_added_axes_average_and_norm_in_forward_mode():
     x = np.array([[0.3, -1.7], [0.9, 2.5], [-0.45, 0.1]])     # away from the bounds
     args = (x, -0.5, np.array([0.2, 1.0]))
     check_fd(clipped_and_expanded, *args)

@@ -185,7 +185,10 @@ ARRAY_RULES = {
                    jvps={"a": "np.sum(prod_vjp(1.0, {y}, {a}) * {d})"}),
     # Numba's np.average takes no axis: one weighted mean of all of a.
     np.average: _rule("a weights=None", "average_vjp_a({g}, {a}, {weights})",
-                      "average_vjp_weights({g}, {y}, {a}, {weights})"),
+                      "average_vjp_weights({g}, {y}, {a}, {weights})",
+                      jvps={"a": "np.sum(average_vjp_a(1.0, {a}, {weights}) * {d})",
+                            "weights": "np.sum(average_vjp_weights(1.0, {y}, {a}, "
+                                       "{weights}) * {d})"}),
     # Ties split the gradient equally (as JAX).
     np.max: _rule("a", _EXTREME), np.amax: _rule("a", _EXTREME),
     np.min: _rule("a", _EXTREME), np.amin: _rule("a", _EXTREME),
@@ -206,7 +209,8 @@ ARRAY_RULES = {
                            "fp": "interp_jvp({x}, {xp}, {fp}, None, None, {d})"}),
     # x[idx] with a 1-d array of integers or booleans (a gather; rule_binding binds it).
     operator.getitem: _rule("a index", "take_vjp({g}, {a}, {index})"),
-    np.linalg.norm: _rule("x ord=None", "norm_vjp({g}, {y}, {x}, {ord})"),
+    np.linalg.norm: _rule("x ord=None", "norm_vjp({g}, {y}, {x}, {ord})",
+                          jvps={"x": "np.sum(norm_vjp(1.0, {y}, {x}, {ord}) * {d})"}),
 
     # Linear algebra (np.dot and @ on 1-d and 2-d operands).
     np.dot: _rule("a b", *_DOT, into=_DOT_INTO),
