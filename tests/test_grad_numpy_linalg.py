@@ -102,8 +102,8 @@ def test_item_without_rule_read_through_an_attribute_is_refused():
 @nad.grad_jit
 def order_statistics(x, m, q, qs):
     """np.partition (1-d, 2-d along the last axis), np.percentile and np.quantile of a
-    float and of an array of percentages, varied themselves; np.std, np.sum and np.mean
-    of a float (Numba compiles no np.var of one); prod, median, var and std of arrays,
+    float and of an array of percentages, varied themselves; np.std, sum, mean, max, min
+    and prod of a float (Numba compiles no np.var of one); prod, median, var and std of arrays,
     whose tangents are their rules' (not the rules of one float)."""
     p = np.partition(x, 2)
     pm = np.partition(m, 1)
@@ -114,7 +114,8 @@ def order_statistics(x, m, q, qs):
     # (np.append after a tuple of 3 constants: the float is element 3, not 1)
     spread += np.sum(np.append((1.0, 2.0, 3.0), x[1] * 3.0) * np.arange(4.0))
     return (np.sum(p[:3] ** 3) + p[4] + np.sum(pm[:, :2] * pm[:, :2]) + lo
-            + np.sum(hi * hi) + np.std(one) + np.sum(one) * np.mean(one) + spread)
+            + np.sum(hi * hi) + np.std(one) + np.sum(one) * np.mean(one) + spread
+            + np.max(one) * np.min(one) + np.prod(one))
 
 
 def test_order_statistics_reverse_and_forward():

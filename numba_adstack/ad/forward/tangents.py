@@ -284,7 +284,8 @@ class Tangents:
             return self.bilinear_helper(fn, args, BILINEAR_HELPERS[fn])
         if fn in BILINEAR_CALLS and len(args) == 2 and not kws:
             return self.bilinear(name, self.names.gname(fn) + "({0}, {1})", args)
-        if fn in PICKS and len(args) == 1 and not kws:
+        if fn in PICKS and len(args) == 1 and not kws \
+                and isinstance(facts.ty(args[0]), types.Array):
             return self.pick(args[0], PICKS[fn])
         rule = rule_of(fn)
         arrays = [a for a in args + [v for _, v in kws]
