@@ -157,7 +157,7 @@ def run_case(fun, args, kwargs, modes):
 
 
 def _signature(args, kwargs):
-    return tuple(numba.typeof(a) for a in args), tuple(sorted(kwargs.items(), key=str))
+    return tuple(numba.typeof(a) for a in args), repr(sorted(kwargs.items(), key=str))
 
 
 def run_module(path, only=None):

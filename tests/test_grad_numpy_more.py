@@ -5,6 +5,7 @@ shape functions, against central finite differences of the pure-Python function,
 reverse mode, forward mode and (for the special functions) forward over reverse.
 Several primitives share one compiled function."""
 import math
+import operator
 
 import numpy as np
 import pytest
@@ -86,8 +87,8 @@ def test_lgamma_gamma_hvp_uses_trigamma():
 # ------------------------------------------------------------------- NumPy of float input
 @nad.grad_jit
 def float_input(x, a):
-    """np.sinc, real, imag, conj, conjugate, angle of floats and float arrays; the angle
-    away from 0, where it jumps."""
+    """np.sinc, real, imag, conj, conjugate, angle of floats and float arrays (the angle
+    away from 0, where it jumps); operator.mul and the like called as functions."""
     s = np.sinc(a) + np.real(a) * np.conj(a) + np.conjugate(a) + np.imag(a) \
         + np.angle(a - 3.0)
     for i in range(x.shape[0]):
@@ -95,6 +96,8 @@ def float_input(x, a):
     y = np.sinc(x) * np.real(x) + np.conj(x) * np.conjugate(x) + np.imag(x) \
         + np.angle(x - 3.0) * np.angle(x * x + 1.0)
     y = y + x.real * x.conj() + x.imag + x.conjugate()
+    # operators called as functions take their operators' rules
+    s += operator.mul(a, 2.0) + operator.truediv(operator.neg(a), 3.0) + operator.pow(a, 2)
     return s + np.sum(y * y)
 
 

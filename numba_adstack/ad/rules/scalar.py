@@ -173,6 +173,10 @@ _UFUNC_RULES = {
 }
 for _fn, _rule in _UFUNC_RULES.items():
     CALL_RULES.setdefault(_fn, _rule)
+# The operators called as functions (operator.mul(a, b)): their operators' rules.
+for _table in (BINOP_RULES, UNARY_RULES):
+    for _fn, _rule in _table.items():
+        CALL_RULES.setdefault(_fn, _rule)
 
 for _table, _name in ((CALL_RULES, "CALL_RULES"), (BINOP_RULES, "BINOP_RULES"),
                       (UNARY_RULES, "UNARY_RULES")):
