@@ -39,6 +39,8 @@ def _check_expr(facts, activity, name, e, stmt):
                     % (OPS.get(e.immutable_fn, "?"), facts.ty(e.lhs)), e.loc)
     if e.op != "phi" and name in activity.useful and is_float_array(facts.ty(name)):
         _check_array_def(facts, name, e, stmt)
+    if name in activity.useful:
+        _check_optional_inputs(facts, activity, e)
 
 
 def _check_writes_into_views(facts, activity):
@@ -104,6 +106,20 @@ def check_call(facts, activity, e, name):
         table = "array_rules.ARRAY_RULES" if on_arrays else "CALL_RULES"
         facts.error("the call to %s has no adjoint rule (add one to "
                     "numba_adstack.ad.rules.%s)" % (fname, table), e.loc)
+
+
+def _check_optional_inputs(facts, activity, e):
+    """A value that may be None (``np.linalg.matrix_power`` returns an optional array)
+    has no derivative rule: refused where the gradient reads it, naming what made it."""
+    for v in facts.expr_inputs(e):
+        t = facts.ty(v)
+        if v not in activity.varied or not isinstance(t, types.Optional):
+            continue
+        d = facts.def_expr(v)
+        what = _call_description(facts, d) if isinstance(d, ir.Expr) and d.op == "call" \
+            else "the value %r" % v
+        facts.error("%s producing %s (a value or None) has no derivative rule"
+                    % (what, t), e.loc)
 
 
 def _check_sequence_operands(facts, activity, e, name):
