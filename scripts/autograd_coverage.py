@@ -8,9 +8,10 @@ Runs the gradient checks of autograd's ``tests/test_numpy.py``, ``test_linalg.py
 ``test_systematic.py`` (a checkout of https://github.com/HIPS/autograd) with ``numpy`` in
 place of ``autograd.numpy``: each ``check_grads(fun)(*args)`` and each combination of a
 ``combo_check`` is one case. A case whose function ``numba.njit`` does not compile, that
-takes complex input, or whose result is not a float or a float array is left out. The
-others are differentiated by ``grad_jit`` (a float result as it is, an array through
-``np.sum(result * w)`` with a random ``w``), in reverse mode (``grad``) and, where autograd
+takes complex input, or whose result is not a float, a float array or a tuple or list
+of them is left out. The others are differentiated by ``grad_jit`` (a float result as it
+is, an array through ``np.sum(result * w)`` with a random ``w``, the items of a tuple or
+list read by constant index and summed so), in reverse mode (``grad``) and, where autograd
 checks it, forward mode (``jvp``), against central finite differences. Per autograd test, the worst outcome of
 its cases (at most ``CASES_PER_TEST`` signatures each) is printed: ``ok``, ``refused``
 (a NonDifferentiableError, its first line), ``wrong`` (a gradient off the finite
@@ -83,29 +84,42 @@ def _float_like(v):
     return isinstance(v, float) or (isinstance(v, np.ndarray) and v.dtype.kind == "f")
 
 
-def _compiled_inner(fun, kwargs):
+def _compiled_inner(fun, kwargs, nargs):
     if isinstance(fun, pytypes.FunctionType) and not kwargs:
         return numba.njit(fun), fun
-    kw = ", ".join("%s=%r" % item for item in kwargs.items())
-    src = "def inner(*a):\n    return FN(*a%s)\n" % (", " + kw if kw else "")
+    names = ", ".join("a%d" % k for k in range(nargs))
+    kw = "".join(", %s=%r" % item for item in kwargs.items())
+    src = "def inner(%s):\n    return FN(%s%s)\n" % (names, names, kw)
     ns = {"FN": fun}
     exec(src, ns)
     return numba.njit(ns["inner"]), ns["inner"]
 
 
 def _loss(inner, nargs, out):
-    """A float loss of ``inner``'s result (and its pure-Python twin)."""
+    """A float loss of ``inner``'s result: the result itself, ``np.sum(result * w)``, or
+    for a tuple or list of those the sum over its items, read by constant index."""
     names = ", ".join("a%d" % k for k in range(nargs))
-    if isinstance(out, np.ndarray):
-        body = "np.sum(INNER(%s) * W)" % names
-        w = np.random.default_rng(0).uniform(-1.0, 1.0, out.shape)
-    else:
-        body = "INNER(%s) * 1.0" % names
-        w = None
-    src = "def loss(%s):\n    return %s\n" % (names, body)
-    ns = {"np": np, "INNER": inner, "W": w}
+    rng = np.random.default_rng(0)
+    items = out if isinstance(out, (tuple, list)) else [out]
+    ns = {"np": np, "INNER": inner}
+    terms = []
+    for k, item in enumerate(items):
+        ref = "r[%d]" % k if isinstance(out, (tuple, list)) else "r"
+        if isinstance(item, np.ndarray):
+            ns["W%d" % k] = rng.uniform(-1.0, 1.0, item.shape)
+            terms.append("np.sum(%s * W%d)" % (ref, k))
+        else:
+            terms.append("%s * %.3f" % (ref, rng.uniform(0.5, 1.5)))
+    src = "def loss(%s):\n    r = INNER(%s)\n    return %s\n" % (names, names,
+                                                                 " + ".join(terms))
     exec(src, ns)
     return ns["loss"]
+
+
+def _float_result(out):
+    if isinstance(out, (tuple, list)):
+        return len(out) > 0 and all(_float_result(o) for o in out)
+    return _float_like(out) or isinstance(out, np.floating)
 
 
 def _close(got, want):
@@ -124,14 +138,13 @@ def run_case(fun, args, kwargs, modes):
         return "not compiled", "complex or no float input"
     args = tuple(float(a) if isinstance(a, (float, np.floating)) else a for a in args)
     try:
-        jitted, plain = _compiled_inner(fun, kwargs)
+        jitted, plain = _compiled_inner(fun, kwargs, len(args))
         out = jitted(*args)
     except Exception as e:                     # noqa: BLE001 (what njit refuses)
         return "not compiled", type(e).__name__
-    if not (_float_like(out) or isinstance(out, np.floating)):
+    if not _float_result(out):
         return "not compiled", "result %s" % type(out).__name__
-    loss_src = _loss(jitted, len(args), np.asarray(out) if isinstance(out, np.ndarray)
-                     else out)
+    loss_src = _loss(jitted, len(args), out)
     try:
         f = nad.grad_jit(loss_src)
         got = f.grad(*args)

@@ -7,6 +7,7 @@ Several primitives share one compiled function."""
 import math
 import operator
 
+import numba
 import numpy as np
 import pytest
 
@@ -213,11 +214,17 @@ def test_split_items_reverse_and_forward():
     assert t == pytest.approx(fd_jvp(pieces, args, tangents), rel=1e-6)
 
 
+@numba.njit
+def _vertical_pieces(m):
+    return np.vsplit(m, 2)
+
+
 @nad.grad_jit
 def selections_and_pieces(x, m, t, n, k):
     """np.select of lists written at the call (with and without a default, the default a
     float argument); hsplit, vsplit, dsplit; split and array_split along an axis, by
-    position and keyword; sections and the item's index known only at run time."""
+    position and keyword; sections and the item's index known only at run time; the
+    pieces of a list an njit helper returns."""
     s1 = np.select([x > 0.2, x < -0.5], [x * x, np.sin(x)], t)
     s2 = np.select((m > 0.0,), (m * 3.0,))
     h = np.hsplit(m, 2)[1] * np.hsplit(x, 3)[0].sum()
@@ -226,6 +233,8 @@ def selections_and_pieces(x, m, t, n, k):
     a = np.split(m, 3, axis=1)[2] + np.array_split(m, 4, 1)[k] * np.split(m, 2, -1)[0][:, :2]
     p = np.split(x, n)
     b = np.array_split(x, n)[n - 1]
+    vp = _vertical_pieces(m)            # the list returned by a helper
+    v = v + vp[1] * vp[0]
     return (np.sum(s1 * s1) + np.sum(np.sin(s2)) + np.sum(h * h) + np.sum(v ** 3)
             + np.sum(d * d * d) + np.sum(np.cos(a)) + np.sum(p[k] * p[0]) + np.sum(b * b))
 

@@ -29,8 +29,12 @@ _TAKES_AXIS = {np.split, np.array_split}
 
 
 def _definition(func_ir, var):
+    """What ``var`` is assigned, through copies and casts (an inlined callee's return)."""
     try:
-        return func_ir.get_definition(var)
+        d = func_ir.get_definition(var)
+        while isinstance(d, ir.Expr) and d.op == "cast":
+            d = func_ir.get_definition(d.value)
+        return d
     except Exception:
         return None
 
@@ -244,6 +248,18 @@ def _expand_selects(func_ir):
     return lists
 
 
+def _droppable(func_ir, stmt):
+    """Is ``stmt`` an unpacking, or the call of ``ITEMS``'s or ``LIST_ITEMS``'s function
+    or a copy or cast of its result (what an inlined callee's return leaves)?"""
+    v = stmt.value
+    if isinstance(v, ir.Expr) and v.op == "exhaust_iter":
+        return True
+    if not (isinstance(v, ir.Var) or isinstance(v, ir.Expr) and v.op in ("call", "cast")):
+        return False
+    return _tuple_call(func_ir, stmt.target) is not None or \
+        _list_call(func_ir, stmt.target) is not None
+
+
 def _drop_unread_tuples(func_ir, lists=()):
     """Remove the calls of ``ITEMS``'s functions (and their unpacking) whose tuple is no
     longer read, and the ``lists`` no longer read: the rewrite would otherwise see a
@@ -263,12 +279,10 @@ def _drop_unread_tuples(func_ir, lists=()):
         for block in func_ir.blocks.values():
             keep = []
             for stmt in block.body:
-                if isinstance(stmt, ir.Assign) and stmt.target.name not in read and \
-                        isinstance(stmt.value, ir.Expr) and (
-                            stmt.value.op == "exhaust_iter" or stmt.target.name in lists or (
-                                stmt.value.op == "call"
-                                and (_tuple_call(func_ir, stmt.target) is not None
-                                     or _list_call(func_ir, stmt.target) is not None))):
+                # (the call, and the copies and casts of its result an inlined
+                # callee's return leaves)
+                if isinstance(stmt, ir.Assign) and stmt.target.name not in read and (
+                        stmt.target.name in lists or _droppable(func_ir, stmt)):
                     dropped = True
                     continue
                 keep.append(stmt)
