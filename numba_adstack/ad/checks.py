@@ -135,8 +135,11 @@ def _check_sequence_operands(facts, activity, e, name):
         if not (isinstance(op, ir.Var) and op.name in activity.varied
                 and isinstance(facts.ty(op), (types.BaseTuple, types.List))):
             continue
-        built = facts.tuple_build(op.name) if isinstance(facts.ty(op), types.BaseTuple) \
-            else None
+        t = facts.ty(op)
+        elems = t.types if isinstance(t, types.BaseTuple) else (t.dtype,)
+        if not any(is_float(x) or is_float_array(x) for x in elems):
+            continue                    # a shape: integers only
+        built = facts.tuple_build(op.name) if isinstance(t, types.BaseTuple) else None
         if built is None or any(v.name in activity.varied and not is_float_array(facts.ty(v))
                                 for v in built.items):
             facts.error("%s of a %s holding floats that depend on the arguments: the "
