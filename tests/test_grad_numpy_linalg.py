@@ -166,3 +166,17 @@ def test_reductions_without_array_rules_and_floats_in_lists_are_refused():
     # Floats in a list given to a primitive get no contribution: refused, not zero.
     with pytest.raises(NonDifferentiableError, match=r"np\.append.*np\.array\(\[a, b\]\)"):
         append_of_floats.grad(rand(3), 0.5, 0.7)
+
+
+@nad.grad_jit
+def append_after_a_list(a, b):
+    return np.sum(np.append(a, b * 2.0) * np.array([0.3, -0.5, 0.7, 1.1]))
+
+
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPendingDeprecationWarning")
+def test_append_after_a_list_argument():
+    # The float is element 3 (the list's length), in both modes; the list gets None.
+    grads = append_after_a_list.grad([1.0, 2.0, 3.0], 0.5)
+    assert grads[0] is None and grads[1] == pytest.approx(2.2, rel=1e-12)
+    _, t = append_after_a_list.jvp(([1.0, 2.0, 3.0], 0.5), (None, 0.5))
+    assert t == pytest.approx(1.1, rel=1e-12)

@@ -114,6 +114,8 @@ def zero_of(t, src):
     if isinstance(t, types.BaseTuple) and has_floats(t):
         return "(%s)" % "".join(zero_of(x, "%s[%d]" % (src, k)) + ", "
                                 for k, x in enumerate(t.types))
+    if isinstance(t, types.List) and isinstance(t.dtype, types.Number):
+        return "np.zeros(len(%s))" % src        # np.append(a_list, x): a flat zero
     return "None"
 
 
