@@ -453,9 +453,20 @@ def test_decompositions():
     for key in (D.eigh_values, D.eigh_vectors, np.linalg.cholesky, D.slogdet_logabs):
         check(key, a, rtol=1e-5)
     check(D.slogdet_logabs, spd(3) - 4.0 * np.eye(3), rtol=1e-5)     # det < 0
+    check(np.linalg.eigvalsh, a, rtol=1e-5)
     for b in (rand(4, 3), rand(3, 5), rand(6, 3)[::2]):
         check(D.svd_values, b, rtol=1e-5)
         check(np.linalg.pinv, b, rtol=1e-5)
+        # (LAPACK's signs of the singular vectors hold under the small steps)
+        check(D.svd_u, b, False, constant=("full_matrices",), rtol=1e-5)
+        check(D.svd_vh, b, False, constant=("full_matrices",), rtol=1e-5)
+    check(D.svd_u, rand(3, 3), rtol=1e-5)          # full_matrices of a square matrix
+    check(D.svd_vh, rand(3, 3), rtol=1e-5)
+    # eig of a matrix that is not symmetric, with real eigenvalues 1, 2.5, 4.
+    p = np.eye(3) + 0.3 * rand(3, 3)
+    general = p @ np.diag([1.0, 2.5, 4.0]) @ np.linalg.inv(p)
+    for key in (D.eig_values, D.eig_vectors, np.linalg.eigvals):
+        check(key, general, rtol=1e-5)
 
 
 def test_parts_of_floats():
@@ -480,6 +491,21 @@ def test_arranging_elements():
         check(np.row_stack, (v, rand(3)), f=np.vstack)
     check(D.split_item, rand(6, 2), 3, 1, constant=("sections", "index"))
     check(D.array_split_item, rand(5), 2, 1, constant=("sections", "index"))
+    check(D.split_item, rand(2, 6), 3, 2, 1, constant=("sections", "index", "axis"))
+    check(D.array_split_item, rand(2, 5), 2, 0, -1, constant=("sections", "index", "axis"))
+    check(D.hsplit_item, rand(3, 4), 2, 1, constant=("sections", "index"))
+    check(D.hsplit_item, rand(6), 3, 2, constant=("sections", "index"))
+    check(D.vsplit_item, rand(4, 3), 2, 0, constant=("sections", "index"))
+    check(D.dsplit_item, rand(2, 2, 6), 3, 1, constant=("sections", "index"))
+
+
+def test_order_statistics():
+    check(np.partition, rand(7), 2, constant=("kth",))
+    check(np.partition, rand(3, 5), 1, constant=("kth",))
+    check(np.percentile, rand(7), 37.0)
+    check(np.percentile, rand(2, 3), np.array([10.0, 55.0, 99.0]))
+    check(np.quantile, rand(6), 0.3)
+    check(np.quantile, rand(6), np.array([0.02, 0.45]))
 
 
 @pytest.mark.parametrize("offset", [0, 1, -1])
@@ -626,6 +652,8 @@ DEDICATED = {
     np.real, np.linalg.cholesky, np.linalg.pinv, D.eigh_values, D.eigh_vectors,
     D.svd_values, D.slogdet_logabs, np.kron, np.cross, np.moveaxis, np.rot90, np.repeat,
     np.nan_to_num, np.linspace, D.split_item, D.array_split_item,
+    np.linalg.eigvalsh, D.svd_u, D.svd_vh, D.eig_values, D.eig_vectors, np.linalg.eigvals,
+    D.hsplit_item, D.vsplit_item, D.dsplit_item, np.partition, np.percentile, np.quantile,
     *([np.row_stack] if hasattr(np, "row_stack") else [])}
 
 

@@ -5,7 +5,9 @@ shape functions, against central finite differences of the pure-Python function,
 reverse mode, forward mode and (for the special functions) forward over reverse.
 Several primitives share one compiled function."""
 import math
+import operator
 
+import numba
 import numpy as np
 import pytest
 
@@ -89,8 +91,8 @@ def test_lgamma_gamma_hvp_uses_trigamma():
 # ------------------------------------------------------------------- NumPy of float input
 @nad.grad_jit
 def float_input(x, a):
-    """np.sinc, real, imag, conj, conjugate, angle of floats and float arrays; the angle
-    away from 0, where it jumps."""
+    """np.sinc, real, imag, conj, conjugate, angle of floats and float arrays (the angle
+    away from 0, where it jumps); operator.mul and the like called as functions."""
     s = np.sinc(a) + np.real(a) * np.conj(a) + np.conjugate(a) + np.imag(a) \
         + np.angle(a - 3.0)
     for i in range(x.shape[0]):
@@ -98,6 +100,8 @@ def float_input(x, a):
     y = np.sinc(x) * np.real(x) + np.conj(x) * np.conjugate(x) + np.imag(x) \
         + np.angle(x - 3.0) * np.angle(x * x + 1.0)
     y = y + x.real * x.conj() + x.imag + x.conjugate()
+    # operators called as functions take their operators' rules
+    s += operator.mul(a, 2.0) + operator.truediv(operator.neg(a), 3.0) + operator.pow(a, 2)
     return s + np.sum(y * y)
 
 
@@ -155,15 +159,15 @@ def test_decompositions_reverse_and_forward(b_shape):
 
 
 @nad.grad_jit
-def singular_vectors(a):
-    u, s, vh = np.linalg.svd(a)
-    return np.sum(u * u * a) + np.sum(s)
+def orthogonal_factor(a):
+    q, r = np.linalg.qr(a)
+    return np.sum(q * q * a) + np.sum(r)
 
 
 def test_tuple_item_without_rule_is_refused_naming_the_function():
     with pytest.raises(NonDifferentiableError,
-                       match=r"item 0 of the tuple returned by .*np\.linalg\.svd"):
-        singular_vectors.grad(rand(3, 3))
+                       match=r"item [01] of the tuple returned by .*np\.linalg\.qr"):
+        orthogonal_factor.grad(rand(3, 3))
 
 
 # ------------------------------------------------------------------ arranging elements
@@ -211,3 +215,85 @@ def test_split_items_reverse_and_forward():
     tangents = (rand(6), rand(5, 2))
     _, t = pieces.jvp(args, tangents)
     assert t == pytest.approx(fd_jvp(pieces, args, tangents), rel=1e-6)
+
+
+@numba.njit
+def _vertical_pieces(m):
+    return np.vsplit(m, 2)
+
+
+@nad.grad_jit
+def selections_and_pieces(x, m, t, n, k):
+    """np.select of lists written at the call (with and without a default, the default a
+    float argument); hsplit, vsplit, dsplit; split and array_split along an axis, by
+    position and keyword; sections and the item's index known only at run time; the
+    pieces of a list an njit helper returns."""
+    s1 = np.select([x > 0.2, x < -0.5], [x * x, np.sin(x)], t)
+    s2 = np.select((m > 0.0,), (m * 3.0,))
+    h = np.hsplit(m, 2)[1] * np.hsplit(x, 3)[0].sum()
+    v = np.vsplit(m, 2)[0]
+    d = np.dsplit(m.reshape((2, 2, 6)), 3)[2]
+    a = np.split(m, 3, axis=1)[2] + np.array_split(m, 4, 1)[k] * np.split(m, 2, -1)[0][:, :2]
+    p = np.split(x, n)
+    b = np.array_split(x, n)[n - 1]
+    vp = _vertical_pieces(m)            # the list returned by a helper
+    v = v + vp[1] * vp[0]
+    return (np.sum(s1 * s1) + np.sum(np.sin(s2)) + np.sum(h * h) + np.sum(v ** 3)
+            + np.sum(d * d * d) + np.sum(np.cos(a)) + np.sum(p[k] * p[0]) + np.sum(b * b))
+
+
+def test_select_and_splits_reverse_and_forward():
+    x = np.array([0.3, -1.7, 0.6, 2.5, -0.45, 0.1])   # away from the conditions' edges
+    args = (x, rand(4, 6), 0.7, 3, 1)
+    check_fd(selections_and_pieces, *args)
+    tangents = (rand(6), rand(4, 6), 0.5, None, None)
+    _, t = selections_and_pieces.jvp(args, tangents)
+    assert t == pytest.approx(fd_jvp(selections_and_pieces, args, tangents), rel=1e-6)
+
+
+@nad.grad_jit
+def select_of_a_grown_list(x):
+    conds = [x > 0.2]
+    conds.append(x < -0.5)          # not the list written at the call: not expanded
+    return np.sum(np.select(conds, [x * x, np.sin(x)]))
+
+
+@nad.grad_jit
+def piece_of_a_shortened_list(x):
+    p = np.split(x, 3)
+    p.pop(0)                        # p[0] is no longer piece 0
+    return np.sum(p[0] * p[0])
+
+
+@nad.grad_jit
+def pieces_in_a_loop(x, n):
+    p = np.split(x, n)
+    s = 0.0
+    for i in range(len(p)):
+        s += np.sum(p[i] * p[i]) * (i + 1.0)
+    return s
+
+
+def test_lists_changed_in_place_are_refused_naming_the_function():
+    with pytest.raises(NonDifferentiableError, match=r"np\.select"):
+        select_of_a_grown_list.grad(np.array([0.3, -1.7, 0.6]))
+    with pytest.raises(NonDifferentiableError, match=r"item 0 .*np\.split.*not changed"):
+        piece_of_a_shortened_list.grad(rand(6))
+    check_fd(pieces_in_a_loop, rand(6), 3)      # only read: each item is its piece
+
+
+@nad.grad_jit
+def clipped_and_expanded(x, lo, hi):
+    w = np.arange(6.0).reshape(3, 2)
+    return (np.sum(np.clip(x, lo, hi) * w) + np.sum(np.expand_dims(x, 0) ** 2)
+            + np.sum(np.atleast_2d(x[0]) ** 3) + np.sum(np.atleast_1d(x) * w)
+            + np.average(x[0], weights=hi) * np.linalg.norm(x) + np.linalg.norm(x[1], 1))
+
+
+def test_clip_added_axes_average_and_norm_in_forward_mode():
+    x = np.array([[0.3, -1.7], [0.9, 2.5], [-0.45, 0.1]])     # away from the bounds
+    args = (x, -0.5, np.array([0.2, 1.0]))
+    check_fd(clipped_and_expanded, *args)
+    tangents = (rand(3, 2), 0.3, rand(2))
+    _, t = clipped_and_expanded.jvp(args, tangents)
+    assert t == pytest.approx(fd_jvp(clipped_and_expanded, args, tangents), rel=1e-6)

@@ -32,12 +32,15 @@ def _check_expr(facts, activity, name, e, stmt):
             and not is_range(facts.resolve_global(e.func)):
         check_call(facts, activity, e, name)
         _check_mutating_call(facts, activity, e)
+        _check_sequence_operands(facts, activity, e, name)
     if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array) \
             and facts.array_rule(e) is None:
         facts.error("in-place whole-array arithmetic (`%s=` on %s) with no adjoint rule"
                     % (OPS.get(e.immutable_fn, "?"), facts.ty(e.lhs)), e.loc)
     if e.op != "phi" and name in activity.useful and is_float_array(facts.ty(name)):
         _check_array_def(facts, name, e, stmt)
+    if name in activity.useful:
+        _check_optional_inputs(facts, activity, e)
 
 
 def _check_writes_into_views(facts, activity):
@@ -88,18 +91,61 @@ def check_call(facts, activity, e, name):
     t = facts.ty(name)
     if fn in R.ARRAY_CONSTRUCTORS:
         return
-    # (Array results are checked with the array's definition, _check_array_def.)
-    if name in activity.useful and is_float(t) \
-            and fn not in R.CALL_RULES and fn not in R.NON_DIFFERENTIABLE_CALLS:
+    # (Array results are checked with the array's definition, _check_array_def.) A float
+    # of arrays without an array rule (np.nanmax(x)) has none: the scalar rules of
+    # CALL_RULES are of floats.
+    on_arrays = any(isinstance(facts.ty(a), types.Array)
+                    for a in list(e.args) + [v for _, v in e.kws])
+    if name in activity.useful and is_float(t) and fn not in R.NON_DIFFERENTIABLE_CALLS \
+            and (fn not in R.CALL_RULES or on_arrays):
         fname = getattr(fn, "__name__", None)
         if fname is None:
             f = facts.def_expr(e.func.name)
             fname = ("the method %s" % f.attr if isinstance(f, ir.Expr)
                      and f.op == "getattr" else str(fn))
-        on_arrays = any(isinstance(facts.ty(a), types.Array) for a in e.args)
         table = "array_rules.ARRAY_RULES" if on_arrays else "CALL_RULES"
         facts.error("the call to %s has no adjoint rule (add one to "
                     "numba_adstack.ad.rules.%s)" % (fname, table), e.loc)
+
+
+def _check_optional_inputs(facts, activity, e):
+    """A value that may be None (``np.linalg.matrix_power`` returns an optional array)
+    has no derivative rule: refused where the gradient reads it, naming what made it."""
+    for v in facts.expr_inputs(e):
+        t = facts.ty(v)
+        if v not in activity.varied or not isinstance(t, types.Optional):
+            continue
+        d = facts.def_expr(v)
+        what = _call_description(facts, d) if isinstance(d, ir.Expr) and d.op == "call" \
+            else "the value %r" % v
+        facts.error("%s producing %s (a value or None) has no derivative rule"
+                    % (what, t), e.loc)
+
+
+def _check_sequence_operands(facts, activity, e, name):
+    """A primitive given a tuple or list holding varied floats (``np.append(x, [a, b])``)
+    gets contributions for the arrays of a tuple built in the function only: refuse the
+    rest rather than give the floats none."""
+    if name not in activity.useful:
+        return
+    bound = bind_expr(facts, e)
+    if bound is None:
+        return
+    for op in bound.operands:
+        if not (isinstance(op, ir.Var) and op.name in activity.varied
+                and isinstance(facts.ty(op), (types.BaseTuple, types.List))):
+            continue
+        t = facts.ty(op)
+        elems = t.types if isinstance(t, types.BaseTuple) else (t.dtype,)
+        if not any(is_float(x) or is_float_array(x) for x in elems):
+            continue                    # a shape: integers only
+        built = facts.tuple_build(op.name) if isinstance(t, types.BaseTuple) else None
+        if built is None or any(v.name in activity.varied and not is_float_array(facts.ty(v))
+                                for v in built.items):
+            facts.error("%s of a %s holding floats that depend on the arguments: the "
+                        "gradient reaches the arrays of a tuple written at the call only; "
+                        "make the floats an array first (`np.array([a, b])`)"
+                        % (_call_description(facts, e), facts.ty(op)), e.loc)
 
 
 def _check_mutating_call(facts, activity, e):
@@ -159,9 +205,10 @@ def array_expr_message(facts, name):
         elif e.op in ("static_getitem", "getitem"):
             item = _tuple_item_description(facts, e)
             if item is not None:
-                return ("%s has no derivative rule (the items with one: both of "
-                        "np.linalg.eigh's, np.linalg.svd's singular values, "
-                        "np.linalg.slogdet's; see docs/array_rules.md)" % item)
+                return ("%s has no derivative rule (the items with one: those of "
+                        "np.linalg.eigh, eig, svd and slogdet, and of np.split, "
+                        "array_split, hsplit, vsplit and dsplit read from a list not "
+                        "changed in place; see docs/array_rules.md)" % item)
     target = "" if name.startswith("$") else ", assigned to %r," % name
     return ("%s%s producing %s has no array rule (the supported primitives are listed in "
             "docs/array_rules.md): write the element-wise loop"

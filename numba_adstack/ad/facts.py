@@ -308,6 +308,11 @@ class IRFacts(ArrayFacts):
             return [e.value.name] if _differentiable(self.ty(e.value)) else []
         if e.op == "getattr" and e.attr == "T":
             return [e.value.name] if is_float_array(self.ty(e.value)) else []
+        if e.op == "getattr" and is_float_array(self.ty(e.value)) \
+                and bind_expr(self, e) is not None:
+            # x.real, x.imag: the adjoint flows into x (a computed x must be useful, or
+            # its own operands would get none).
+            return [e.value.name]
         if e.op == "cast":
             return [e.value.name]
         if e.op == "call":

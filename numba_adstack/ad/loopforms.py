@@ -11,6 +11,8 @@ original iterator yields::
     for i, v in enumerate(x, s)   ->   for k in range(len(x)): i, v = s + k, x[k]
     for idx in np.ndindex(n, m)   ->   for k in range(n * m): idx = (k // m, k % m)
     for v in A.flat               ->   for k in range(A.size): v = A[k // m, k % m]
+                                       (v = np.ravel(A)[k] when A's dimensions are known
+                                       only once typed)
     for row in X                  ->   for k in range(len(X)): row = X[k]
     zip(range(a, b, c), ...)      ->   item k is a + k * c
 
@@ -25,6 +27,7 @@ at the top of the body).
 """
 import operator
 
+import numpy as np
 from numba.core import ir, types
 from numba.core.compiler import _EarlyPipelineCompletion
 from numba.core.compiler_machinery import FunctionPass, register_pass
@@ -36,6 +39,8 @@ from ..errors import NonDifferentiableError
 from .checkpoint_loop import strip_markers
 from .facts import raise_non_differentiable
 
+# NumPy functions returning iterators rather than arrays.
+_ITERATORS = {"nditer", "ndenumerate", "ndindex", "flatiter"}
 # Creators whose first argument is the shape of the array they make.
 _SHAPED_CREATORS = {"zeros", "ones", "empty", "full"}
 _LIKE_CREATORS = {"zeros_like", "ones_like", "empty_like", "full_like", "copy"}
@@ -229,10 +234,12 @@ def _ndindex_sequence(em, call):
 
 def _flat_sequence(em, array):
     ndim = _ndim(em, array)
-    if ndim is None:
-        em.refuse("a loop over x.flat where the number of dimensions of x is not known "
-                  "before typing (x an argument or made by np.zeros((n, m)) and the like)")
     held = em.assign(array, "$loopform_seq")
+    if ndim is None:
+        # Dimensions known only once typed (np.outer(x, y).flat): the items of
+        # np.ravel(x), made before the loop (a view of a contiguous x).
+        flat = em.call(np.ravel, held)
+        return _Sequence(em.call(len, flat), lambda k: em.getitem(flat, k))
     if ndim == 1:
         return _Sequence(em.call(len, held), lambda k: em.getitem(held, k))
     shape = em.assign(ir.Expr.getattr(held, "shape", em.loc))
@@ -417,6 +424,11 @@ def _is_loop_form(em, var):
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "flat":
         return True
     ndim = _ndim(em, var)
+    if ndim is None and isinstance(defn, ir.Expr) and defn.op == "call":
+        # An array a NumPy function makes, of dimensions known only once typed
+        # (np.outer(x, y)): its rows x[k], or its elements when it has one dimension.
+        name = em.callname(defn)
+        return name is not None and name[1] == "numpy" and name[0] not in _ITERATORS
     return ndim is not None and ndim > 1
 
 

@@ -113,12 +113,14 @@ def _operand(operands, a):
 
 
 def _is_index_array(t):
-    """A 1-d array of integers or booleans, or a tuple of one with integers and slices:
-    ``x[idx]``, ``x[idx, 1]``, ``x[:, idx]`` gather (a copy, not a view)."""
+    """A 1-d array of integers or booleans, an n-d array of integers, or a tuple of a 1-d
+    one with integers and slices: ``x[idx]``, ``x[idx2d]``, ``x[idx, 1]``, ``x[:, idx]``
+    gather (a copy, not a view)."""
     if isinstance(t, types.BaseTuple):
         return take_index_parts(t) is not None
-    return isinstance(t, types.Array) and t.ndim == 1 \
-        and isinstance(t.dtype, (types.Integer, types.Boolean))
+    return isinstance(t, types.Array) and (
+        isinstance(t.dtype, types.Integer)
+        or (t.ndim == 1 and isinstance(t.dtype, types.Boolean)))
 
 
 def _array_of_items(facts, seq):

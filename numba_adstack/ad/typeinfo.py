@@ -19,7 +19,10 @@ def is_kept_array(t):
 
 
 def carries_floats(t):
-    """Types other than floats and float arrays that can hold a differentiable value."""
+    """Types other than floats and float arrays that can hold a differentiable value (an
+    optional one too: ``np.linalg.matrix_power`` returns an optional array)."""
+    if isinstance(t, types.Optional):
+        return is_float(t.type) or is_float_array(t.type) or carries_floats(t.type)
     return isinstance(t, (types.Complex, types.BaseTuple, types.List, types.BoundFunction,
                           types.NumpyFlatType, types.Record))
 

@@ -76,7 +76,8 @@ class Adjoints:
             item = facts.tuple_item(e)
             if item is not None:
                 return self.ref_bar(item)
-            return "%s[%s]" % (self.ref_bar(e.value), self.src.index(e, self.ref))
+            if facts.array_root(name) != name:     # a view (x[idx] is a copy: its own)
+                return "%s[%s]" % (self.ref_bar(e.value), self.src.index(e, self.ref))
         if isinstance(e, ir.Arg) or name in self.cx.activity.array_adjoints:
             return self.names.bar(name)
         if name in self.cx.activity.array_values:

@@ -13,8 +13,11 @@ reshapes): add contributions into adjoints, never write into them.
   ``math.gamma``);
 * ``vjp_arrange``: ``kron_vjp_a``/``_b``, ``repeat_vjp``, ``linspace_weights``,
   ``append_axis_vjp_arr``/``_values`` (``np.append`` with or without an axis);
-* ``vjp_decomp``: the items of ``eigh``/``svd``/``slogdet`` (``eigh_values``...), and
-  the adjoints and tangents of those and of ``cholesky``, ``pinv``;
+* ``vjp_decomp``: the items of ``eigh``/``eig``/``svd``/``slogdet`` (``eigh_values``...)
+  and of the splits (``split_item``...), and the adjoints and tangents of those and of
+  ``cholesky``, ``pinv``;
+* ``vjp_order``: ``partition_vjp``, ``percentile_vjp_a``/``_q`` (also ``np.quantile``)
+  and their tangents;
 * ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
 * ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``,
   ``cumprod_vjp`` (and ``cumprod_jvp``, the forward mode's), ``norm_vjp``,
@@ -67,7 +70,9 @@ RULE_HELPERS.update({name: getattr(vjp_decomp, name) for name in (
     "eigh_values_vjp", "eigh_values_jvp", "eigh_vectors_vjp", "eigh_vectors_jvp",
     "svd_values_vjp", "svd_values_jvp", "slogdet_vjp", "slogdet_jvp", "cholesky_vjp",
     "cholesky_jvp", "pinv_vjp", "pinv_jvp", "split_item", "array_split_item",
-    "split_item_vjp")})
+    "hsplit_item", "vsplit_item", "dsplit_item", "split_item_vjp", "hsplit_item_vjp",
+    "svd_u", "svd_vh", "svd_u_vjp", "svd_vh_vjp", "svd_u_jvp", "svd_vh_jvp", "eig_values",
+    "eig_vectors", "eig_values_vjp", "eig_values_jvp", "eig_vectors_vjp", "eig_vectors_jvp")})
 
 # np.diff, np.interp and x[idx]: vjp_sequence.
 from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp,  # noqa: E402
@@ -77,6 +82,14 @@ from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jv
 RULE_HELPERS.update({f.__name__: f for f in (
     diff_vjp, interp_vjp_x, interp_vjp_xp, interp_vjp_fp, take_vjp, interp_jvp,
     interp_vjp_x_jvp, interp_vjp_xp_jvp, interp_vjp_fp_jvp, last_writes)})
+
+# np.partition, np.percentile, np.quantile: vjp_order.
+from .vjp_order import (partition_jvp, partition_vjp, percentile_jvp_a,  # noqa: E402
+                        percentile_jvp_q, percentile_vjp_a, percentile_vjp_q)
+
+RULE_HELPERS.update({f.__name__: f for f in (
+    partition_vjp, partition_jvp, percentile_vjp_a, percentile_vjp_q, percentile_jvp_a,
+    percentile_jvp_q)})
 
 #: Helpers that add a contribution into the adjoint array given first (``add_dot_vjp_a``
 #: for the rules' ``into`` templates): they write memory, so they are kept apart from the

@@ -124,6 +124,9 @@ for _np_fn, _math_fn in _NUMPY_TWINS.items():
 for _np_fn in (np.sum, np.prod, np.mean, np.max, np.min, np.amax, np.amin, np.nansum,
                np.nanprod, np.nanmean, np.nanmax, np.nanmin, np.median, np.nanmedian):
     CALL_RULES.setdefault(_np_fn, ("{g}",))
+# The spread of one float is 0, whatever the float.
+for _np_fn in (np.std, np.var, np.nanstd, np.nanvar):
+    CALL_RULES.setdefault(_np_fn, (None,))
 
 # Rules by operator (binary and in-place binary operators share them).
 BINOP_RULES = RuleTable({
@@ -170,6 +173,10 @@ _UFUNC_RULES = {
 }
 for _fn, _rule in _UFUNC_RULES.items():
     CALL_RULES.setdefault(_fn, _rule)
+# The operators called as functions (operator.mul(a, b)): their operators' rules.
+for _table in (BINOP_RULES, UNARY_RULES):
+    for _fn, _rule in _table.items():
+        CALL_RULES.setdefault(_fn, _rule)
 
 for _table, _name in ((CALL_RULES, "CALL_RULES"), (BINOP_RULES, "BINOP_RULES"),
                       (UNARY_RULES, "UNARY_RULES")):

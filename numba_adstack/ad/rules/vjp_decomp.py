@@ -1,8 +1,8 @@
-"""Matrix decompositions: the items of ``np.linalg.eigh``, ``svd`` and ``slogdet`` that have
-a derivative, as functions of their own (capture rewrites ``np.linalg.eigh(a)[0]`` as
-``eigh_values(a)``: ad/numpy_items.py), and the adjoints and tangents of those and of
-``np.linalg.cholesky`` and ``np.linalg.pinv``; and, read the same way, the pieces of
-``np.split`` and ``np.array_split`` (``split_item``).
+"""Matrix decompositions: the items of ``np.linalg.eigh``, ``eig``, ``svd`` and ``slogdet``,
+as functions of their own (capture rewrites ``np.linalg.eigh(a)[0]`` as ``eigh_values(a)``:
+ad/numpy_items.py), and the adjoints and tangents of those and of ``np.linalg.cholesky``
+and ``np.linalg.pinv``; and, read the same way, the pieces of ``np.split``,
+``np.array_split``, ``np.hsplit``, ``vsplit`` and ``dsplit`` (``split_item``...).
 
 ``eigh`` and ``cholesky`` read the lower triangle of ``a`` only: their adjoint is the
 gradient with respect to those entries (``lower_of``), which is also what reaches ``b``
@@ -27,9 +27,34 @@ def eigh_vectors(a):
 
 
 @njit(cache=False)
-def svd_values(a):
+def svd_values(a, full_matrices=True):
     """``np.linalg.svd(a)[1]``: the singular values, descending."""
-    return np.linalg.svd(a)[1]
+    return np.linalg.svd(a, full_matrices)[1]
+
+
+@njit(cache=False)
+def svd_u(a, full_matrices=True):
+    """``np.linalg.svd(a, full_matrices)[0]``: the left singular vectors, one per column."""
+    return np.linalg.svd(a, full_matrices)[0]
+
+
+@njit(cache=False)
+def svd_vh(a, full_matrices=True):
+    """``np.linalg.svd(a, full_matrices)[2]``: the right singular vectors, one per row."""
+    return np.linalg.svd(a, full_matrices)[2]
+
+
+@njit(cache=False)
+def eig_values(a):
+    """``np.linalg.eig(a)[0]`` of a real ``a`` with real eigenvalues (Numba raises
+    otherwise): the eigenvalues in LAPACK's order."""
+    return np.linalg.eig(a)[0]
+
+
+@njit(cache=False)
+def eig_vectors(a):
+    """``np.linalg.eig(a)[1]``: the eigenvectors, of unit length, one per column."""
+    return np.linalg.eig(a)[1]
 
 
 @njit(cache=False)
@@ -124,14 +149,14 @@ def eigh_vectors_jvp(a, d):
 
 # ---------------------------------------------------------------------- svd, slogdet
 @njit(cache=False)
-def svd_values_vjp(g, a):
+def svd_values_vjp(g, a, full_matrices=True):
     """Distinct non-zero singular values: A_bar = U diag(s_bar) V^T (thin factors)."""
     u, _, vh = np.linalg.svd(np.ascontiguousarray(a), full_matrices=False)
     return np.dot(u * np.ascontiguousarray(g), vh)
 
 
 @njit(cache=False)
-def svd_values_jvp(a, d):
+def svd_values_jvp(a, d, full_matrices=True):
     u, _, vh = np.linalg.svd(np.ascontiguousarray(a), full_matrices=False)
     return np.sum(u * np.dot(np.ascontiguousarray(d), vh.T), axis=0)
 
@@ -144,6 +169,128 @@ def slogdet_vjp(g, a):
 @njit(cache=False)
 def slogdet_jvp(a, d):
     return np.sum(np.linalg.inv(np.ascontiguousarray(a)).T * d)
+
+
+# ---------------------------------------------------------------------- svd vectors
+# Thin factors A = U diag(s) V^T, k = min(m, n) singular values, distinct and non-zero;
+# F[i, j] = 1 / (s[j]^2 - s[i]^2) off the diagonal (Townsend 2016). With full_matrices
+# and a non-square a, the vectors past k span the complement in any basis LAPACK picks:
+# they have no derivative.
+_FULL = ("np.linalg.svd: the derivative of the singular vectors past min(m, n), which "
+         "full_matrices=True adds for a non-square matrix, is not defined (any basis of "
+         "the complement); pass full_matrices=False")
+
+
+@njit(cache=False)
+def _svd_thin(a, full_matrices, left):
+    m, n = a.shape
+    if full_matrices and ((left and m > n) or (not left and n > m)):
+        raise ValueError(_FULL)
+    return np.linalg.svd(np.ascontiguousarray(a), full_matrices=False)
+
+
+@njit(cache=False)
+def _svd_gaps(s):
+    k = s.shape[0]
+    f = np.zeros((k, k))
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                f[i, j] = 1.0 / (s[j] * s[j] - s[i] * s[i])
+    return f
+
+
+@njit(cache=False)
+def svd_u_vjp(g, a, full_matrices):
+    """A_bar = U (F o (U^T U_bar - U_bar^T U)) S V^T + (I - U U^T) U_bar S^-1 V^T."""
+    u, s, vh = _svd_thin(a, full_matrices, True)
+    g = np.ascontiguousarray(g)
+    utg = np.dot(u.T, g)
+    inner = _svd_gaps(s) * (utg - utg.T) * s.reshape((1, s.size))
+    out = np.dot(np.dot(u, inner), vh)
+    return out + np.dot((g - np.dot(u, utg)) / s.reshape((1, s.size)), vh)
+
+
+@njit(cache=False)
+def svd_vh_vjp(g, a, full_matrices):
+    """With V_bar = Vh_bar^T: A_bar = U S (F o (V^T V_bar - V_bar^T V)) V^T
+    + U S^-1 V_bar^T (I - V V^T)."""
+    u, s, vh = _svd_thin(a, full_matrices, False)
+    g = np.ascontiguousarray(g)                          # Vh_bar = V_bar^T
+    vtgv = np.dot(vh, np.ascontiguousarray(g.T))         # V^T V_bar
+    inner = s.reshape((s.size, 1)) * (_svd_gaps(s) * (vtgv - vtgv.T))
+    out = np.dot(np.dot(u, inner), vh)
+    rest = g - np.dot(np.dot(g, np.ascontiguousarray(vh.T)), vh)
+    return out + np.dot(u / s.reshape((1, s.size)), rest)
+
+
+@njit(cache=False)
+def svd_u_jvp(a, d, full_matrices):
+    """dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^-1, dP = U^T dA V."""
+    u, s, vh = _svd_thin(a, full_matrices, True)
+    dv = np.dot(np.ascontiguousarray(d), np.ascontiguousarray(vh.T))      # dA V
+    dp = np.dot(u.T, dv)
+    sr = s.reshape((1, s.size))
+    du = np.dot(u, _svd_gaps(s) * (dp * sr + sr.T * dp.T))
+    return du + (dv - np.dot(u, dp)) / sr
+
+
+@njit(cache=False)
+def svd_vh_jvp(a, d, full_matrices):
+    """dV = V (F o (S dP + dP^T S)) + (I - V V^T) dA^T U S^-1; the tangent is dV^T."""
+    u, s, vh = _svd_thin(a, full_matrices, False)
+    d = np.ascontiguousarray(d)
+    v = np.ascontiguousarray(vh.T)
+    dtu = np.dot(np.ascontiguousarray(d.T), u)                            # dA^T U
+    dp = np.dot(np.dot(u.T, d), v)
+    sr = s.reshape((1, s.size))
+    dvv = np.dot(v, _svd_gaps(s) * (sr.T * dp + dp.T * sr))
+    dvv += (dtu - np.dot(v, np.dot(v.T, dtu))) / sr
+    return np.ascontiguousarray(dvv.T)
+
+
+# ---------------------------------------------------------------------- eig
+# A = V diag(w) V^-1 with real, distinct eigenvalues; dA maps to M = V^-1 dA V: dw is its
+# diagonal, and the columns of V (of unit length) move by V (F o M), F[i, j] =
+# 1 / (w[j] - w[i]), less their component along themselves.
+@njit(cache=False)
+def _eig(a):
+    w, v = np.linalg.eig(np.ascontiguousarray(a))
+    return w, v, np.linalg.inv(v)
+
+
+@njit(cache=False)
+def eig_values_vjp(g, a):
+    """A_bar = V^-T diag(w_bar) V^T."""
+    _, v, vinv = _eig(a)
+    g = np.ascontiguousarray(g)
+    return np.dot(np.ascontiguousarray(vinv.T) * g.reshape((1, g.size)),
+                  np.ascontiguousarray(v.T))
+
+
+@njit(cache=False)
+def eig_values_jvp(a, d):
+    _, v, vinv = _eig(a)
+    return np.sum(vinv.T * np.dot(np.ascontiguousarray(d), v), axis=0)
+
+
+@njit(cache=False)
+def eig_vectors_vjp(g, a):
+    w, v, vinv = _eig(a)
+    g = np.ascontiguousarray(g)
+    along = np.sum(g * v, axis=0)
+    pbar = g - v * along.reshape((1, along.size))
+    mbar = _gaps(w) * np.dot(np.ascontiguousarray(v.T), pbar)
+    return np.dot(np.dot(np.ascontiguousarray(vinv.T), mbar), np.ascontiguousarray(v.T))
+
+
+@njit(cache=False)
+def eig_vectors_jvp(a, d):
+    w, v, vinv = _eig(a)
+    m = np.dot(np.dot(vinv, np.ascontiguousarray(d)), v)
+    p = np.dot(v, _gaps(w) * m)
+    along = np.sum(v * p, axis=0)
+    return p - v * along.reshape((1, along.size))
 
 
 # ---------------------------------------------------------------------- cholesky, pinv
@@ -197,24 +344,50 @@ def pinv_jvp(y, a, d):
 
 # ---------------------------------------------------------------------- split items
 @njit(cache=False)
-def split_item(ary, sections, index):
-    """``np.split(ary, sections)[index]`` (along the first axis)."""
-    return np.split(ary, sections)[index]
+def split_item(ary, sections, index, axis=0):
+    """``np.split(ary, sections, axis)[index]``."""
+    return np.split(ary, sections, axis)[index]
 
 
 @njit(cache=False)
-def array_split_item(ary, sections, index):
-    """``np.array_split(ary, sections)[index]``."""
-    return np.array_split(ary, sections)[index]
+def array_split_item(ary, sections, index, axis=0):
+    """``np.array_split(ary, sections, axis)[index]``."""
+    return np.array_split(ary, sections, axis)[index]
 
 
 @njit(cache=False)
-def split_item_vjp(g, ary, sections, index, unequal):
-    """``g`` in the rows of ``ary`` that piece ``index`` holds, zeros elsewhere."""
-    rows = np.arange(ary.shape[0])
+def hsplit_item(ary, sections, index):
+    """``np.hsplit(ary, sections)[index]``: along the columns (the elements of a 1-d
+    ``ary``)."""
+    return np.hsplit(ary, sections)[index]
+
+
+@njit(cache=False)
+def vsplit_item(ary, sections, index):
+    """``np.vsplit(ary, sections)[index]``: along the rows."""
+    return np.vsplit(ary, sections)[index]
+
+
+@njit(cache=False)
+def dsplit_item(ary, sections, index):
+    """``np.dsplit(ary, sections)[index]``: along the third axis."""
+    return np.dsplit(ary, sections)[index]
+
+
+@njit(cache=False)
+def split_item_vjp(g, ary, sections, index, axis, unequal):
+    """``g`` in the slab along ``axis`` of ``ary`` that piece ``index`` holds, zeros
+    elsewhere."""
+    ax = axis + ary.ndim if axis < 0 else axis
+    rows = np.arange(ary.shape[ax])
     pieces = np.array_split(rows, sections) if unequal else np.split(rows, sections)
     out = np.zeros(ary.shape)
     piece = pieces[index]
     if piece.size:
-        out[piece[0]:piece[0] + piece.size] += g
+        np.moveaxis(out, ax, 0)[piece[0]:piece[0] + piece.size] += np.moveaxis(g, ax, 0)
     return out
+
+
+@njit(cache=False)
+def hsplit_item_vjp(g, ary, sections, index):
+    return split_item_vjp(g, ary, sections, index, 1 if ary.ndim > 1 else 0, False)

@@ -214,13 +214,14 @@ def _take_tuple_impl(g, a, index):
 
 @by_type
 def take_vjp(g, a, index):
-    """``y = a[index]`` with ``index`` a 1-d array of integers or booleans (along the
-    first axis), or a tuple of such arrays with integers and slices (``a[idx, 1]``,
+    """``y = a[index]`` with ``index`` an array of integers or a 1-d array of booleans
+    (along the first axis), or a tuple of such arrays with integers and slices (``a[idx, 1]``,
     ``a[:, idx]``, ``a[rows, cols]``): ``g``'s slices added back into the cells they
     came from (repeated indices add up)."""
     if isinstance(index, types.BaseTuple):
         return _take_tuple_impl(g, a, index)
-    if not isinstance(index, types.Array) or index.ndim != 1:
+    if not isinstance(index, types.Array) or (index.ndim != 1 and not isinstance(
+            index.dtype, types.Integer)):
         return None
     dtype = _contribution_dtype(g, a)
     if isinstance(index.dtype, types.Boolean):
@@ -237,12 +238,14 @@ def take_vjp(g, a, index):
         return by_mask
 
     def by_position(g, a, index):
+        # (an n-d index array gathers its rows in C order, as a flat one would)
         out = np.zeros(a.shape, dtype)
         n = a.shape[0]
         rows = out.reshape((n, out.size // n if n else 0))
         src = np.ascontiguousarray(g).reshape((index.size, rows.shape[1]))
+        flat = np.ascontiguousarray(index).reshape(index.size)
         for k in range(index.size):
-            i = index[k]
+            i = flat[k]
             rows[i + n if i < 0 else i] += src[k]
         return out
     return by_position

@@ -198,7 +198,16 @@ def _append_impl(g, arr, values, of_values):
     with ``of_values``, from ``values``, in that operand's shape (a float for a
     scalar)."""
     operand = values if of_values else arr
-    first = "arr.size" if isinstance(arr, types.Array) else "1"
+    if isinstance(arr, types.Array):
+        first = "arr.size"
+    elif isinstance(arr, types.BaseTuple) and all(isinstance(t, types.Number)
+                                                 for t in arr.types) or \
+            isinstance(arr, types.List) and isinstance(arr.dtype, types.Number):
+        first = "len(arr)"                  # a flat list or tuple of numbers
+    elif isinstance(arr, (types.List, types.BaseTuple)):
+        first = "np.asarray(arr).size"
+    else:
+        first = "1"
     if isinstance(operand, types.Array):
         part = "g[%s:]" % first if of_values else "g[:%s]" % first
         body = "np.ascontiguousarray(%s).reshape(%s.shape)" % (

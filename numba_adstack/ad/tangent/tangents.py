@@ -116,6 +116,8 @@ def zero_of(t, src):
     if isinstance(t, types.BaseTuple) and has_floats(t):
         return "(%s)" % "".join(zero_of(x, "%s[%d]" % (src, k)) + ", "
                                 for k, x in enumerate(t.types))
+    if isinstance(t, types.List) and isinstance(t.dtype, types.Number):
+        return "np.zeros(len(%s))" % src        # np.append(a_list, x): a flat zero
     return "None"
 
 
@@ -286,10 +288,13 @@ class Tangents:
             return self.bilinear_helper(fn, args, BILINEAR_HELPERS[fn])
         if fn in BILINEAR_CALLS and len(args) == 2 and not kws:
             return self.bilinear(name, self.names.gname(fn) + "({0}, {1})", args)
-        if fn in PICKS and len(args) == 1 and not kws:
+        if fn in PICKS and len(args) == 1 and not kws \
+                and isinstance(facts.ty(args[0]), types.Array):
             return self.pick(args[0], PICKS[fn])
         rule = rule_of(fn)
-        if rule is not None and rule.jvps:
+        arrays = [a for a in args + [v for _, v in kws]
+                  if isinstance(facts.ty(a), types.Array)]
+        if rule is not None and rule.jvps and (arrays or fn not in R.CALL_RULES):
             return self.rule_jvp(name, fn, e)
         if fn in INTERP_ADJOINTS and len(args) == 4 and not kws:
             return "%s(%s)" % (self.names.gname(INTERP_ADJOINTS[fn]), ", ".join(
@@ -297,7 +302,8 @@ class Tangents:
         if fn in R.NON_DIFFERENTIABLE_CALLS or not has_floats(facts.ty(name)):
             return None
         rule = R.CALL_RULES.get(fn)
-        if rule is None or kws:
+        # (A float of arrays: the scalar rule, of one float, does not apply.)
+        if rule is None or kws or (arrays and is_float(facts.ty(name))):
             self._error(name, "the call %s on varied values (no rule)"
                         % getattr(fn, "__name__", fn))
         return self.apply(name, fn, rule, args)
