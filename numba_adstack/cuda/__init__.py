@@ -32,6 +32,8 @@ from .layout import LOCAL_MEMORY_LIMIT_BYTES, stack_bytes
 
 if not SIMULATOR:
     from . import lowering as _lowering  # noqa: F401  (registers the CUDA lowering)
+    from .cpu_first import compile_cpu_allocations as _compile_cpu_allocations
+    _compile_cpu_allocations()
 
 globals().update(intrinsic_functions())
 
