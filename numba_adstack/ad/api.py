@@ -18,7 +18,7 @@ from . import cache as disk_cache
 from . import frozen
 from . import grad_functions
 from . import vjp as _vjp
-from .backward import Backward, overflow_error
+from .backward import Backward, named_memory_error, overflow_error
 from .wrt import wrt_indices
 from .checkpoint_schedule import CheckpointNeeded
 from .tangent.derived import hvp as _hvp
@@ -121,6 +121,8 @@ class GradDispatcher(CPUDispatcher):
             return self.call_backward(*self._all_args(args, kwargs), 1.0)[1]
         except AdStackOverflowError as e:
             raise overflow_error(self, e) from None
+        except MemoryError as e:
+            raise named_memory_error(self.py_func.__qualname__, e) from None
 
     def value_and_grad(self, *args, **kwargs):
         """``(f(*args), f.grad(*args))`` from one forward replay."""
@@ -133,6 +135,8 @@ class GradDispatcher(CPUDispatcher):
             return self.call_backward(*self._all_args(args, kwargs), 1.0)
         except AdStackOverflowError as e:
             raise overflow_error(self, e) from None
+        except MemoryError as e:
+            raise named_memory_error(self.py_func.__qualname__, e) from None
 
     def call_backward(self, *args):
         """``(value, gradients)`` for the arguments and the seed (last), through the

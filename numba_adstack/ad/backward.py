@@ -149,9 +149,12 @@ class Backward:
     def run(self, args, seed=1.0):
         """``(value, gradients)``, regrouped as the arguments; an overflow as the stack
         raised it (``__call__`` and ``grad`` name the function and the fixes)."""
-        if self.layout.trivial:
-            return self._run(args, seed)
-        value, grads = self._run(self.layout.flatten(args), seed)
+        try:
+            if self.layout.trivial:
+                return self._run(args, seed)
+            value, grads = self._run(self.layout.flatten(args), seed)
+        except MemoryError as e:
+            raise named_memory_error(self.qualname, e) from None
         return value, self.layout.regroup(grads, self.arg_wrt)
 
     def checkpointed(self, mode="revolve"):
@@ -185,6 +188,15 @@ class Backward:
             if self._serial is None:
                 self._serial = Backward(self.dispatcher, self.argtypes, parallel=False)
             return self._serial._run(args, seed)
+
+
+def named_memory_error(qualname, exc):
+    """``exc``, a MemoryError of a backward, with the function's name in its message (the
+    checks of compiled code raise constant messages); a CheckpointNeeded as it is."""
+    if isinstance(exc, CheckpointNeeded) or repr(qualname) in str(exc) or \
+            "'%s_backward'" % qualname in str(exc):
+        return exc
+    return MemoryError("the gradient of %r: %s" % (qualname, exc))
 
 
 def overflow_error(dispatcher, exc):

@@ -94,7 +94,8 @@ def check_call(facts, activity, e, name):
     # (Array results are checked with the array's definition, _check_array_def.) A float
     # of arrays without an array rule (np.nanmax(x)) has none: the scalar rules of
     # CALL_RULES are of floats.
-    on_arrays = any(isinstance(facts.ty(a), types.Array)
+    # (A 0-d array is one float: the scalar rule holds for it.)
+    on_arrays = any(isinstance(facts.ty(a), types.Array) and facts.ty(a).ndim > 0
                     for a in list(e.args) + [v for _, v in e.kws])
     if name in activity.useful and is_float(t) and fn not in R.NON_DIFFERENTIABLE_CALLS \
             and (fn not in R.CALL_RULES or on_arrays):

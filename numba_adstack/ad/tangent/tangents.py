@@ -302,8 +302,10 @@ class Tangents:
         if fn in R.NON_DIFFERENTIABLE_CALLS or not has_floats(facts.ty(name)):
             return None
         rule = R.CALL_RULES.get(fn)
-        # (A float of arrays: the scalar rule, of one float, does not apply.)
-        if rule is None or kws or (arrays and is_float(facts.ty(name))):
+        # (A float of arrays: the scalar rule, of one float, does not apply; a 0-d array
+        # is one float.)
+        if rule is None or kws or (is_float(facts.ty(name)) and any(
+                facts.ty(a).ndim > 0 for a in arrays)):
             self._error(name, "the call %s on varied values (no rule)"
                         % getattr(fn, "__name__", fn))
         return self.apply(name, fn, rule, args)
