@@ -20,7 +20,6 @@ import json
 import math
 import os
 import sys
-import time
 
 import numpy as np
 from numba import cuda
@@ -28,6 +27,8 @@ from numba import cuda
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 import numba_adstack as nad  # noqa: E402
 import numba_adstack.cuda as nadc  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recurrence import _time  # noqa: E402  (median and minimum of synchronised runs)
 
 CAP = 64        # the steps the stacks hold, ours and the hand-written one's
 
@@ -76,19 +77,6 @@ def forces_by_hand(x, k, w, n, f, dk):
             v_bar = v_bar * k * math.cos(u)
         f[i] = -v_bar
         dk[i] = k_bar
-
-
-def _time(fn, repeat):
-    """Median and minimum wall time of ``fn`` (synchronised), after one warm-up call."""
-    fn()
-    cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times)), float(np.min(times))
 
 
 def main(argv=None):
