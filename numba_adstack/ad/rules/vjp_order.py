@@ -34,7 +34,8 @@ def _matched(y, a):
 
 @njit(cache=False)
 def partition_vjp(g, y, a):
-    """``y = np.partition(a, kth)``: each element of ``g`` back to where its value was."""
+    """``y``, ``a`` partitioned at ``kth`` by NumPy: each element of ``g`` back to where
+    its value was."""
     out = np.zeros(a.shape)
     if a.size == 0:
         return out
