@@ -740,12 +740,16 @@ def test_sum_to_and_unreduce_against_numpy():
 
 # ----------------------------------------------------------------------------- disk cache
 @pytest.fixture
-def helper_cache_on(monkeypatch):
+def helper_cache_on(monkeypatch, tmp_path):
     """The helper cache as a process at the default optimisation level has it (this
-    module compiles at -O0 with it suspended)."""
+    module compiles at -O0 with it suspended), with a cache directory of its own: the
+    source tree may be read-only where the tests run, and an earlier test of the same
+    process may have checked the directories already."""
     from numba_adstack.ad.rules import vjp_core
     monkeypatch.setattr(vjp_core, "HELPER_CACHE", True)
     monkeypatch.setattr(vjp_core, "_OPT_AT_IMPORT", str(numba.config.OPT))
+    monkeypatch.setattr(vjp_core, "_checked_cache_dirs", {})
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
     return vjp_core
 
 
