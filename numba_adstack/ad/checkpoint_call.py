@@ -44,7 +44,7 @@ from numba.core.extending import overload
 from ..errors import NonDifferentiableError
 from . import grad_functions
 from . import implicit
-from .facts import raise_non_differentiable
+from .call_rewrite import CallRewrite
 from .arity_primitives import ArityPrimitives
 from .runtime import RUNTIME
 
@@ -111,34 +111,12 @@ def gradient_function_of(obj):
 def rewrite_call(state, block, i, helper_grad, defined_value):
     """Replace the call ``y = step_ck(...)`` at ``block.body[i]`` by the primitive of the
     module docstring."""
-    fir, scope = state.func_ir, block.scope
-    stmt = block.body[i]
-    e, loc, target = stmt.value, stmt.loc, stmt.target
-    qualname = state.func_id.func_qualname
     py_func = helper_grad.py_func
-    who = "checkpoint(%s)" % py_func.__name__
-    new = []
-
-    def assign(value, prefix):
-        v = scope.redefine(prefix, loc)
-        new.append(ir.Assign(value, v, loc))
-        fir._definitions[v.name].append(value)
-        return v
-
-    if e.vararg is not None or e.varkwarg is not None:
-        raise_non_differentiable(qualname, "%s called with *args or **kwargs" % who, loc)
-    sig = inspect.signature(py_func)
-    try:
-        bound = sig.bind(*e.args, **dict(e.kws))
-    except TypeError as exc:
-        raise_non_differentiable(qualname, "%s: %s" % (who, exc), loc)
-    operands = []
-    for name, p in sig.parameters.items():
-        v = bound.arguments.get(name)
-        operands.append(v if v is not None else assign(ir.Const(p.default, loc),
-                                                       "$ck_default"))
+    rw = CallRewrite(state, block, i, "checkpoint(%s)" % py_func.__name__)
+    loc, assign = rw.loc, rw.assign
+    operands = rw.operands(py_func, "$ck_default")
     with _lock:
-        _SITES.append((qualname, who, loc))
+        _SITES.append((rw.qualname, rw.who, loc))
         site = len(_SITES) - 1
     hv = assign(ir.Global(py_func.__name__, helper_grad, loc), "$ck_function")
     site_v = assign(ir.Const(site, loc), "$ck_site")
@@ -151,13 +129,7 @@ def rewrite_call(state, block, i, helper_grad, defined_value):
         operands = [packed] + operands
         prim = checkpoint_packed_call(len(operands))
     fn = assign(ir.Global(prim.__name__, prim, loc), "$ck_call")
-    result = ir.Expr.call(fn, [hv, site_v] + operands, (), loc)
-    new.append(ir.Assign(result, target, loc))
-    defs = fir._definitions[target.name]
-    if e in defs:
-        defs.remove(e)
-    defs.append(result)
-    block.body[i:i + 1] = new
+    rw.finish(ir.Expr.call(fn, [hv, site_v] + operands, (), loc))
 
 
 # ---------------------------------------------------------------------- the primitives

@@ -29,6 +29,7 @@ from numba.extending import overload
 from . import grad_functions
 from . import rules as R
 from ..errors import NonDifferentiableError
+from .call_rewrite import CallRewrite
 from .facts import raise_non_differentiable
 from .tuples import returned_shape, root_index
 
@@ -127,30 +128,9 @@ def rewrite_call(state, block, i, spec, defined_value, tuple_items):
     """Replace the call ``x = solver(...)`` at ``block.body[i]`` by its implicit form
     (see the module docstring). ``defined_value(var)`` and ``tuple_items(var)`` read what
     a variable holds before typing (:mod:`.capture`)."""
-    fir, scope = state.func_ir, block.scope
-    stmt = block.body[i]
-    e, loc, target = stmt.value, stmt.loc, stmt.target
-    qualname = state.func_id.func_qualname
-    who = "implicit_root(%s)" % spec.name
-    new = []
-
-    def assign(value, prefix):
-        v = scope.redefine(prefix, loc)
-        new.append(ir.Assign(value, v, loc))
-        fir._definitions[v.name].append(value)
-        return v
-
-    if e.vararg is not None or e.varkwarg is not None:
-        raise_non_differentiable(qualname, "%s called with *args or **kwargs" % who, loc)
-    sig = inspect.signature(spec.py_func)
-    try:
-        bound = sig.bind(*e.args, **dict(e.kws))
-    except TypeError as exc:
-        raise_non_differentiable(qualname, "%s: %s" % (who, exc), loc)
-    operands = []
-    for name, p in sig.parameters.items():
-        v = bound.arguments.get(name)
-        operands.append(v if v is not None else assign(ir.Const(p.default, loc), "$default"))
+    rw = CallRewrite(state, block, i, "implicit_root(%s)" % spec.name)
+    loc, assign, qualname, who = rw.loc, rw.assign, rw.qualname, rw.who
+    operands = rw.operands(spec.py_func, "$default")
     fn = operands[spec.func_index]
     callee = defined_value(fn)
     if not (isinstance(callee, (ir.Global, ir.FreeVar)) and hasattr(callee.value, "py_func")):
@@ -200,12 +180,7 @@ def rewrite_call(state, block, i, spec, defined_value, tuple_items):
         else:
             cls = assign(ir.Global(shape[1].__name__, shape[1], loc), "$implicit_class")
             result = ir.Expr.call(cls, items, (), loc)
-    new.append(ir.Assign(result, target, loc))
-    defs = fir._definitions[target.name]
-    if e in defs:
-        defs.remove(e)
-    defs.append(result)
-    block.body[i:i + 1] = new
+    rw.finish(result)
 
 
 # ---------------------------------------------------------------------- typing guards
