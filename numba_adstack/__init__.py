@@ -2,7 +2,7 @@
 from .errors import (AdStackError, AdStackBudgetError, AdStackOverflowError,
                      AdStackUnderflowError, NonDifferentiableError, AdjointArgumentError,
                      AdStackCacheWarning, IntegerArgumentWarning, ThirdDerivativeError,
-                     AdjointReadError)
+                     AdjointReadError, CheckpointIgnoredWarning)
 from . import config
 
 __version__ = "0.1.0"

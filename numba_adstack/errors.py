@@ -57,6 +57,11 @@ class IntegerArgumentWarning(UserWarning):
     but integers are not differentiated: its gradient is None. Pass it as a float."""
 
 
+class CheckpointIgnoredWarning(UserWarning):
+    """A loop marked ``numba_adstack.checkpoint`` in a function whose target does not
+    checkpoint (a CUDA kernel): its whole history is kept, the gradient is unaffected."""
+
+
 _CAPACITY = re.compile(r"capacity of (\d+) elements \((\w+)")
 
 

@@ -203,6 +203,29 @@ def case_grad_jit_recurrence():
     np.testing.assert_array_equal(y_bar, np.zeros_like(y_bar))
 
 
+def case_grad_jit_checkpoint_marker_ignored_with_a_warning():
+    # A kernel keeps each thread's history in local memory: the marker warns, naming the
+    # function and the loop's line, and the gradient is the unmarked one's.
+    import warnings
+    from numba_adstack import CheckpointIgnoredWarning
+    x, y_bar = _grad_inputs(11)
+    w, n = np.array([0.9]), 5
+    seed = y_bar.copy()
+    y = np.zeros_like(x)
+    G.recurrence_marked[GRID, BLOCK](x, w, y, n)
+    np.testing.assert_allclose(y, G.recurrence_numpy(x, w[0], n), rtol=1e-12)
+    x_bar, w_bar = np.zeros_like(x), np.zeros_like(w)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        G.recurrence_marked.grad[GRID, BLOCK](x, w, y, n, x_bar, w_bar, y_bar)
+    said = [str(m.message) for m in got if issubclass(m.category, CheckpointIgnoredWarning)]
+    assert len(said) == 1 and "recurrence_marked" in said[0] and "line" in said[0], said
+    fd_x = seed * G.fd_elementwise(lambda a: G.recurrence_numpy(a, w[0], n), x)
+    fd_w = G.fd_scalar(lambda a: float(np.sum(seed * G.recurrence_numpy(x, a, n))), w[0])
+    np.testing.assert_allclose(x_bar, fd_x, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(w_bar[0], fd_w, rtol=1e-6)
+
+
 def case_grad_jit_update_in_place():
     # y[i] += v: the seed y_bar passes through (y's old value counts in the new one).
     x, y_bar = _grad_inputs(19)

@@ -26,6 +26,18 @@ def recurrence(x, w, y, n):
         y[i] = v
 
 
+@nad.cuda.grad_jit(ad_stack_size=SIZE)
+def recurrence_marked(x, w, y, n):
+    """``recurrence`` with its loop marked ``numba_adstack.checkpoint``, which a kernel
+    does not honour (CheckpointIgnoredWarning): the same gradient."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        for _ in nad.checkpoint(range(n), snapshots=2):
+            v = math.sin(v) * w[0]
+        y[i] = v
+
+
 def recurrence_numpy(x, w0, n):
     v = np.asarray(x, dtype=np.float64).copy()
     for _ in range(n):

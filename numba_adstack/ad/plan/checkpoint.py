@@ -16,10 +16,12 @@ in each iteration. Its state must be restorable: scalar and array phis, arrays w
 in place that were made before the loop. A loop writing into the memory of an array it
 carries (the array given on entry may be one made before it) is left as it is.
 """
+import warnings
 from dataclasses import dataclass
 
 from numba.core import types
 
+from ...errors import CheckpointIgnoredWarning
 from ..checkpoint_loop import mark_of
 from ..typeinfo import stack_dtype
 
@@ -92,7 +94,10 @@ def choose_checkpointed(facts, options, fused, replayed, parallel, value_stacks,
     or guards (``"auto"``: past the memory budget the call is made again with
     checkpointing). Empty with ``checkpoint="off"`` and on targets without it."""
     mode = getattr(options, "checkpoint", "off")
-    if mode == "off" or not getattr(facts.target, "checkpoints", False):
+    if mode == "off":
+        return {}
+    if not getattr(facts.target, "checkpoints", False):
+        _warn_marks_ignored(facts)
         return {}
     out = {}
     for lp in facts.s.loops:
@@ -133,6 +138,18 @@ def choose_checkpointed(facts, options, fused, replayed, parallel, value_stacks,
 def _default_budget():
     from ... import config
     return config.default_memory_budget()
+
+
+def _warn_marks_ignored(facts):
+    """A target without checkpointing (a CUDA kernel: each thread keeps its history in
+    its local memory) keeps the history of a marked loop whole: said once per loop."""
+    for lp in facts.s.loops:
+        if mark_of(facts, lp):
+            loc = getattr(facts.fir.blocks[lp.header], "loc", None)
+            warnings.warn(CheckpointIgnoredWarning(
+                "%s: numba_adstack.checkpoint on the loop at line %s has no effect on this "
+                "target: the backward keeps the loop's whole history (in each thread's "
+                "local memory on CUDA)" % (facts.qualname, getattr(loc, "line", "?"))))
 
 
 def _refuse_mark(facts, lp, why):
