@@ -112,9 +112,9 @@ def markdown(rows, png):
                                        "%d lines (%.1fx)" % (r["source_lines"], r[key])
                                        for r in missed)))
     lines += ["", "The generated backward is written once per reverse statement (linear in "
-              "the function), then made plain by exact rewrites of its text (guards only "
-              "one state reaches, stores no path reads, tails every arm shares, copies; "
-              "docs/design.md, \"Tidying the text\"). What is left over the primal is "
+              "the function), then made plain by exact rewrites of its syntax tree (guards "
+              "only one state reaches, stores no path reads, tails every arm shares, copies; "
+              "docs/design.md, \"Tidying the tree\"). What is left over the primal is "
               "Numba compiling about six and a half lines per source line: lowering and "
               "LLVM about half of it, type inference, bytecode analysis and Numba's "
               "rewrites most of the rest, and the capture of the typed IR, which types the "
