@@ -121,6 +121,35 @@ def _one(mode, grid, steps, budget, snapshots, repeats, segment):
     print("RESULT " + json.dumps(res))
 
 
+def _interleaved(grid, steps, rounds, modes):
+    """Rounds of the primal then each gradient mode in one process; each round's ratios."""
+    import numba
+    import numba_adstack as nad
+    u0 = _inputs(grid)
+    primal = numba.njit(heat2d)
+    grads = {m: nad.grad_jit(**({"checkpoint": "off"} if m == "off" else {}))(heat2d)
+             for m in modes}
+    primal(u0, 0.2, 2)
+    for g in grads.values():
+        g.grad(u0, 0.2, 2)
+    ratios = {m: [] for m in modes}
+    for r in range(rounds):
+        t0 = time.perf_counter()
+        primal(u0, 0.2, steps)
+        tp = time.perf_counter() - t0
+        line = "round %d: primal %.2f s" % (r, tp)
+        for m, g in grads.items():
+            t0 = time.perf_counter()
+            g.grad(u0, 0.2, steps)
+            t = time.perf_counter() - t0
+            ratios[m].append(t / tp)
+            line += ", %s %.2f s (%.2fx)" % (m, t, t / tp)
+        print(line, flush=True)
+    for m in modes:
+        print("%s: median ratio %.2f (min %.2f, max %.2f)" % (
+            m, statistics.median(ratios[m]), min(ratios[m]), max(ratios[m])))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--grid", type=int, default=128)
@@ -133,11 +162,18 @@ def main(argv=None):
                     help="steps per jax.checkpoint segment (default: about sqrt(steps))")
     ap.add_argument("--schedule-only", action="store_true")
     ap.add_argument("--one", default=None)
+    ap.add_argument("--interleave", type=int, default=0, metavar="ROUNDS",
+                    help="in one process, ROUNDS rounds of the primal then the gradient "
+                         "of each of --modes (default, off), each round's ratios printed (steadier on a loaded "
+                         "machine than ratios of separate processes)")
     a = ap.parse_args(argv)
     budget = int(a.budget_mib * 2 ** 20)
     segment = a.jax_segment or max(1, int(round(a.steps ** 0.5)))
     if a.schedule_only:
         _schedule(a.grid, a.steps)
+        return
+    if a.interleave:
+        _interleaved(a.grid, a.steps, a.interleave, a.modes.split(","))
         return
     if a.one:
         _one(a.one, a.grid, a.steps, budget, a.snapshots, a.repeats, segment)
