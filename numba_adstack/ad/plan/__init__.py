@@ -98,7 +98,8 @@ def make_plan(facts, activity, options, probe):
                  skippable_loops(facts, activity, fused), Shapes(facts), sites, recompute,
                  record_stacks=record_stacks(facts, options, sites, fused),
                  replayed=replayed, element_seeds=element_seeds,
-                 assigned_adjoints=assigned_adjoints(facts, activity, fused, replayed),
+                 assigned_adjoints=assigned_adjoints(facts, activity, fused, replayed,
+                                                     element_seeds),
                  reciprocals=reciprocals(facts, sites),
                  # Assigned adjoints read no value for a shape: the probe must see them.
                  direct=direct_adjoints(facts, activity))

@@ -15,10 +15,11 @@ from .read_seeds import plain_reading_loop, uses_of_array
 from .replay import is_loop_index
 
 
-def assigned_adjoints(facts, activity, fused, replayed=frozenset()):
+def assigned_adjoints(facts, activity, fused, replayed=frozenset(), element_seeds=()):
     """``{argument or fresh array: (the fused loop that assigns each element of its
     adjoint, the read whose contribution is assigned)}``; ``replayed``: the loops of
-    ``fused`` that the sweep runs again."""
+    ``fused`` that the sweep runs again; ``element_seeds``: arrays that have no adjoint
+    (:mod:`.read_seeds`)."""
     if not facts.target.fuses_loops:
         return {}
     out = {}
@@ -28,7 +29,8 @@ def assigned_adjoints(facts, activity, fused, replayed=frozenset()):
             continue
         for root in sorted({facts.array_root(stmt.value.value.name) for stmt in order
                             if _is_array_read(facts, stmt)}):
-            if root in out or not is_float_array(facts.ty(root)) or facts.ty(root).ndim != 1:
+            if root in out or root in element_seeds or not is_float_array(facts.ty(root)) \
+                    or facts.ty(root).ndim != 1:
                 continue
             aliases, stores, reads = uses_of_array(facts, root)
             if aliases is None or not reads or any(
