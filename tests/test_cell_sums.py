@@ -102,6 +102,24 @@ def while_loop(x, c):
     return s
 
 
+def computed_array(x):
+    t = np.sin(x) * 2.0             # an array the function computes: its adjoint is made
+    s = 0.0
+    for i in range(t.shape[0]):
+        for j in range(x.shape[0]):
+            s += t[i] * x[j] * t[j]
+    return s
+
+
+def row_view(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        row = a[i]                  # a view of a, made outside the inner loop
+        for j in range(a.shape[0]):
+            s += row[0] * a[j, 1] * row[1]
+    return s
+
+
 # ------------------------------------------------------------------ where it must not
 def varying_index(x):
     s = 0.0
@@ -135,7 +153,7 @@ def written_through_view(x, w):
 
 GRAD = {f.__name__: nad.grad_jit(f) for f in (
     pair_products, through_view, constant_index, left_by_break, never_read, while_loop,
-    varying_index, written_in_loop, written_through_view)}
+    computed_array, row_view, varying_index, written_in_loop, written_through_view)}
 GRAD["gini"] = nad.grad_jit(gini, parallel=True)
 GRAD["gini_serial"] = nad.grad_jit(gini)
 
@@ -186,6 +204,18 @@ def test_while_loop():
     x = RNG.uniform(0.1, 0.5, 5)
     assert summed_reads(while_loop, x, 20.0) == {5: 2}
     check_fd(GRAD["while_loop"], x, 20.0)
+
+
+def test_computed_array():
+    x = RNG.standard_normal(6)
+    assert summed_reads(computed_array, x) == {5: 2}
+    check_fd(GRAD["computed_array"], x)
+
+
+def test_row_view_made_outside_the_loop():
+    a = RNG.standard_normal((5, 3))
+    assert summed_reads(row_view, a) == {5: 2}
+    check_fd(GRAD["row_view"], a)
 
 
 def test_not_when_the_index_changes_in_the_loop():

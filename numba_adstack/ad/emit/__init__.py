@@ -73,14 +73,18 @@ class Emission:
         if lp is None:      # added atomically once, at the end (_assemble)
             acc = self.private_cells.get(cell)
             if acc is None:
-                acc = self.private_cells[cell] = self.names.fresh("acc_" + cell[0])
+                acc = self.private_cells[cell] = self._cell_local(cell)
             return acc
         cells = self.open_cells.get(lp)
         if cells is None:
             return None
         if cell not in cells:
-            cells[cell] = (self.names.fresh("acc_" + cell[0]), e)
+            cells[cell] = (self._cell_local(cell), e)
         return cells[cell][0]
+
+    def _cell_local(self, cell):
+        # (the adjoint may be a view, ``a_bar[i]``)
+        return self.names.fresh("acc_" + identifier(cell[0]).strip("_"))
 
     @contextmanager
     def summing_cells(self, L, lp):
