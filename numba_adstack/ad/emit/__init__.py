@@ -10,6 +10,7 @@ stacks a loop pushed, which adjoints a parallel iteration shares).
 :func:`probe` runs the same emission without keeping the text, to find what the sweep
 reads under a draft plan (see :mod:`..plan`).
 """
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from numba.core import types
@@ -58,18 +59,52 @@ class Emission:
         self.fused = Fused(self)
         self.parallel = Parallel(self)
         self.checkpoint = Checkpoint(self)
-        self.private_cells = {}     # (adjoint array, index) -> this thread's partial sum
+        self.private_cells = {}     # (adjoint array, index) -> its sum over the backward
+        self.open_cells = {}        # loop -> {cell: (its sum, the read)}, while emitted
 
-    def private_accumulator(self, e, cell):
-        """The local that sums this thread's contributions to the adjoint of the element
-        ``e`` reads, when the target adds them atomically once at the end instead of at
-        each contribution; else None."""
-        if not self.facts.target.accumulates_privately(self.facts, e):
+    def cell_sum(self, name, e, cell):
+        """The local that sums the contributions of the element read ``name = e`` to the
+        adjoint ``cell`` (its array's source and index) when the plan sums them
+        (:mod:`..plan.cell_sums`) over the whole backward, or over a loop whose reverse is
+        being written here; else None."""
+        if name not in self.plan.cell_sums:
             return None
-        acc = self.private_cells.get(cell)
-        if acc is None:
-            acc = self.private_cells[cell] = self.names.fresh("acc_" + cell[0])
-        return acc
+        lp = self.plan.cell_sums[name]
+        if lp is None:      # added atomically once, at the end (_assemble)
+            acc = self.private_cells.get(cell)
+            if acc is None:
+                acc = self.private_cells[cell] = self._cell_local(cell)
+            return acc
+        cells = self.open_cells.get(lp)
+        if cells is None:
+            return None
+        if cell not in cells:
+            cells[cell] = (self._cell_local(cell), e)
+        return cells[cell][0]
+
+    def _cell_local(self, cell):
+        # (the adjoint may be a view, ``a_bar[i]``)
+        return self.names.fresh("acc_" + identifier(cell[0]).strip("_"))
+
+    @contextmanager
+    def summing_cells(self, L, lp):
+        """Around the code that reverses every iteration of ``lp``: the sums of the cells
+        read there (:meth:`cell_sum`) are set to ``-0.0`` before it and added into their
+        cells after it."""
+        if lp not in self.plan.cell_sums.values():
+            yield
+            return
+        m, level = L.mark(), L.level
+        outer = self.open_cells.get(lp)
+        self.open_cells[lp] = cells = {}
+        try:
+            yield
+        finally:
+            self.open_cells[lp] = outer
+        L.lines[m:m] = ["    " * level + "%s = %s" % (acc, ZERO)
+                        for acc, _ in cells.values()]
+        for acc, e in cells.values():
+            self.adjoints.add_cell_sum(L, acc, e)
 
     # -- stacks (shared by values and records of one kind, see plan/groups.py)
     def value_stack(self, name):

@@ -392,10 +392,10 @@ class Adjoints:
                 return []   # its stores take this read's adjoint (plan/read_seeds.py)
             self.cx.parallel.note_adjoint_write(e.value, facts.index_var(e))
             cell = (self.ref_bar(e.value), self.src.index(e, self.ref))
+            acc = self.cx.cell_sum(name, e, cell)
+            if acc is not None:     # summed in a local, added into the cell later
+                return [Add(acc, g)]
             if facts.target.needs_atomic(facts, e):
-                acc = self.cx.private_accumulator(e, cell)
-                if acc is not None:             # added atomically once, at the end
-                    return [Add(acc, g)]
                 return [Atomic(cell[0], cell[1], g)]
             assigned = self.cx.plan.assigned_adjoints.get(facts.array_root(e.value.name))
             if assigned is not None and assigned[1] == name:
@@ -408,6 +408,20 @@ class Adjoints:
                             "function (%s)" % vt, e.loc)
             return [Add(self.names.bar(op), g) for op in ops]
         facts.error("reading floats out of a %s; keep them in an array or a tuple" % vt, e.loc)
+
+    def add_cell_sum(self, L, acc, e):
+        """After the loop it sums over: the sum ``acc`` of the contributions to the adjoint
+        of the element ``e`` reads, into that element (:mod:`..plan.cell_sums`). Not when
+        it is zero: the read may not have run, and its index may be no index then."""
+        facts = self.facts
+        array, index = self.ref_bar(e.value), self.src.index(e, self.ref)
+        L("if %s != 0.0:" % acc)
+        with L.indent():
+            self.cx.reverse.make_adjoints(L)
+            if facts.target.needs_atomic(facts, e):
+                L(facts.target.atomic_add_src(array, index, acc))
+            else:
+                L("%s[%s] += %s" % (array, index, acc))
 
     def _array_loop_value(self, e, g):
         """``for v in x``: the element read this iteration gets ``g``."""

@@ -4,6 +4,8 @@ Before the loop, the early seed of each sum (:mod:`..plan.seeds`) is computed. O
 back edge (and on the exit), the iteration just run is reversed with the seed as the
 adjoint of the sum it added to; its stacks are then empty again.
 """
+from contextlib import nullcontext
+
 from numba.core import ir, types
 
 from .constants import ZERO
@@ -136,11 +138,12 @@ class Fused:
         quiet = lp in cx.plan.replayed and not self.reverses(lp)
         self.replaying += quiet
         try:
-            L("while True:")
-            with L.indent():
-                m = L.mark()
-                cx.forward.region(L, self.facts.s.regions[lp])
-                L.close_block(m)
+            with cx.summing_cells(L, lp) if self.reverses(lp) else nullcontext():
+                L("while True:")
+                with L.indent():
+                    m = L.mark()
+                    cx.forward.region(L, self.facts.s.regions[lp])
+                    L.close_block(m)
         finally:
             self.replaying -= quiet
 

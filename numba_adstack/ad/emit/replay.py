@@ -314,8 +314,9 @@ class Forward:
             self.push_value(L, copies[name], label)
             L("%s = %s.copy()" % (names.n(copies[name]), names.n(name)))
         kind = cx.activity.array_adjoints.get(name)
-        if kind == "new":
-            L("%s = np.zeros_like(%s)" % (names.bar(name), names.n(name)))
+        if kind == "new":       # (assigned: each element by a loop, plan/assigned.py)
+            L("%s = np.%s_like(%s)" % (names.bar(name), "empty" if name in
+                                        cx.plan.assigned_adjoints else "zeros", names.n(name)))
         elif kind == "local":
             L("%s = %s" % (names.bar(name), src))     # local memory is not zeroed
             k = names.fresh("k")

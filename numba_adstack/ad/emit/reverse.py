@@ -203,6 +203,10 @@ class Reverse:
 
     # ------------------------------------------------------------------ loops
     def loop(self, L, lp):
+        with self.cx.summing_cells(L, lp):
+            self._loop(L, lp)
+
+    def _loop(self, L, lp):
         facts, cx = self.facts, self.cx
         h = lp.header
         if cx.checkpoint.applies(lp):

@@ -9,7 +9,8 @@ Reads the facts, the activity and the options; produces a frozen :class:`Plan`:
 * which calls keep their derivative rather than their operand (:mod:`.stacks`);
 * the stacks: one per kept value and per control-flow record made in a loop, with its
   capacity and storage (:mod:`.stacks`);
-* which ``prange`` loops the replay runs in parallel (:mod:`.parallel_replay`).
+* which ``prange`` loops the replay runs in parallel (:mod:`.parallel_replay`);
+* which element reads sum their adjoint in a local over a loop (:mod:`.cell_sums`).
 
 What the sweep reads depends on these choices, so :func:`make_plan` asks a *probe* (the
 emitter run without output, see :func:`numba_adstack.ad.emit.probe`) what a draft plan
@@ -18,6 +19,7 @@ reads, and settles the plan from that.
 from dataclasses import dataclass, field, replace
 
 from .assigned import assigned_adjoints
+from .cell_sums import cell_sums
 from .checkpoint import choose_checkpointed
 from .direct import direct_adjoints
 from .groups import group_stacks
@@ -67,6 +69,8 @@ class Plan:
     checkpoint_mode: str = "off"                       # "auto" (guarded) or "revolve"
     memory_budget: int = -1                            # bytes (-1: none given)
     checkpoint_slots: int = None                       # snapshot slots (None: from budget)
+    cell_sums: dict = field(default_factory=dict)      # element read -> loop (None: all)
+    #                             (its adjoint summed in a local over it: plan/cell_sums.py)
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -94,10 +98,13 @@ def make_plan(facts, activity, options, probe):
                  skippable_loops(facts, activity, fused), Shapes(facts), sites, recompute,
                  record_stacks=record_stacks(facts, options, sites, fused),
                  replayed=replayed, element_seeds=element_seeds,
-                 assigned_adjoints=assigned_adjoints(facts, activity, fused),
+                 assigned_adjoints=assigned_adjoints(facts, activity, fused, replayed,
+                                                     element_seeds),
                  reciprocals=reciprocals(facts, sites),
                  # Assigned adjoints read no value for a shape: the probe must see them.
                  direct=direct_adjoints(facts, activity))
+    given = set(draft.element_seeds) | set(draft.assigned_adjoints)
+    draft = replace(draft, cell_sums=cell_sums(facts, activity, given))
     reads = probe(draft)
     if reads.private_failed:
         draft = replace(draft, parallel={lp: h for lp, h in draft.parallel.items()
@@ -125,6 +132,8 @@ def make_plan(facts, activity, options, probe):
                                        values, stacks, lambda n: sites.aliases.get(n, n))
     replays = parallel_replays(facts, options, fused, draft.parallel, replayed, values,
                                records, checkpointed, lambda n: sites.aliases.get(n, n))
+    if checkpointed:        # (reversed in segments: not summed over)
+        draft = replace(draft, cell_sums=cell_sums(facts, activity, given, checkpointed))
     return replace(draft, value_stacks=values, record_stacks=records,
                    needed=frozenset(reads.needed), parallel_replay=replays,
                    stacks=stacks, stack_of=stack_of, stack_types=stack_types,

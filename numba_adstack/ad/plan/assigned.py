@@ -1,4 +1,4 @@
-"""Argument adjoints assigned element by element rather than zeroed and added into.
+"""Array adjoints assigned element by element rather than zeroed and added into.
 
 ``total += w[i] * avg[i]``: when a loop of sums without branches reads an argument array
 only at its index, and nothing else reads the array, reversing iteration ``i`` makes all
@@ -15,9 +15,11 @@ from .read_seeds import plain_reading_loop, uses_of_array
 from .replay import is_loop_index
 
 
-def assigned_adjoints(facts, activity, fused):
-    """``{argument array: (the fused loop that assigns each element of its adjoint, the
-    read whose contribution is assigned)}``."""
+def assigned_adjoints(facts, activity, fused, replayed=frozenset(), element_seeds=()):
+    """``{argument or fresh array: (the fused loop that assigns each element of its
+    adjoint, the read whose contribution is assigned)}``; ``replayed``: the loops of
+    ``fused`` that the sweep runs again; ``element_seeds``: arrays that have no adjoint
+    (:mod:`.read_seeds`)."""
     if not facts.target.fuses_loops:
         return {}
     out = {}
@@ -27,18 +29,37 @@ def assigned_adjoints(facts, activity, fused):
             continue
         for root in sorted({facts.array_root(stmt.value.value.name) for stmt in order
                             if _is_array_read(facts, stmt)}):
-            if root in out or root not in facts.arg_vars \
-                    or not is_float_array(facts.ty(root)) or facts.ty(root).ndim != 1:
+            if root in out or root in element_seeds or not is_float_array(facts.ty(root)) \
+                    or facts.ty(root).ndim != 1:
                 continue
             aliases, stores, reads = uses_of_array(facts, root)
-            if aliases is None or stores or not reads or any(
+            if aliases is None or not reads or any(
                     r not in order or not is_loop_index(facts, lp.range, r.value.index.name)
                     for r in reads):
+                continue
+            if root not in facts.arg_vars and not _fresh_first_touched(
+                    facts, activity, fused, replayed, lp, root, stores):
+                continue
+            if root in facts.arg_vars and stores:
                 continue
             useful = [r for r in order if r in reads and r.target.name in activity.useful]
             if useful:
                 out[root] = (lp, useful[-1].target.name)
     return out
+
+
+def _fresh_first_touched(facts, activity, fused, replayed, lp, root, stores):
+    """Is the adjoint of the fresh array ``root`` (made once, before ``lp``, with its
+    adjoint made beside it) first touched by ``lp``'s reverse? ``lp`` is then reversed in
+    the replay, before the sweep reverses anything else (its stores among them), so each
+    element's first contribution is that of ``lp``'s iteration at its index."""
+    if lp in replayed or activity.array_adjoints.get(root) != "new" \
+            or facts.s.depth(facts.def_label(root)) != 0 \
+            or not facts.is_constructor_call(root):
+        return False
+    # (a store reversed in the replay too could come first: one in a loop of ``fused``)
+    return not any(other in fused and other not in replayed
+                   for label, _ in stores for other in facts.s.enclosing(label))
 
 
 def _is_array_read(facts, stmt):

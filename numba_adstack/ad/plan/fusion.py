@@ -2,7 +2,8 @@
 
 Such a loop (``s += e`` with ``e`` independent of ``s``, no stores) is reversed iteration by
 iteration, right after each iteration runs, when the adjoint of its sums can be computed
-before the loop (:mod:`.seeds`): its stacks then hold one iteration's history. With
+before the loop (:mod:`.seeds`) and no array it reads is written after it: its stacks then
+hold one iteration's history. With
 ``parallel=True`` a fused ``prange`` loop runs in parallel in the backward too.
 """
 import operator
@@ -24,7 +25,8 @@ def choose_fused(facts, activity):
     out = {}
     for lp in sorted(facts.s.loops, key=lambda lp: lp.depth):
         if lp.depth == 1:
-            plan = _fusion_plan(facts, activity, lp)
+            plan = None if _reads_array_written_after(facts, lp) \
+                else _fusion_plan(facts, activity, lp)
         elif lp.parent in out:
             plan = _fusion_plan(facts, activity, lp, out[lp.parent])
         else:
@@ -105,6 +107,33 @@ def _fusion_plan(facts, activity, lp, parent=None, seed_of=None):
                     if label not in lp.blocks:
                         return None
     return families
+
+
+def _reads_array_written_after(facts, lp):
+    """Does the top-level loop ``lp`` read an array that a block after it writes? Its
+    reverse, right after it runs, would add into that array's adjoint before the sweep
+    reverses the later store, which takes the adjoint of the element it stores from there:
+    the contribution of the old value would go to the new one."""
+    after, work = set(), [dst for _, dst in lp.exits]
+    while work:
+        b = work.pop()
+        if b in after:
+            continue
+        after.add(b)
+        work.extend(facts.fir.blocks[b].terminator.get_targets())
+    written = facts.written_members(skip=set(facts.fir.blocks) - after)
+    if not written:
+        return False
+    classes = {facts.buffer_class.get(m, m) for m in written}
+    roots = {facts.array_root(m) for m in written}
+    for b in lp.blocks:
+        for stmt in facts.fir.blocks[b].body:
+            for v in stmt.list_vars():
+                if isinstance(facts.typemap.get(v.name), types.Array) and (
+                        facts.buffer_class.get(v.name, v.name) in classes
+                        or facts.array_root(v.name) in roots):
+                    return True
+    return False
 
 
 def _writes_outer_array(facts, lp, stmt):

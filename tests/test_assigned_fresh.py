@@ -1,0 +1,179 @@
+"""Assigned adjoints of fresh arrays (plan/assigned.py): the adjoint of an array the
+function makes and fills, then reads in a loop of sums reversed in the replay (the
+numba-examples' ``move_mean`` into ``out``, and its loss loop), is made with
+``np.empty_like`` and assigned element by element by that loop's reverse.
+
+Checked on the plan and on the gradient against central finite differences of the
+pure-Python function, where it applies and where it must not (the loop is run again by
+the sweep, the array is read by another loop too or at another index, a branch in the
+loop), and on a store into the array after the loop.
+"""
+import math
+
+import numba
+import numpy as np
+from numba import typeof
+
+import numba_adstack as nad
+from numba_adstack.ad.capture import typed_ir
+from numba_adstack.ad.rewrite import Options, build_backward
+
+from conftest import check_fd
+
+RNG = np.random.default_rng(25)
+
+
+def assigned(fn, *args):
+    typed = typed_ir(fn, tuple(typeof(a) for a in args))
+    rw = build_backward(typed, fn, Options(None, "auto"))
+    return sorted(name.split(".")[0] for name in rw.plan.assigned_adjoints)
+
+
+@numba.njit
+def move_mean(a, window_width, out):
+    asum = 0.0
+    count = 0
+    for i in range(window_width):
+        asum += a[i]
+        count += 1
+        out[i] = asum / count
+    for i in range(window_width, len(a)):
+        asum += a[i] - a[i - window_width]
+        out[i] = asum / count
+
+
+def move_mean_loss(a, window):
+    out = np.empty_like(a)
+    move_mean(a, window, out)
+    total = 0.0
+    for i in range(out.shape[0]):
+        total += (i + 1) * out[i] * out[i]
+    return total
+
+
+def filled_then_summed(a, w):
+    out = np.zeros(a.shape[0])
+    for i in range(a.shape[0]):
+        out[i] = math.sin(a[i]) * w[i]
+    total = 0.0
+    for i in range(out.shape[0]):
+        total += out[i] * out[i] * w[i]
+    return total
+
+
+def run_again(a):
+    # sqrt of the sum: the sweep runs the loop again, after the stores' reverses? no:
+    # before them; the loop is not reversed in the replay, so it is not assigned
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = a[i] * a[i]
+    total = 0.0
+    for i in range(out.shape[0]):
+        total += out[i] * out[i]
+    return math.sqrt(total)
+
+
+def read_twice(a):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 3.0
+    total = 0.0
+    for i in range(out.shape[0]):
+        total += out[i] * out[i]
+    for i in range(out.shape[0]):
+        total += out[i] * a[i]
+    return total
+
+
+def other_index(a):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 3.0
+    total = 0.0
+    for i in range(1, out.shape[0]):
+        total += out[i] * out[i - 1]
+    return total
+
+
+def branch_in_loop(a, c):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 3.0
+    total = 0.0
+    for i in range(out.shape[0]):
+        if out[i] > c:
+            total += out[i] * out[i]
+    return total
+
+
+def store_after(a):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 2.0
+    total = 0.0
+    for i in range(out.shape[0]):
+        total += out[i] * out[i]
+    out[0] = a[1] * 3.0
+    return total + out[0] * out[0]
+
+
+def argument_stored_after(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += x[i] * x[i]
+    x[0] = x[1] * 3.0           # the loop read the old x[0]
+    return total + x[0] * x[0]
+
+
+GRAD = {f.__name__: nad.grad_jit(f) for f in (
+    move_mean_loss, filled_then_summed, run_again, read_twice, other_index,
+    branch_in_loop, store_after, argument_stored_after)}
+
+
+def test_move_mean_out_adjoint_is_assigned():
+    a = RNG.standard_normal(30)
+    assert "out" in assigned(move_mean_loss, a, 5)
+    src = GRAD["move_mean_loss"].inspect_adjoint(a, 5)
+    assert "out_bar = np.empty_like(out)" in src, src
+    check_fd(GRAD["move_mean_loss"], a, 5)
+    check_fd(GRAD["move_mean_loss"], a[:5], 5)     # one window: the second loop never runs
+
+
+def test_fresh_array_with_two_reads_per_iteration():
+    a, w = RNG.standard_normal(9), RNG.standard_normal(9)
+    assert "out" in assigned(filled_then_summed, a, w)
+    check_fd(GRAD["filled_then_summed"], a, w)
+
+
+def test_not_when_the_sweep_runs_the_loop_again():
+    a = RNG.standard_normal(8)
+    assert "out" not in assigned(run_again, a)
+    check_fd(GRAD["run_again"], a)
+
+
+def test_not_when_another_loop_reads_it():
+    a = RNG.standard_normal(8)
+    assert "out" not in assigned(read_twice, a)
+    check_fd(GRAD["read_twice"], a)
+
+
+def test_not_at_another_index():
+    a = RNG.standard_normal(8)
+    assert "out" not in assigned(other_index, a)
+    check_fd(GRAD["other_index"], a)
+
+
+def test_not_with_a_branch():
+    a = RNG.standard_normal(8)
+    assert "out" not in assigned(branch_in_loop, a, 0.1)
+    check_fd(GRAD["branch_in_loop"], a, 0.1)
+
+
+def test_store_after_the_loop():
+    # The loop of sums reads out[0], stored into again after it: its reverse must not
+    # run before the sweep reverses that store (plan/fusion.py), and out's adjoint is not
+    # assigned by it.
+    a = RNG.standard_normal(8)
+    assert "out" not in assigned(store_after, a)
+    check_fd(GRAD["store_after"], a)
+    check_fd(GRAD["argument_stored_after"], a)
