@@ -182,3 +182,71 @@ class _Zeros(EveryPath):
 
     def bind(self, target, state):
         return None if state is None else state - stored([target])
+
+
+# ---------------------------------------------------------------------------- reductions
+def fuse_reductions(node):
+    """Whole-array expressions whose only use is a reduction, made without the array:
+    ``np.sum(a * b)`` is ``sum_of_product(a, b)`` (``np.sum(-(a * b))``:
+    ``sum_of_negated_product``), one pass and no array for the product (the adjoint of a
+    float operand of an array rule is such a sum); ``unreduce(g, x, None, False) * e``
+    (``e * ...`` alike) is ``broadcast_like(g * e, x)``: the adjoint of a sum of all of
+    ``x`` is one number, so Numba makes the product in one pass, with no array of ``g``.
+    Each is exact (:mod:`..runtime`: the same operations in the same order, falling back
+    to the expression as written for shapes or layouts the single pass does not
+    take). Returns whether any changed."""
+    changed = False
+    for n in walk(node):
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if isinstance(v, list):
+                for k, item in enumerate(v):
+                    new = _reduction_form(item)
+                    if new is not None:
+                        v[k] = new
+                        changed = True
+            else:
+                new = _reduction_form(v)
+                if new is not None:
+                    setattr(n, field, new)
+                    changed = True
+    return changed
+
+
+def _reduction_form(e):
+    """The rewritten form of the expression ``e`` (see :func:`fuse_reductions`), or None."""
+    if e.__class__ is ast.Call and _is_np_sum(e):
+        arg = e.args[0]
+        helper = "sum_of_product"
+        if arg.__class__ is ast.UnaryOp and arg.op.__class__ is ast.USub:
+            arg, helper = arg.operand, "sum_of_negated_product"
+        if arg.__class__ is ast.BinOp and arg.op.__class__ is ast.Mult:
+            return _call(helper, [arg.left, arg.right])
+        return None
+    if e.__class__ is ast.BinOp and e.op.__class__ is ast.Mult:
+        for side, other in ((e.left, e.right), (e.right, e.left)):
+            if _is_sum_unreduce(side):
+                g, x = side.args[0], side.args[1]
+                product = ast.BinOp(g, ast.Mult(), other) if side is e.left \
+                    else ast.BinOp(other, ast.Mult(), g)
+                return _call("broadcast_like", [product, x])
+    return None
+
+
+def _is_np_sum(e):
+    f = e.func
+    return f.__class__ is ast.Attribute and f.attr == "sum" \
+        and f.value.__class__ is ast.Name and f.value.id == "np" \
+        and len(e.args) == 1 and not e.keywords
+
+
+def _is_sum_unreduce(e):
+    """``unreduce(g, x, None, False)``: the adjoint of ``np.sum(x)`` over all of ``x``."""
+    return e.__class__ is ast.Call and e.func.__class__ is ast.Name \
+        and e.func.id == "unreduce" and len(e.args) == 4 and not e.keywords \
+        and all(a.__class__ is ast.Constant and a.value is v
+                for a, v in zip(e.args[2:], (None, False)))
+
+
+def _call(name, args):
+    return ast.Call(ast.Name(name, ast.Load()), args, [])

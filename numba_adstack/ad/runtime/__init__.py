@@ -65,6 +65,112 @@ def _ov_fill_as(c, like):
     return lambda c, like: sum_to(c, like)
 
 
+def sum_of_product(a, b):
+    """``np.sum(a * b)`` in one pass, with no array for the product, where ``a`` and ``b``
+    are float64 arrays of one shape, 1-d or C-contiguous, or one of them a float;
+    otherwise as written. Exact: the same products added in the same order, from ``0.0``, as Numba's
+    ``np.sum`` of the product."""
+    raise NotImplementedError
+
+
+def sum_of_negated_product(a, b):
+    """``np.sum(-(a * b))``, as :func:`sum_of_product`."""
+    raise NotImplementedError
+
+
+@njit(cache=False)
+def _sum_product_written(a, b):
+    return np.sum(a * b)
+
+
+@njit(cache=False)
+def _sum_negated_product_written(a, b):
+    return np.sum(-(a * b))
+
+
+def _product_sum(a, b, sign):
+    """The implementation of ``np.sum(sign * (a * b))`` for these operand types (``sign``
+    1.0 or -1.0, a negation: exact)."""
+    as_written = _sum_negated_product_written if sign < 0 else _sum_product_written
+    arrays = [t for t in (a, b) if isinstance(t, types.Array)]
+    # The single pass reads 1-d arrays by index and others through their flat C view.
+    ok = arrays and all(t.dtype == types.float64 and (t.ndim == 1 or t.layout == "C")
+                        for t in arrays) and \
+        all(t == types.float64 for t in (a, b) if not isinstance(t, types.Array)) and \
+        len({t.ndim for t in arrays}) == 1
+    if not ok:
+        return lambda a, b: as_written(a, b)
+    if len(arrays) == 2:
+        def both(a, b):
+            if a.shape != b.shape:
+                return as_written(a, b)
+            fa = _flat(a)
+            fb = _flat(b)
+            s = 0.0
+            for k in range(fa.size):
+                s += sign * (fa[k] * fb[k])
+            return s
+        return both
+    if isinstance(a, types.Array):
+        def left(a, b):
+            fa = _flat(a)
+            s = 0.0
+            for k in range(fa.size):
+                s += sign * (fa[k] * b)
+            return s
+        return left
+
+    def right(a, b):
+        fb = _flat(b)
+        s = 0.0
+        for k in range(fb.size):
+            s += sign * (a * fb[k])
+        return s
+    return right
+
+
+def _flat(a):
+    raise NotImplementedError
+
+
+@overload(_flat)
+def _ov_flat(a):
+    """A 1-d array as it is; a C-contiguous one as its flat view."""
+    if a.ndim == 1:
+        return lambda a: a
+    return lambda a: a.reshape(a.size)
+
+
+@overload(sum_of_product)
+def _ov_sum_of_product(a, b):
+    return _product_sum(a, b, 1.0)
+
+
+@overload(sum_of_negated_product)
+def _ov_sum_of_negated_product(a, b):
+    return _product_sum(a, b, -1.0)
+
+
+def broadcast_like(p, x):
+    """``p`` with the shape ``p`` and ``x`` broadcast to: ``p`` itself when it has
+    ``x``'s shape already. ``unreduce(g, x, None, False) * e`` (the adjoint of a sum of all
+    of ``x`` times ``e``) is ``broadcast_like(g * e, x)``: ``g`` is one number."""
+    raise NotImplementedError
+
+
+@overload(broadcast_like)
+def _ov_broadcast_like(p, x):
+    if not isinstance(p, types.Array):
+        return lambda p, x: np.full(x.shape, p)
+    if p.ndim == x.ndim:
+        def same_ndim(p, x):
+            if p.shape == x.shape:
+                return p
+            return np.ones(x.shape) * p
+        return same_ndim
+    return lambda p, x: np.ones(x.shape) * p
+
+
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
 #: in place, ``IN_PLACE``) and the ones above.
 @njit(cache=False)
@@ -77,6 +183,8 @@ def written(a, what):
 
 
 RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, ensure=ensure, fill_as=fill_as,
-               written=written)
+               written=written, sum_of_product=sum_of_product,
+               sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like)
 #: Helpers with no effect on their arguments (the generated code may move their calls).
-PURE = set(RULE_HELPERS) | {"fill_as"}
+PURE = set(RULE_HELPERS) | {"fill_as", "sum_of_product", "sum_of_negated_product",
+                             "broadcast_like"}
