@@ -1,10 +1,12 @@
 """Whole-array expressions whose only use is a reduction, made without the array
-(emit/peephole.py, ``fuse_reductions``; the helpers in ad/runtime):
+(emit/peephole.py, ``whole_array_forms``; the helpers in ad/runtime):
 
 * ``np.sum(a * b)``, the adjoint of a float operand of an array rule, is
   ``sum_of_product(a, b)``: one pass, no array for the product;
 * ``unreduce(g, x, None, False) * e``, the adjoint of a sum of all of ``x`` times ``e``, is
-  ``broadcast_like(g * e, x)``: no array of the one number ``g``.
+  ``broadcast_like(g * e, x)``: no array of the one number ``g``;
+* ``acc(a, e, x)`` of an operator's result ``e`` is ``acc_new(a, e, x)``: the first
+  contribution is the new array ``e`` itself, not zeros plus ``e``.
 
 Each is exact: where the single pass does not apply (operands broadcast, a layout that
 is not C, another dtype) the helpers compute the expression as written. The gradients
@@ -130,8 +132,26 @@ def test_numba_stats_likelihood_as_published():
     args = (x, 1.4, 0.35, 1.8, 0.3)
     src = f.inspect_adjoint(*args)
     assert "sum_of_product(" in src and sums_of_products(src) == []
+    assert "acc_new(" in src        # the Gaussian's adjoint starts as the product itself
     want = fd_grad(numba_stats_nll, args)
     assert_grads_close(f.grad(*args), (None,) + want[1:], args, rtol=1e-5, atol=1e-6)
+
+
+def test_hvp_differentiates_the_helpers():
+    # hvp runs forward mode over the backward: each helper has its tangent
+    f = nad.grad_jit(mixture_nll)
+    x = _events(12)
+    args = (x, 0.9, 0.6, 0.3)
+    v = (np.random.default_rng(2).standard_normal(x.shape) * 0.1, 0.3, -0.2, 0.5)
+    got = f.hvp(args, v)
+
+    def along(h):
+        return f.grad(*[a + h * d for a, d in zip(args, v)])
+    h = 1e-6
+    plus, minus = along(h), along(-h)
+    for k in range(len(args)):
+        np.testing.assert_allclose(got[k], (plus[k] - minus[k]) / (2 * h), rtol=1e-5,
+                                   atol=1e-6)
 
 
 # ------------------------------------------------------------------ where its fast path must not apply

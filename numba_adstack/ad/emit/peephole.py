@@ -185,16 +185,24 @@ class _Zeros(EveryPath):
 
 
 # ---------------------------------------------------------------------------- reductions
-def fuse_reductions(node):
-    """Whole-array expressions whose only use is a reduction, made without the array:
-    ``np.sum(a * b)`` is ``sum_of_product(a, b)`` (``np.sum(-(a * b))``:
-    ``sum_of_negated_product``), one pass and no array for the product (the adjoint of a
-    float operand of an array rule is such a sum); ``unreduce(g, x, None, False) * e``
-    (``e * ...`` alike) is ``broadcast_like(g * e, x)``: the adjoint of a sum of all of
-    ``x`` is one number, so Numba makes the product in one pass, with no array of ``g``.
-    Each is exact (:mod:`..runtime`: the same operations in the same order, falling back
-    to the expression as written for shapes or layouts the single pass does not
-    take). Returns whether any changed."""
+def whole_array_forms(node):
+    """Whole-array temporaries the backward does not need, left out:
+
+    * ``np.sum(a * b)`` is ``sum_of_product(a, b)`` (``np.sum(-(a * b))``:
+      ``sum_of_negated_product``): one pass and no array for the product (the adjoint of
+      a float operand of an array rule is such a sum);
+    * ``unreduce(g, x, None, False) * e`` (``e * ...`` alike) is
+      ``broadcast_like(g * e, x)``: the adjoint of a sum of all of ``x`` is one number,
+      so Numba makes the product in one pass, with no array of ``g``;
+    * ``acc(a, e, x)`` of a whole-array expression ``e`` (an operator's result, a new
+      array) is ``acc_new(a, e, x)``: the first contribution is that array itself, with
+      no array of zeros made and added to.
+
+    The first two are exact (:mod:`..runtime`: the same operations in the same order,
+    falling back to the expression as written for shapes or layouts the single pass does
+    not take); the third differs from ``0.0 + e`` only where ``e`` holds ``-0.0``, which
+    is what an adjoint starting from ``-0.0`` holds (as an assigned adjoint does).
+    Returns whether any changed."""
     changed = False
     for n in walk(node):
         for field in n._fields:
@@ -214,7 +222,10 @@ def fuse_reductions(node):
 
 
 def _reduction_form(e):
-    """The rewritten form of the expression ``e`` (see :func:`fuse_reductions`), or None."""
+    """The rewritten form of the expression ``e`` (see :func:`whole_array_forms`), or None."""
+    if e.__class__ is ast.Call and e.func.__class__ is ast.Name and e.func.id == "acc" \
+            and len(e.args) == 3 and not e.keywords and _is_new_array(e.args[1]):
+        return _call("acc_new", list(e.args))
     if e.__class__ is ast.Call and _is_np_sum(e):
         arg = e.args[0]
         helper = "sum_of_product"
@@ -231,6 +242,12 @@ def _reduction_form(e):
                     else ast.BinOp(other, ast.Mult(), g)
                 return _call("broadcast_like", [product, x])
     return None
+
+
+def _is_new_array(e):
+    """Is ``e`` an operator's result (on arrays, a new array nothing else refers to)?"""
+    return e.__class__ is ast.BinOp or (e.__class__ is ast.UnaryOp
+                                        and e.op.__class__ is ast.USub)
 
 
 def _is_np_sum(e):

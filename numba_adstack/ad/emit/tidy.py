@@ -26,7 +26,7 @@ from .control import simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
 from .hoist import hoist_ensures
 from .dataflow import dead_stores
-from .peephole import assign_onto_zeros, fold_resets, fuse_reductions, propagate_copies
+from .peephole import assign_onto_zeros, fold_resets, whole_array_forms, propagate_copies
 from .syntax import walk
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
@@ -47,7 +47,7 @@ def tidy(tree, namespace, helpers=(), types=None):
             if fn.name not in helpers:
                 hoist_ensures(fn)
             _Folder(fn, namespace, types or {}).run(inlined=fn.name in helpers)
-            fuse_reductions(fn)
+            whole_array_forms(fn)
             if fn.name not in helpers:
                 chain_declarations(fn)
 

@@ -38,6 +38,30 @@ def _ov_acc(a, c, like):
     return impl
 
 
+def acc_new(a, c, like):
+    """:func:`acc` of a contribution ``c`` that is a new array nothing else refers to (a
+    whole-array expression's result): the first contribution is ``c`` itself when it has
+    the adjoint's type and shape, with no array of zeros made and added to."""
+    raise NotImplementedError
+
+
+@overload(acc_new)
+def _ov_acc_new(a, c, like):
+    if c != a:
+        return lambda a, c, like: acc(a, c, like)
+
+    def impl(a, c, like):
+        if a.shape != like.shape:
+            if c.shape == like.shape:
+                return c
+            out = np.zeros(like.shape, like.dtype)
+            out += c
+            return out
+        a += c
+        return a
+    return impl
+
+
 def ensure(a, like):
     """``a``, or a zero array of the shape of ``like`` when ``a`` has none yet (size 0)."""
     raise NotImplementedError
@@ -182,7 +206,7 @@ def written(a, what):
     return a
 
 
-RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, ensure=ensure, fill_as=fill_as,
+RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure, fill_as=fill_as,
                written=written, sum_of_product=sum_of_product,
                sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like)
 #: Helpers with no effect on their arguments (the generated code may move their calls).
