@@ -137,6 +137,24 @@ def test_numba_stats_likelihood_as_published():
     assert_grads_close(f.grad(*args), (None,) + want[1:], args, rtol=1e-5, atol=1e-6)
 
 
+def squared_in_place(x, s):
+    z = x * s
+    for i in range(z.shape[0]):
+        z[i] = z[i] * z[i]
+    return np.sum(s * np.exp(z))
+
+
+def test_checked_mode_lets_acc_new_take_an_adjoint_with_none_yet():
+    # boundscheck=True checks every read of an adjoint array; acc_new's first argument
+    # has no contribution yet here (z's adjoint starts as the exp rule's product), as
+    # acc's may
+    f = nad.grad_jit(boundscheck=True)(squared_in_place)
+    args = (np.linspace(0.1, 0.9, 6), 0.7)
+    src = f.inspect_adjoint(*args)
+    assert "acc_new(z_bar, written(" in src
+    check_fd(f, *args)
+
+
 def test_hvp_differentiates_the_helpers():
     # hvp runs forward mode over the backward: each helper has its tangent
     f = nad.grad_jit(mixture_nll)
