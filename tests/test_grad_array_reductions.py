@@ -87,11 +87,12 @@ def test_sum_of_product_is_the_sum_as_written(a, b):
     (np.arange(3.0), np.zeros((2, 3))),                 # broadcast up to x
     (np.arange(6.0).reshape(2, 3), np.zeros((1, 3))),   # x broadcasts up to p
     (2.5, np.zeros((2, 2))),                            # a number
+    (np.arange(3, dtype=np.float32), np.zeros((2, 3))),  # float32 stays float32
 ])
 def test_broadcast_like_is_the_broadcast_product(p, x):
     got = _spread(p, x)
-    want = np.full(x.shape, 1.0) * p
-    assert got.shape == want.shape
+    want = np.full(x.shape, 1.0, np.asarray(p).dtype) * p
+    assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
 
 

@@ -186,13 +186,14 @@ def broadcast_like(p, x):
 def _ov_broadcast_like(p, x):
     if not isinstance(p, types.Array):
         return lambda p, x: np.full(x.shape, p)
+    # (``p``'s dtype: ``g * e`` has the dtype ``np.full(x.shape, g) * e`` has)
     if p.ndim == x.ndim:
         def same_ndim(p, x):
             if p.shape == x.shape:
                 return p
-            return np.ones(x.shape) * p
+            return np.ones(x.shape, p.dtype) * p
         return same_ndim
-    return lambda p, x: np.ones(x.shape) * p
+    return lambda p, x: np.ones(x.shape, p.dtype) * p
 
 
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
