@@ -173,7 +173,7 @@ def test_hvp_differentiates_the_helpers():
                                    atol=1e-6)
 
 
-# ------------------------------------------------------------------ where its fast path must not apply
+# ------------------------------------------------------ where the fast path must not apply
 def broadcast_sum(u, v, s):
     # u (m, n) times v (n,): the sum's adjoint times v has v's shape, not u's
     return np.sum(s * np.sin(u * v))

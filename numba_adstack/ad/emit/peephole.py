@@ -7,7 +7,8 @@ Copies of names assigned once are propagated into their reads; a reset followed 
 ``+=`` is an assignment, and so is ``g += e`` where a forward analysis of the names known
 to hold ``-0.0`` (a client of :mod:`.dataflow`) finds ``g`` zero on every path. Each
 keeps the program's meaning exactly (``-0.0 + e`` is ``e`` for every ``e``); Numba has
-fewer statements and versions to type and lower.
+fewer statements and versions to type and lower. Last, whole-array temporaries whose only
+use is a sum, or the first add into an adjoint, are left out (:func:`whole_array_forms`).
 """
 import ast
 
