@@ -41,7 +41,8 @@ def _ov_acc(a, c, like):
 def acc_new(a, c, like):
     """:func:`acc` of a contribution ``c`` that is a new array nothing else refers to (a
     whole-array expression's result): the first contribution is ``c`` itself when it has
-    the adjoint's type and shape, with no array of zeros made and added to."""
+    the adjoint's type and shape, with no array of zeros made and added to (``0.0 + c``
+    differs from ``c`` only in the sign of a zero)."""
     raise NotImplementedError
 
 
@@ -92,8 +93,8 @@ def _ov_fill_as(c, like):
 def sum_of_product(a, b):
     """``np.sum(a * b)`` in one pass, with no array for the product, where ``a`` and ``b``
     are float64 arrays of one shape, 1-d or C-contiguous, or one of them a float;
-    otherwise as written. Exact: the same products added in the same order, from ``0.0``, as Numba's
-    ``np.sum`` of the product."""
+    otherwise as written. Exact: the same products added in the same order, from
+    ``0.0``, as Numba's ``np.sum`` of the product."""
     raise NotImplementedError
 
 
@@ -207,8 +208,8 @@ def written(a, what):
     return a
 
 
-RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure, fill_as=fill_as,
-               written=written, sum_of_product=sum_of_product,
+RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure,
+               fill_as=fill_as, written=written, sum_of_product=sum_of_product,
                sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like)
 #: Helpers with no effect on their arguments (the generated code may move their calls).
 PURE = set(RULE_HELPERS) | {"fill_as", "sum_of_product", "sum_of_negated_product",
