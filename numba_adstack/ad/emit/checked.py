@@ -2,9 +2,9 @@
 no adjoint array before something was written into it.
 
 The adjoint of an array the function computes starts as *no adjoint yet*, an array of
-size 0 (:mod:`numba_adstack.ad.runtime`). Only ``acc`` and ``ensure`` take it in that
-state, and a name may be copied to another while in it; every other read of it (a rule's
-``{g}``, a view of it, an add into it) is a fault of the rewrite: a size-0 array
+size 0 (:mod:`numba_adstack.ad.runtime`). Only ``acc``, ``acc_new`` and ``ensure`` take
+it in that state, and a name may be copied to another while in it; every other read of it
+(a rule's ``{g}``, a view of it, an add into it) is a fault of the rewrite: a size-0 array
 broadcasts into a silent zero, and its memory was never written. In checked mode each such
 read goes through ``written(a, what)``, which raises
 :class:`~numba_adstack.errors.AdjointReadError` naming the value when ``a`` has size 0.
@@ -14,7 +14,7 @@ the gradient path are not empty.)
 import ast
 
 #: Runtime helpers whose first argument may be an adjoint with no contribution yet.
-TAKES_UNSET = ("acc", "ensure")
+TAKES_UNSET = ("acc", "acc_new", "ensure")
 
 
 def check_adjoint_reads(tree, adjoints):

@@ -7,7 +7,8 @@ Copies of names assigned once are propagated into their reads; a reset followed 
 ``+=`` is an assignment, and so is ``g += e`` where a forward analysis of the names known
 to hold ``-0.0`` (a client of :mod:`.dataflow`) finds ``g`` zero on every path. Each
 keeps the program's meaning exactly (``-0.0 + e`` is ``e`` for every ``e``); Numba has
-fewer statements and versions to type and lower.
+fewer statements and versions to type and lower. Last, whole-array temporaries whose only
+use is a sum, or the first add into an adjoint, are left out (:func:`whole_array_forms`).
 """
 import ast
 
@@ -182,3 +183,88 @@ class _Zeros(EveryPath):
 
     def bind(self, target, state):
         return None if state is None else state - stored([target])
+
+
+# ---------------------------------------------------------------------------- reductions
+def whole_array_forms(node):
+    """Whole-array temporaries the backward does not need, left out:
+
+    * ``np.sum(a * b)`` is ``sum_of_product(a, b)`` (``np.sum(-(a * b))``:
+      ``sum_of_negated_product``): one pass and no array for the product (the adjoint of
+      a float operand of an array rule is such a sum);
+    * ``unreduce(g, x, None, False) * e`` (``e * ...`` alike) is
+      ``broadcast_like(g * e, x)``: the adjoint of a sum of all of ``x`` is one number,
+      so Numba makes the product in one pass, with no array of ``g``;
+    * ``acc(a, e, x)`` of a whole-array expression ``e`` (an operator's result, a new
+      array) is ``acc_new(a, e, x)``: the first contribution is that array itself, with
+      no array of zeros made and added to.
+
+    The first two are exact (:mod:`..runtime`: the same operations in the same order,
+    falling back to the expression as written for shapes or layouts the single pass does
+    not take); the third differs from ``0.0 + e`` only where ``e`` holds ``-0.0``, which
+    is what an adjoint starting from ``-0.0`` holds (as an assigned adjoint does).
+    Returns whether any changed."""
+    changed = False
+    for n in walk(node):
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if isinstance(v, list):
+                for k, item in enumerate(v):
+                    new = _reduction_form(item)
+                    if new is not None:
+                        v[k] = new
+                        changed = True
+            else:
+                new = _reduction_form(v)
+                if new is not None:
+                    setattr(n, field, new)
+                    changed = True
+    return changed
+
+
+def _reduction_form(e):
+    """The rewritten form of the expression ``e`` (see :func:`whole_array_forms`), or None."""
+    if e.__class__ is ast.Call and e.func.__class__ is ast.Name and e.func.id == "acc" \
+            and len(e.args) == 3 and not e.keywords and _is_new_array(e.args[1]):
+        return _call("acc_new", list(e.args))
+    if e.__class__ is ast.Call and _is_np_sum(e):
+        arg = e.args[0]
+        helper = "sum_of_product"
+        if arg.__class__ is ast.UnaryOp and arg.op.__class__ is ast.USub:
+            arg, helper = arg.operand, "sum_of_negated_product"
+        if arg.__class__ is ast.BinOp and arg.op.__class__ is ast.Mult:
+            return _call(helper, [arg.left, arg.right])
+        return None
+    if e.__class__ is ast.BinOp and e.op.__class__ is ast.Mult:
+        for side, other in ((e.left, e.right), (e.right, e.left)):
+            if _is_sum_unreduce(side):
+                g, x = side.args[0], side.args[1]
+                product = ast.BinOp(g, ast.Mult(), other) if side is e.left \
+                    else ast.BinOp(other, ast.Mult(), g)
+                return _call("broadcast_like", [product, x])
+    return None
+
+
+def _is_new_array(e):
+    """Is ``e`` an operator's result (on arrays, a new array nothing else refers to)?"""
+    return e.__class__ is ast.BinOp or (e.__class__ is ast.UnaryOp
+                                        and e.op.__class__ is ast.USub)
+
+
+def _is_np_sum(e):
+    f = e.func
+    return f.__class__ is ast.Attribute and f.attr == "sum" \
+        and f.value.__class__ is ast.Name and f.value.id == "np" \
+        and len(e.args) == 1 and not e.keywords
+
+
+def _is_sum_unreduce(e):
+    """``unreduce(g, x, None, False)``: the adjoint of ``np.sum(x)`` over all of ``x``."""
+    return e.__class__ is ast.Call and e.func.__class__ is ast.Name \
+        and e.func.id == "unreduce" and len(e.args) == 4 and not e.keywords \
+        and all(a.__class__ is ast.Constant and a.value is v
+                for a, v in zip(e.args[2:], (None, False)))
+
+
+def _call(name, args):
+    return ast.Call(ast.Name(name, ast.Load()), args, [])

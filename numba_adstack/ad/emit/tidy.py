@@ -11,7 +11,9 @@ the iteration helpers of parallel loops only the declarations no read can see,
 :mod:`.declarations`), copies are propagated, and ``g += e`` where ``g`` is known to
 hold ``-0.0`` becomes ``g = e`` (:mod:`.peephole`); declarations of one value end up on
 one line; the ``ensure`` of an array adjoint is made once before a top-level loop rather
-than in every iteration (:mod:`.hoist`). Every analysis of what holds on the paths is a client of the one solver of
+than in every iteration (:mod:`.hoist`); last, whole-array temporaries whose only use is a
+sum, or the first add into an adjoint, are left out (:func:`.peephole.whole_array_forms`).
+Every analysis of what holds on the paths is a client of the one solver of
 :mod:`.dataflow`.
 """
 import ast
@@ -26,7 +28,7 @@ from .control import simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
 from .hoist import hoist_ensures
 from .dataflow import dead_stores
-from .peephole import assign_onto_zeros, fold_resets, propagate_copies
+from .peephole import assign_onto_zeros, fold_resets, propagate_copies, whole_array_forms
 from .syntax import walk
 
 #: Intrinsics that change only their stack: they leave the arrays an expression reads alone.
@@ -47,6 +49,7 @@ def tidy(tree, namespace, helpers=(), types=None):
             if fn.name not in helpers:
                 hoist_ensures(fn)
             _Folder(fn, namespace, types or {}).run(inlined=fn.name in helpers)
+            whole_array_forms(fn)
             if fn.name not in helpers:
                 chain_declarations(fn)
 

@@ -38,6 +38,31 @@ def _ov_acc(a, c, like):
     return impl
 
 
+def acc_new(a, c, like):
+    """:func:`acc` of a contribution ``c`` that is a new array nothing else refers to (a
+    whole-array expression's result): the first contribution is ``c`` itself when it has
+    the adjoint's type and shape, with no array of zeros made and added to (``0.0 + c``
+    differs from ``c`` only in the sign of a zero)."""
+    raise NotImplementedError
+
+
+@overload(acc_new)
+def _ov_acc_new(a, c, like):
+    if c != a:
+        return lambda a, c, like: acc(a, c, like)
+
+    def impl(a, c, like):
+        if a.shape != like.shape:
+            if c.shape == like.shape:
+                return c
+            out = np.zeros(like.shape, like.dtype)
+            out += c
+            return out
+        a += c
+        return a
+    return impl
+
+
 def ensure(a, like):
     """``a``, or a zero array of the shape of ``like`` when ``a`` has none yet (size 0)."""
     raise NotImplementedError
@@ -65,6 +90,113 @@ def _ov_fill_as(c, like):
     return lambda c, like: sum_to(c, like)
 
 
+def sum_of_product(a, b):
+    """``np.sum(a * b)`` in one pass, with no array for the product, where ``a`` and ``b``
+    are float64 arrays of one shape, 1-d or C-contiguous, or one of them a float;
+    otherwise as written. Exact: the same products added in the same order, from
+    ``0.0``, as Numba's ``np.sum`` of the product."""
+    raise NotImplementedError
+
+
+def sum_of_negated_product(a, b):
+    """``np.sum(-(a * b))``, as :func:`sum_of_product`."""
+    raise NotImplementedError
+
+
+@njit(cache=False)
+def _sum_product_written(a, b):
+    return np.sum(a * b)
+
+
+@njit(cache=False)
+def _sum_negated_product_written(a, b):
+    return np.sum(-(a * b))
+
+
+def _product_sum(a, b, sign):
+    """The implementation of ``np.sum(sign * (a * b))`` for these operand types (``sign``
+    1.0 or -1.0, a negation: exact)."""
+    as_written = _sum_negated_product_written if sign < 0 else _sum_product_written
+    arrays = [t for t in (a, b) if isinstance(t, types.Array)]
+    # The single pass reads 1-d arrays by index and others through their flat C view.
+    ok = arrays and all(t.dtype == types.float64 and (t.ndim == 1 or t.layout == "C")
+                        for t in arrays) and \
+        all(t == types.float64 for t in (a, b) if not isinstance(t, types.Array)) and \
+        len({t.ndim for t in arrays}) == 1
+    if not ok:
+        return lambda a, b: as_written(a, b)
+    if len(arrays) == 2:
+        def both(a, b):
+            if a.shape != b.shape:
+                return as_written(a, b)
+            fa = _flat(a)
+            fb = _flat(b)
+            s = 0.0
+            for k in range(fa.size):
+                s += sign * (fa[k] * fb[k])
+            return s
+        return both
+    if isinstance(a, types.Array):
+        def left(a, b):
+            fa = _flat(a)
+            s = 0.0
+            for k in range(fa.size):
+                s += sign * (fa[k] * b)
+            return s
+        return left
+
+    def right(a, b):
+        fb = _flat(b)
+        s = 0.0
+        for k in range(fb.size):
+            s += sign * (a * fb[k])
+        return s
+    return right
+
+
+def _flat(a):
+    raise NotImplementedError
+
+
+@overload(_flat)
+def _ov_flat(a):
+    """A 1-d array as it is; a C-contiguous one as its flat view."""
+    if a.ndim == 1:
+        return lambda a: a
+    return lambda a: a.reshape(a.size)
+
+
+@overload(sum_of_product)
+def _ov_sum_of_product(a, b):
+    return _product_sum(a, b, 1.0)
+
+
+@overload(sum_of_negated_product)
+def _ov_sum_of_negated_product(a, b):
+    return _product_sum(a, b, -1.0)
+
+
+def broadcast_like(p, x):
+    """``p`` with the shape ``p`` and ``x`` broadcast to: ``p`` itself when it has
+    ``x``'s shape already. ``unreduce(g, x, None, False) * e`` (the adjoint of a sum of all
+    of ``x`` times ``e``) is ``broadcast_like(g * e, x)``: ``g`` is one number."""
+    raise NotImplementedError
+
+
+@overload(broadcast_like)
+def _ov_broadcast_like(p, x):
+    if not isinstance(p, types.Array):
+        return lambda p, x: np.full(x.shape, p)
+    # (``p``'s dtype: ``g * e`` has the dtype ``np.full(x.shape, g) * e`` has)
+    if p.ndim == x.ndim:
+        def same_ndim(p, x):
+            if p.shape == x.shape:
+                return p
+            return np.ones(x.shape, p.dtype) * p
+        return same_ndim
+    return lambda p, x: np.ones(x.shape, p.dtype) * p
+
+
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
 #: in place, ``IN_PLACE``) and the ones above.
 @njit(cache=False)
@@ -76,7 +208,9 @@ def written(a, what):
     return a
 
 
-RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, ensure=ensure, fill_as=fill_as,
-               written=written)
+RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure,
+               fill_as=fill_as, written=written, sum_of_product=sum_of_product,
+               sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like)
 #: Helpers with no effect on their arguments (the generated code may move their calls).
-PURE = set(RULE_HELPERS) | {"fill_as"}
+PURE = set(RULE_HELPERS) | {"fill_as", "sum_of_product", "sum_of_negated_product",
+                             "broadcast_like"}

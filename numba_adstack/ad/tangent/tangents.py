@@ -38,8 +38,12 @@ LINEAR_CALLS = {
     vjp_decomp.array_split_item: (0,),
     # The helpers of the generated backward (hvp runs forward mode over it): sums and
     # reshapes of adjoint arrays, linear in the adjoints together.
-    runtime.acc: (0, 1), runtime.ensure: (0,), runtime.fill_as: (0,),
+    runtime.acc: (0, 1), runtime.acc_new: (0, 1), runtime.ensure: (0,),
+    runtime.fill_as: (0,),
 }
+#: A helper whose tangent is another's: the tangent of ``acc_new``'s contribution is not
+#: a new array, so it is added with ``acc``.
+TANGENT_CALLEES = {runtime.acc_new: runtime.acc}
 if hasattr(np, "row_stack"):        # an alias of np.vstack, gone in NumPy 2.5
     LINEAR_CALLS[np.row_stack] = LINEAR_CALLS[np.vstack]
 #: Helpers of the array rules linear in the adjoint they take first; their other
@@ -48,7 +52,7 @@ _SHAPED_HELPERS = [runtime.RUNTIME[n] for n in (
     "sum_to", "unreduce", "reduced_view", "transpose_vjp", "cumsum_vjp", "trace_vjp",
     "diag_vjp", "concatenate_vjp", "stack_vjp", "diff_vjp", "take_vjp", "like_dtype",
     "hstack_vjp", "vstack_vjp", "column_stack_vjp", "tri_vjp", "append_vjp_arr",
-    "append_vjp_values",
+    "append_vjp_values", "broadcast_like",
     # Linear in the adjoint, piecewise constant in the values (where each goes).
     "sort_vjp", "median_vjp")]
 LINEAR_CALLS.update({f: (0,) for f in _SHAPED_HELPERS})
@@ -67,7 +71,8 @@ ADDS_INTO = {runtime.RUNTIME[n]: pos for n, pos in (
 INTERP_ADJOINTS = {runtime.RUNTIME[n]: runtime.RUNTIME[n + "_jvp"] for n in (
     "interp_vjp_x", "interp_vjp_xp", "interp_vjp_fp")}
 #: Linear functions whose other arguments give only a shape.
-SHAPE_ARGUMENTS = {runtime.acc, runtime.ensure, runtime.fill_as, *_SHAPED_HELPERS}
+SHAPE_ARGUMENTS = {runtime.acc, runtime.acc_new, runtime.ensure, runtime.fill_as,
+                   *_SHAPED_HELPERS}
 #: Stack reads: the tangent is read from the tangent's stack, pushed in step.
 STACK_READS = {I.pop, I.top}
 #: Stack effects mirrored on the tangent's stack (argument 1: the value pushed).
@@ -78,7 +83,8 @@ LIST_EFFECTS = {"append", "clear"}
 LINEAR_METHODS = {"sum", "mean", "cumsum", "copy", "reshape", "ravel", "flatten",
                   "transpose", "trace", "conj", "conjugate"}
 #: Functions linear in each of their two operands: d(a b) = da b + a db.
-BILINEAR_CALLS = {np.dot, np.outer, np.inner, np.cross, np.matmul, np.kron, np.vdot}
+BILINEAR_CALLS = {np.dot, np.outer, np.inner, np.cross, np.matmul, np.kron, np.vdot,
+                  runtime.sum_of_product, runtime.sum_of_negated_product}
 BILINEAR_METHODS = {"dot"}
 #: Reductions that pick one element: the tangent is the tangent's element there.
 PICKS = {np.max: np.argmax, np.min: np.argmin, np.amax: np.argmax, np.amin: np.argmin}
@@ -283,7 +289,8 @@ class Tangents:
         if fn in R.ARRAY_CONSTRUCTORS:
             return self.fill_call(name, fn, e)
         if fn in LINEAR_CALLS:
-            return self.linear(name, fn, e, LINEAR_CALLS[fn], self.names.gname(fn))
+            return self.linear(name, fn, e, LINEAR_CALLS[fn],
+                               self.names.gname(TANGENT_CALLEES.get(fn, fn)))
         if fn in BILINEAR_HELPERS and len(args) == 3 and not kws:
             return self.bilinear_helper(fn, args, BILINEAR_HELPERS[fn])
         if fn in BILINEAR_CALLS and len(args) == 2 and not kws:
