@@ -8,7 +8,7 @@ import numpy as np
 # Numba compiles are most of the suite's time, and LLVM's -O3 pipeline is a large part of
 # each (its numerics are those of -O1: no fast-math flags either way). The suite compiles
 # at -O1 unless NUMBA_OPT is set; `NUMBA_OPT=3 python -m pytest` runs it at the default
-# level, and the README's fresh-install demo (tests/test_readme.py) always does.
+# level, and the README's fresh-install demo (tests/docs_and_benchmarks/test_readme.py) always does.
 OPT_SET_BY_SUITE = "NUMBA_OPT" not in os.environ
 if OPT_SET_BY_SUITE:
     os.environ["NUMBA_OPT"] = "1"
