@@ -8,7 +8,8 @@ import numpy as np
 # Numba compiles are most of the suite's time, and LLVM's -O3 pipeline is a large part of
 # each (its numerics are those of -O1: no fast-math flags either way). The suite compiles
 # at -O1 unless NUMBA_OPT is set; `NUMBA_OPT=3 python -m pytest` runs it at the default
-# level, and the README's fresh-install demo (tests/docs_and_benchmarks/test_readme.py) always does.
+# level, and the README's fresh-install demo (tests/docs_and_benchmarks/test_readme.py)
+# always does.
 OPT_SET_BY_SUITE = "NUMBA_OPT" not in os.environ
 if OPT_SET_BY_SUITE:
     os.environ["NUMBA_OPT"] = "1"
@@ -17,12 +18,15 @@ if OPT_SET_BY_SUITE:
         numba.config.OPT = type(numba.config.OPT)(1)
 
 # The files that take longest, first: `--dist loadfile` hands whole files to the two
-# workers in this order, so the longest ones do not start last (CPU seconds at -O1).
+# workers in this order, so the longest ones do not start last (CPU seconds at -O1). Files
+# in any folder of tests/, by name.
 LONGEST_FIRST = ["test_grad_array_rules.py", "test_readme.py", "test_realistic_programs.py",
                  "test_array_rules.py", "test_grad_numpy_programs.py", "test_jvp.py",
-                 "test_interop.py", "test_benchmarks_smoke.py", "test_grad_prange.py",
-                 "test_grad_loops.py", "test_grad_array_views.py", "test_docs.py",
-                 "test_grad_second_order.py", "test_map_loops.py"]
+                 "test_grad_numpy_more.py", "test_grad_numpy_linalg.py",
+                 "test_checkpointing.py", "test_interop.py", "test_benchmarks_smoke.py",
+                 "test_grad_prange.py", "test_grad_loops.py", "test_checkpoint_marker.py",
+                 "test_grad_array_views.py", "test_docs.py", "test_grad_second_order.py",
+                 "test_map_loops.py", "test_plan_speed.py", "test_checkpoint_loop_marker.py"]
 
 
 def pytest_collection_modifyitems(config, items):
