@@ -34,6 +34,12 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))
 
 
+def backward_of(f, *args):
+    """The backward ``f.grad(*args)`` runs, built if need be: its structure as compiled
+    (``parallel``: it runs prange loops; ``checkpoint_note``: the loops it checkpoints)."""
+    return f._backward(list(args))
+
+
 def _copy_args(args, dtype=None):
     out = []
     for a in args:
