@@ -32,9 +32,9 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 print('GPU:', c.have_gpu()); sys.exit(0 if c.have_gpu() else 1)" \
   || { echo "no usable CUDA GPU: nothing to check on a device" >&2; exit 1; }
 
-"$PYTHON" -m pytest -q -rxX tests/test_cuda_device.py tests/test_cuda_ptx.py \
-  tests/test_cuda_grad_ptx.py tests/test_cuda_launch_ptx.py tests/test_cuda_helpers.py \
-  tests/test_cuda_simulator.py
+"$PYTHON" -m pytest -q -rxX tests/cuda/test_cuda_device.py tests/cuda/test_cuda_ptx.py \
+  tests/cuda/test_cuda_grad_ptx.py tests/cuda/test_cuda_launch_ptx.py tests/cuda/test_cuda_helpers.py \
+  tests/cuda/test_cuda_simulator.py
 "$PYTHON" benchmarks/gpu/recurrence.py --threads "${THREADS:-1048576}" \
   --steps "${STEPS:-100}" --repeat "${REPEAT:-20}"
 "$PYTHON" benchmarks/gpu/device_grad.py --threads "${THREADS:-1048576}" \

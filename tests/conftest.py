@@ -8,7 +8,8 @@ import numpy as np
 # Numba compiles are most of the suite's time, and LLVM's -O3 pipeline is a large part of
 # each (its numerics are those of -O1: no fast-math flags either way). The suite compiles
 # at -O1 unless NUMBA_OPT is set; `NUMBA_OPT=3 python -m pytest` runs it at the default
-# level, and the README's fresh-install demo (tests/test_readme.py) always does.
+# level, and the README's fresh-install demo (tests/docs_and_benchmarks/test_readme.py)
+# always does.
 OPT_SET_BY_SUITE = "NUMBA_OPT" not in os.environ
 if OPT_SET_BY_SUITE:
     os.environ["NUMBA_OPT"] = "1"
@@ -17,17 +18,28 @@ if OPT_SET_BY_SUITE:
         numba.config.OPT = type(numba.config.OPT)(1)
 
 # The files that take longest, first: `--dist loadfile` hands whole files to the two
-# workers in this order, so the longest ones do not start last (CPU seconds at -O1).
-LONGEST_FIRST = ["test_grad_array_rules.py", "test_readme.py", "test_realistic_programs.py",
-                 "test_array_rules.py", "test_grad_numpy_programs.py", "test_jvp.py",
-                 "test_interop.py", "test_benchmarks_smoke.py", "test_grad_prange.py",
-                 "test_grad_loops.py", "test_grad_array_views.py", "test_docs.py",
-                 "test_grad_second_order.py", "test_map_loops.py"]
+# workers in this order, so the longest ones do not start last (time per file at -O1). Files
+# in any folder of tests/, by name.
+LONGEST_FIRST = ["test_grad_array_rules.py", "test_readme.py", "test_grad_numpy_more.py",
+                 "test_array_rules.py", "test_checkpointing.py", "test_realistic_programs.py",
+                 "test_grad_numpy_linalg.py", "test_interop.py", "test_grad_numpy_programs.py",
+                 "test_benchmarks_smoke.py", "test_jvp.py", "test_checkpoint_marker.py",
+                 "test_grad_array_views.py", "test_map_loops.py", "test_grad_second_order.py",
+                 "test_grad_prange.py", "test_grad_cache.py", "test_plan_speed.py",
+                 "test_grad_array_rebinding.py", "test_grad_from_jit.py",
+                 "test_grad_dot_in_place.py", "test_grad_loops.py", "test_docs.py",
+                 "test_checkpoint_loop_marker.py"]
 
 
 def pytest_collection_modifyitems(config, items):
     rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))
+
+
+def backward_of(f, *args):
+    """The backward ``f.grad(*args)`` runs, built if need be: its structure as compiled
+    (``parallel``: it runs prange loops; ``checkpoint_note``: the loops it checkpoints)."""
+    return f._backward(list(args))
 
 
 def _copy_args(args, dtype=None):

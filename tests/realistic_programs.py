@@ -20,7 +20,7 @@ loss (``pure_python``: every ``numba.njit`` function it reaches is replaced by i
 ``py_func``), so it does not depend on Numba at all.
 
 This module is a library (used by ``scripts/realistic_report.py`` and
-``tests/test_realistic_programs.py``); the cases themselves live in
+``tests/realistic/test_realistic_programs.py``); the cases themselves live in
 ``realistic_cases_*.py`` beside it.
 """
 import types as pytypes

@@ -8,7 +8,7 @@ numpy_empty_like_nd``). A plain kernel launched alone does not do this, and whic
 those compiles does was not isolated. Every CPU gradient allocates its adjoints and the
 kernel rewrite types kernels with Numba's CPU pipeline, so both failed after the first
 launch. Compiling the allocations on the CPU first, when ``numba_adstack.cuda`` is
-imported, keeps them whole (tests/test_cuda_device.py on a GPU).
+imported, keeps them whole (tests/cuda/test_cuda_device.py on a GPU).
 """
 import numba
 import numpy as np

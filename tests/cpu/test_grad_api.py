@@ -39,6 +39,8 @@ def test_keywords_and_defaults_bind_as_in_python():
     assert value == pytest.approx(v3, rel=1e-14)
     assert g[0][0] == pytest.approx(gx3, rel=1e-12)
     assert g[2] == pytest.approx(gs3, rel=1e-12)
-    assert "push(" in damped.inspect_adjoint(x, n=3)
+    src = damped.inspect_adjoint(x, n=3)
+    assert src == damped.inspect_adjoint(x, 3, 0.9)
+    compile(src, "<adjoint>", "exec")
     with pytest.raises(TypeError):
         damped.grad(x, bogus=1)

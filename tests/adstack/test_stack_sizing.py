@@ -13,7 +13,7 @@ from numba_adstack import AdStackBudgetError, AdStackOverflowError
 from numba_adstack.ad.plan import stacks
 from benchmarks import workloads_real as wr
 
-from conftest import check_fd, fd_grad
+from conftest import backward_of, check_fd, fd_grad
 
 RNG = np.random.default_rng(7)
 
@@ -290,7 +290,7 @@ def test_parallel_loop_with_default_options():
             total += v
         return total
     x = RNG.uniform(0.1, 1.0, 16)
-    src = paths.inspect_adjoint(x, 30)
-    assert "numba.prange(" in src and "reserve(" in src, src
+    assert backward_of(paths, x, 30).parallel
+    assert "reserve(" in paths.inspect_adjoint(x, 30)
     check_fd(paths, x, 30, rtol=1e-5)
     check_fd(paths, x, 3000, rtol=1e-5)

@@ -82,8 +82,8 @@ def test_dot_of_an_array_the_function_writes_reads_it_as_it_was():
             y[i] = 0.0
         return d + y[0]
     g = nad.grad_jit(f)
-    assert ".copy()" in g.inspect_adjoint(X5.copy())
-    check_fd(g, X5.copy())
+    gx, = check_fd(g, X5.copy())
+    np.testing.assert_allclose(gx, 4.0 * X5, rtol=1e-14)      # d = 2 * sum(x * x)
 
 
 def test_wrt_restricts_the_gradient():

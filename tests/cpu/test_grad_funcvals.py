@@ -255,7 +255,7 @@ def test_unsupported_function_values_are_refused_with_function_and_line(fn, args
 def test_the_documentation_examples_run(tmp_path):
     import re
     from pathlib import Path
-    doc = Path(__file__).resolve().parent.parent / "docs" / "functions_as_values.md"
+    doc = Path(__file__).resolve().parents[2] / "docs" / "functions_as_values.md"
     code = "\n".join(re.findall(r"^```python\n(.*?)^```", doc.read_text(),
                                 re.MULTILINE | re.DOTALL))
     path = tmp_path / "functions_as_values.py"     # numba needs the source in a file

@@ -147,7 +147,7 @@ def test_dask_workers_map_value_and_grad(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLES))
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(EXAMPLES), str(Path(__file__).parent), str(ROOT),
+        [str(EXAMPLES), str(Path(__file__).parent), str(Path(__file__).parents[1]), str(ROOT),
          os.environ.get("PYTHONPATH", "")]))
     dask_sweep = importlib.import_module("dask_sweep")
     spring = importlib.import_module("spring_fit")

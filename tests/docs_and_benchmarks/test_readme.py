@@ -12,7 +12,7 @@ import pytest
 
 from conftest import OPT_SET_BY_SUITE
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def quick_start_commands():

@@ -2,7 +2,7 @@
 kernels and the backward kernels of ``numba_adstack.cuda.grad_jit``.
 
 The simulator must be chosen before numba.cuda is imported, so the cases
-(tests/_cuda_sim_cases.py) run together in one subprocess with NUMBA_ENABLE_CUDASIM=1 and
+(tests/cuda/_cuda_sim_cases.py) run together in one subprocess with NUMBA_ENABLE_CUDASIM=1 and
 report each case's outcome; each test below checks one of them.
 """
 import ast
@@ -18,7 +18,7 @@ pytest.importorskip("numba_cuda",
                     reason="numba-cuda is not installed (pip install \"numba-cuda[cu12]\")")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # The case list, read without importing numba.cuda in this process (cuda_cases.py imports
 # it, and the simulator must be chosen first).

@@ -266,7 +266,7 @@ def test_cpu_compiles_still_allocate_after_a_kernel_that_calls_a_device_grad():
         "print(G.pair_energy_cpu.grad(0.3, 0.9, np.array([0.1, -0.2]), 3)[0])",
     ])
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.path.dirname(here),
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.path.dirname(os.path.dirname(here)),
                                                     env.get("PYTHONPATH")) if p)
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=600)

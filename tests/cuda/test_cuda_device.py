@@ -62,9 +62,9 @@ def test_tangent_kernel_on_device():
     import subprocess
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(here),
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(os.path.dirname(here)),
                                                     env.get("PYTHONPATH")) if p)
-    proc = subprocess.run([sys.executable, os.path.join(here, "_jvp_cuda_sim.py")],
+    proc = subprocess.run([sys.executable, os.path.join(here, "..", "_jvp_cuda_sim.py")],
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     errors = json.loads(proc.stdout.strip().splitlines()[-1])

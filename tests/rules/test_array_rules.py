@@ -696,7 +696,7 @@ def test_templates_name_only_parameters_helpers_and_numpy():
 def test_the_documented_examples():
     import pathlib
     import re
-    text = (pathlib.Path(__file__).parent.parent / "docs" / "array_rules.md").read_text()
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "array_rules.md").read_text()
     block = re.search(r"```pycon\n(.*?)```", text, re.DOTALL).group(1)
     ns = {"np": np, "operator": operator, **vars(A)}
     for stmt, shown in re.findall(r">>> (.*)\n((?:[^>].*\n)*)", block):

@@ -25,7 +25,7 @@ import lib_helpers
 from conftest import check_fd
 
 ROOT = Path(nad.__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 
 HELPERS = '''
 import numba

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def tutorial_code():

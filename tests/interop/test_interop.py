@@ -162,7 +162,7 @@ def test_jax_float32_by_default():
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5)
 
 
-INTEROP_MD = Path(__file__).resolve().parent.parent / "docs" / "interop.md"
+INTEROP_MD = Path(__file__).resolve().parents[2] / "docs" / "interop.md"
 
 
 def interop_blocks():

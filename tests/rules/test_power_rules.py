@@ -87,8 +87,9 @@ def test_literal_base():
     @nad.grad_jit
     def f(x):
         return 2.0 ** x[0] + 10.0 ** x[1]
-    assert "0.693147" in f.inspect_adjoint(np.array([0.5, 0.2]))
-    check_fd(f, np.array([0.5, 0.2]))
+    gx, = check_fd(f, np.array([0.5, 0.2]))
+    np.testing.assert_allclose(gx, [math.log(2.0) * 2.0 ** 0.5, math.log(10.0) * 10.0 ** 0.2],
+                               rtol=1e-14)
 
 
 def test_rules_read_as_written():

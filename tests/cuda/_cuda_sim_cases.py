@@ -1,7 +1,7 @@
 """Runs the cases of cuda_cases.py in the CUDA simulator, for test_cuda_simulator.py, in a
 process of its own: NUMBA_ENABLE_CUDASIM must be set before numba.cuda is imported.
 
-``python tests/_cuda_sim_cases.py [case ...]`` prints one JSON object: for each case, null
+``python tests/cuda/_cuda_sim_cases.py [case ...]`` prints one JSON object: for each case, null
 when it passed, else the traceback.
 """
 import json

@@ -1,7 +1,7 @@
 """Hand-written adstack kernels run end to end: gradients against analytic values, overflow
 and recovery, branch flags, device functions, kernels compiled from source text.
 
-The same cases run in the CUDA simulator (tests/_cuda_sim_cases.py, from
+The same cases run in the CUDA simulator (tests/cuda/_cuda_sim_cases.py, from
 test_cuda_simulator.py) and on a real GPU (test_cuda_device.py, skipped without one).
 """
 import numpy as np
@@ -166,7 +166,7 @@ def case_kernel_from_source():
 
 
 # ---------------------------------------------------------------- nad.cuda.grad_jit
-# Kernels whose backward numba_adstack generates (tests/cuda_grad_kernels.py). One block of
+# Kernels whose backward numba_adstack generates (tests/cuda/cuda_grad_kernels.py). One block of
 # 32 threads, a few steps: the simulator runs every thread in Python.
 
 GRID, BLOCK = 1, 32
