@@ -26,6 +26,9 @@ class Target:
     #: A top-level time loop may be checkpointed (plan/checkpoint.py): its history kept a
     #: segment at a time, its state at a few snapshots.
     checkpoints = True
+    #: Where a target that does not checkpoint keeps a loop's history (said when a loop
+    #: marked ``numba_adstack.checkpoint`` keeps it whole).
+    history_place = "in memory"
 
     def __init__(self, global_map=None):
         # Objects the IR names that the generated code must name differently (a kernel is

@@ -24,6 +24,7 @@ class CudaTarget(Target):
     allocates_arrays = False
     forced_storage = "frame"
     checkpoints = False
+    history_place = "in each thread's local memory"
 
     def __init__(self, sized_at_launch=False):
         super().__init__(global_map={id(STANDIN): cuda_module()})

@@ -141,15 +141,15 @@ def _default_budget():
 
 
 def _warn_marks_ignored(facts):
-    """A target without checkpointing (a CUDA kernel: each thread keeps its history in
-    its local memory) keeps the history of a marked loop whole: said once per loop."""
+    """A target without checkpointing (kernels: each thread keeps its own history) keeps
+    the history of a marked loop whole: said once per loop."""
     for lp in facts.s.loops:
         if mark_of(facts, lp):
             loc = getattr(facts.fir.blocks[lp.header], "loc", None)
             warnings.warn(CheckpointIgnoredWarning(
                 "%s: numba_adstack.checkpoint on the loop at line %s has no effect on this "
-                "target: the backward keeps the loop's whole history (in each thread's "
-                "local memory on CUDA)" % (facts.qualname, getattr(loc, "line", "?"))))
+                "target: the backward keeps the loop's whole history (%s)"
+                % (facts.qualname, getattr(loc, "line", "?"), facts.target.history_place)))
 
 
 def _refuse_mark(facts, lp, why):
