@@ -28,8 +28,9 @@ class Adjoints:
         self.made = set()     # computed arrays whose adjoint the next lines write into
 
     # ------------------------------------------------------------------ primal values
-    def ref(self, var):
-        """Source of a primal value at the current point of the reverse sweep."""
+    def ref(self, var, shape=False):
+        """Source of a primal value at the current point of the reverse sweep; ``shape``:
+        read only for its shape (see :meth:`ref_shape`)."""
         if not isinstance(var, (ir.Var, str)):
             return repr(var)
         name = var if isinstance(var, str) else var.name
@@ -46,7 +47,18 @@ class Adjoints:
             return self.remat(name)
         if reads is not None:
             reads.needed.add(name)
+            (reads.for_shape if shape else reads.for_values).add(name)
         return self.names.n(name)
+
+    def ref_shape(self, var):
+        """Source of an array read only for its shape (the operand of ``sum_to``,
+        ``ensure`` or ``acc`` that gives the shape): its shape where the plan keeps that
+        instead of the array (:mod:`..plan.shape_reads`), else the array."""
+        name = var if isinstance(var, str) else var.name
+        extents = self.cx.plan.kept_shapes.get(name)
+        if extents is None:
+            return self.ref(var, shape=True)
+        return "(%s,)" % ", ".join(self.ref(d) for d in extents)
 
     def remat(self, name):
         e = self.facts.def_expr(name)
@@ -105,7 +117,8 @@ class Adjoints:
             # A view of a computed array's adjoint (h_bar[:, :2] for h[:, :2].copy()):
             # that adjoint must exist before the add, as Reverse.make_adjoints does.
             for v in sorted(self.made):
-                L("%s = ensure(%s, %s)" % (self.names.bar(v), self.names.bar(v), self.ref(v)))
+                L("%s = ensure(%s, %s)" % (self.names.bar(v), self.names.bar(v),
+                                           self.ref_shape(v)))
             self.made.clear()
             L("%s = %s" % (tmp, view))
             L("%s += %s" % (tmp, self.names.bar(name)))
@@ -203,7 +216,7 @@ class Adjoints:
         if self._element_seeded(op):
             return []       # its elements' adjoints were seeded before the loop filled it
         if not shaped:
-            src, into = "sum_to(%s, %s)" % (src, self.ref(op)), None
+            src, into = "sum_to(%s, %s)" % (src, self.ref_shape(op)), None
         if op.name in self.cx.activity.array_values:
             return [ToValue(op.name, src, into)]
         self.cx.parallel.note_adjoint_write(op, None)

@@ -371,13 +371,16 @@ def sum_to_shape(g, shape):
 @by_type
 def sum_to(g, like):
     """The adjoint ``g`` of a broadcast result, summed back to the shape of the operand
-    ``like`` (undoes NumPy broadcasting). Returns ``g`` itself, no copy, when the shapes
+    ``like`` (undoes NumPy broadcasting), or to ``like`` itself when it is a shape (a
+    tuple of integers). Returns ``g`` itself, no copy, when the shapes
     already match; a float when ``like`` is a scalar; otherwise a new C-contiguous array.
     """
     if is_scalar(like):
         if isinstance(g, types.Array):
             return lambda g, like: np.sum(g)
         return lambda g, like: g
+    if is_shape(like):      # the operand's shape, kept instead of it (plan/shape_reads.py)
+        return _sum_to_shape_of(g, len(like))
     if not isinstance(like, types.Array):
         raise TypingError("sum_to: operand of type %s" % like)
     if is_scalar(g):
@@ -399,6 +402,27 @@ def sum_to(g, like):
             return out
         return to_0d
     raise TypingError("sum_to: a %d-d adjoint for a %d-d operand" % (g.ndim, like.ndim))
+
+
+def is_shape(ty):
+    """Is ``ty`` the type of an array's shape (a tuple of integers, at least one)?"""
+    return isinstance(ty, types.UniTuple) and ty.count > 0 \
+        and isinstance(ty.dtype, types.Integer)
+
+
+def _sum_to_shape_of(g, ndim):
+    """``sum_to``'s implementation for an operand given by its shape (``ndim`` integers)."""
+    if is_scalar(g):
+        return lambda g, like: np.full(like, g)
+    if not isinstance(g, types.Array) or g.ndim < ndim:
+        raise TypingError("sum_to: a %s adjoint for a %d-d operand" % (g, ndim))
+    if g.ndim == ndim:
+        def same_ndim(g, like):
+            if g.shape == like:
+                return g
+            return sum_to_shape(g, like)
+        return same_ndim
+    return lambda g, like: sum_to_shape(g, like)
 
 
 @njit(inline="always")

@@ -17,17 +17,28 @@ from numba.extending import overload
 
 from ...errors import AdjointReadError
 from ..rules.helpers import IN_PLACE, RULE_HELPERS
-from ..rules.vjp_core import sum_to
+from ..rules.vjp_core import is_shape, sum_to
 
 
 def acc(a, c, like):
-    """``a + c`` with the shape of ``like``, where ``a`` of another shape (size 0) means
-    zero; adds into ``a`` in place when it already is an adjoint array."""
+    """``a + c`` with the shape of ``like`` (an array, or its shape), where ``a`` of
+    another shape (size 0) means zero; adds into ``a`` in place when it already is an
+    adjoint array."""
     raise NotImplementedError
 
 
 @overload(acc)
 def _ov_acc(a, c, like):
+    if is_shape(like):      # the value's shape, kept instead of it (plan/shape_reads.py)
+        def by_shape(a, c, like):
+            if a.shape != like:
+                out = np.zeros(like, a.dtype)
+                out += c
+                return out
+            a += c
+            return a
+        return by_shape
+
     def impl(a, c, like):
         if a.shape != like.shape:
             out = np.zeros(like.shape, like.dtype)
@@ -39,12 +50,20 @@ def _ov_acc(a, c, like):
 
 
 def ensure(a, like):
-    """``a``, or a zero array of the shape of ``like`` when ``a`` has none yet (size 0)."""
+    """``a``, or a zero array of the shape of ``like`` (an array, or its shape) when
+    ``a`` has none yet (size 0)."""
     raise NotImplementedError
 
 
 @overload(ensure)
 def _ov_ensure(a, like):
+    if is_shape(like):
+        def by_shape(a, like):
+            if a.shape != like:
+                return np.zeros(like, a.dtype)
+            return a
+        return by_shape
+
     def impl(a, like):
         if a.shape != like.shape:
             return np.zeros(like.shape, like.dtype)
