@@ -61,6 +61,17 @@ def heat_while(u0, k, n):
     return np.sum(u * u)
 
 
+def loss_per_step(u0, k, n):
+    """Sums of a step's temporaries (``np.sum`` reads its operand for its shape), over
+    an axis too."""
+    u = u0.copy()
+    s = 0.0
+    for t in range(n):
+        u = u + k * np.sin(u)
+        s += np.sum(np.sum(u * u, axis=1)) + np.sum(u * k)
+    return s
+
+
 _compiled = {}
 
 
@@ -129,3 +140,13 @@ def test_while_loop():
     check_fd(f, u0, 0.2, 4, rtol=1e-6, atol=1e-8)
     # No iteration: nothing kept, nothing popped.
     assert_grads_close(f.grad(u0, 0.2, 0), (2.0 * u0, 0.0, None), (u0, 0.2, 0))
+
+
+def test_reductions_read_their_operand_for_its_shape():
+    u0 = _grid(4)[:, :3]
+    f = compiled(loss_per_step)
+    src = f.inspect_adjoint(u0, 0.3, 3)
+    assert "unreduce(" in src and "_shape_0,), None, False)" in src
+    # Kept for their values: sin(u) (k's adjoint), u + k*sin(u), and u itself.
+    assert src.count(".append(") == 3
+    check_fd(f, u0, 0.3, 3, rtol=1e-6, atol=1e-8)

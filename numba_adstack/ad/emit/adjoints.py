@@ -13,7 +13,7 @@ from ..typeinfo import is_float, is_float_array
 from ..operators import OPS
 from ..plan.reciprocals import copy_root
 from ..rule_binding import bind_expr
-from ..rules.template import by_reciprocal, is_adjoint
+from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Term,
                             ThroughView, ToValue)
 
@@ -56,9 +56,25 @@ class Adjoints:
         instead of the array (:mod:`..plan.shape_reads`), else the array."""
         name = var if isinstance(var, str) else var.name
         extents = self.cx.plan.kept_shapes.get(name)
-        if extents is None:
-            return self.ref(var, shape=True)
-        return "(%s,)" % ", ".join(self.ref(d) for d in extents)
+        ctx, self._ctx = self._ctx, None    # (a shape is not changed by later writes)
+        try:
+            if extents is None:
+                return self.ref(var, shape=True)
+            return "(%s,)" % ", ".join(self.ref(d) for d in extents)
+        finally:
+            self._ctx = ctx
+
+    @staticmethod
+    def shape_operands(templates):
+        """The operand positions that ``templates`` (of one rule) read at most for their
+        shape (:func:`..rules.template.shape_only`)."""
+        values, shapes = set(), set()
+        for t in templates:
+            t = template(t)
+            shape = {int(f) for f in shape_only(t) if f.isdigit()}
+            values |= {int(f) for f in t.reads if f.isdigit()} - shape
+            shapes |= shape
+        return shapes - values
 
     def remat(self, name):
         e = self.facts.def_expr(name)
@@ -276,12 +292,16 @@ class Adjoints:
         if not copies:
             rule = self._by_reciprocals(name, rule, operands, fmt)
         used = R.needed_operands([r for r, a in zip(rule, active) if a])
+        shaped = self.shape_operands([r for r, a in zip(rule, active) if a])
         self._ctx = (name, "y")
         fmt["y"] = self.ref(copies.get(name, name)) if "y" in used else ""
         pos = []
         for k, op in enumerate(operands):
             self._ctx = (name, k)
             read = copies.get(op.name, op) if isinstance(op, ir.Var) else op
+            if k in shaped and isinstance(op, ir.Var):
+                pos.append(self.ref_shape(op))
+                continue
             pos.append(self._scalar_ref(read, op, array) if k in used else "")
         self._ctx = None
         return [(op, Term.of(r, pos, **fmt)) for r, op, a in zip(rule, operands, active)
@@ -358,14 +378,18 @@ class Adjoints:
                   and a.name in act.varied and not self._element_seeded(a)
                   for r, a in zip(rules[True], bound.operands)]
         own = [o or is_float(facts.ty(a)) for o, a in zip(own, bound.operands)]
-        used = R.needed_operands([rules[o][k] for k, (o, a) in enumerate(zip(own, active))
-                                  if a])
+        read = [rules[o][k] for k, (o, a) in enumerate(zip(own, active)) if a]
+        used = R.needed_operands(read)
+        shaped = self.shape_operands(read)
         copies = self.cx.plan.snapshots.get(name, {})
         self._ctx = (name, "y")
         fmt = {"g": g, "y": self.ref(copies.get(name, name)) if "y" in used else ""}
         pos = []
         for k, a in enumerate(bound.operands):
             self._ctx = (name, k)
+            if k in shaped:
+                pos.append(self.ref_shape(a))
+                continue
             pos.append(self.ref(copies.get(a.name, a)) if k in used else "")
         self._ctx = None
         out = []

@@ -425,6 +425,14 @@ def _sum_to_shape_of(g, ndim):
     return lambda g, like: sum_to_shape(g, like)
 
 
+@by_type
+def shape_of(x):
+    """The shape of ``x``, an array or a shape already."""
+    if is_shape(x):
+        return lambda x: x
+    return lambda x: x.shape
+
+
 @njit(inline="always")
 def norm_axis(axis, ndim):
     """``axis`` in ``range(ndim)`` (NumPy's negative axes counted from the end)."""
@@ -471,20 +479,21 @@ def unreduce(g, x, axis, keepdims=False):
     the reduced value it went into. ``g`` is a float (``axis=None``, or a 1-d ``x``) or an
     array with the reduced shape (``keepdims``: with size 1 at ``axis``; the ranks tell,
     the flag is accepted for NumPy's signature). Returns a new C-contiguous array."""
-    if not isinstance(x, types.Array):
+    if not (isinstance(x, types.Array) or is_shape(x)):
         raise TypingError("unreduce: operand of type %s" % x)
+    nd = x.count if is_shape(x) else x.ndim     # (``x`` may be its shape: shape_reads.py)
     if is_scalar(g):
-        return lambda g, x, axis, keepdims=False: np.full(x.shape, g)
+        return lambda g, x, axis, keepdims=False: np.full(shape_of(x), g)
     if not isinstance(g, types.Array) or is_none(axis):
         raise TypingError("unreduce: a %s adjoint with axis %s" % (g, axis))
     if isinstance(axis, types.UniTuple) and isinstance(axis.dtype, types.Integer):
-        kept = g.ndim == x.ndim             # (a tuple of literals arrives as a UniTuple too)
-        return lambda g, x, axis, keepdims=False: _unreduce_axes(g, x.shape, axis, kept)
-    if g.ndim == x.ndim:
-        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, True)
-    if g.ndim == x.ndim - 1:
-        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, False)
-    raise TypingError("unreduce: a %d-d adjoint for a %d-d operand" % (g.ndim, x.ndim))
+        kept = g.ndim == nd                 # (a tuple of literals arrives as a UniTuple too)
+        return lambda g, x, axis, keepdims=False: _unreduce_axes(g, shape_of(x), axis, kept)
+    if g.ndim == nd:
+        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, shape_of(x), axis, True)
+    if g.ndim == nd - 1:
+        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, shape_of(x), axis, False)
+    raise TypingError("unreduce: a %d-d adjoint for a %d-d operand" % (g.ndim, nd))
 
 
 @internal
@@ -512,7 +521,8 @@ def reduced_view(g, x, axis):
     broadcasts to ``x``'s shape without being materialised: ``g`` itself (a float, or
     kept dimensions) or a view of it with ``axis`` put back as size 1. For ``x_bar += ...``
     only: its shape is not ``x``'s."""
-    if is_scalar(g) or (isinstance(g, types.Array) and g.ndim == x.ndim):
+    nd = x.count if is_shape(x) else x.ndim
+    if is_scalar(g) or (isinstance(g, types.Array) and g.ndim == nd):
         return lambda g, x, axis: g
     if isinstance(axis, types.BaseTuple):
         return lambda g, x, axis: unreduce(g, x, axis, False)      # (materialised)
