@@ -7,7 +7,9 @@ a loop body (``a + b`` in ``a + b + c``) is read by the sweep for nothing else, 
 it on a list stack keeps the whole array per iteration: memory, and a fresh allocation
 every iteration. Its shape is enough: the replay keeps its extents, one integer each, on
 an integer stack (``x.shape.0``, ``x.shape.1``...), and the sweep passes them as the tuple
-those helpers also take (rules/vjp_core.py, ad/runtime).
+those helpers also take (rules/vjp_core.py, ad/runtime). The same holds for a rule
+template's operand read only as the second argument of ``sum_to``, ``unreduce`` or
+``reduced_view`` (``np.sum``'s rule: :func:`..rules.template.shape_only`).
 
 Whether an operand has its result's shape cannot be known statically in general (one of
 two arrays of run-time shapes may broadcast), so the shape is kept rather than assumed.
@@ -17,6 +19,10 @@ an array also read for its values is kept whole, as before.
 from numba.core import ir, types
 
 from ..typeinfo import is_kept_array
+
+
+#: Definitions the replay writes as loop machinery (``for row in a``), not as assignments.
+_LOOP_MACHINERY = ("phi", "getiter", "iternext", "pair_first", "pair_second")
 
 
 def choose_kept_shapes(facts, recompute, reads, types_of, added_types):
@@ -30,8 +36,8 @@ def choose_kept_shapes(facts, recompute, reads, types_of, added_types):
         if not is_kept_array(t) or t.ndim == 0 or x in facts.phis:
             continue
         e = facts.def_expr(x)
-        if not isinstance(e, ir.Expr):
-            continue        # (kept by the replay's own assignment of it, one definition)
+        if not isinstance(e, ir.Expr) or e.op in _LOOP_MACHINERY or x in facts.iter_alias:
+            continue        # (the replay assigns the extents after an assignment of x)
         extents = tuple("%s.shape.%d" % (x, k) for k in range(t.ndim))
         added_types.update(dict.fromkeys(extents, types.intp))
         out[x] = extents
