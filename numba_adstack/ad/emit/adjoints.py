@@ -13,7 +13,7 @@ from ..typeinfo import is_float, is_float_array
 from ..operators import OPS
 from ..plan.reciprocals import copy_root
 from ..rule_binding import bind_expr
-from ..rules.template import by_reciprocal, is_adjoint
+from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Term,
                             ThroughView, ToValue)
 
@@ -28,8 +28,9 @@ class Adjoints:
         self.made = set()     # computed arrays whose adjoint the next lines write into
 
     # ------------------------------------------------------------------ primal values
-    def ref(self, var):
-        """Source of a primal value at the current point of the reverse sweep."""
+    def ref(self, var, shape=False):
+        """Source of a primal value at the current point of the reverse sweep; ``shape``:
+        read only for its shape (see :meth:`ref_shape`)."""
         if not isinstance(var, (ir.Var, str)):
             return repr(var)
         name = var if isinstance(var, str) else var.name
@@ -46,7 +47,34 @@ class Adjoints:
             return self.remat(name)
         if reads is not None:
             reads.needed.add(name)
+            (reads.for_shape if shape else reads.for_values).add(name)
         return self.names.n(name)
+
+    def ref_shape(self, var):
+        """Source of an array read only for its shape (the operand of ``sum_to``,
+        ``ensure`` or ``acc`` that gives the shape): its shape where the plan keeps that
+        instead of the array (:mod:`..plan.shape_reads`), else the array."""
+        name = var if isinstance(var, str) else var.name
+        extents = self.cx.plan.kept_shapes.get(name)
+        ctx, self._ctx = self._ctx, None    # (a shape is not changed by later writes)
+        try:
+            if extents is None:
+                return self.ref(var, shape=True)
+            return "(%s,)" % ", ".join(self.ref(d) for d in extents)
+        finally:
+            self._ctx = ctx
+
+    @staticmethod
+    def shape_operands(templates):
+        """The operand positions that ``templates`` (of one rule) read at most for their
+        shape (:func:`..rules.template.shape_only`)."""
+        values, shapes = set(), set()
+        for t in templates:
+            t = template(t)
+            shape = {int(f) for f in shape_only(t) if f.isdigit()}
+            values |= {int(f) for f in t.reads if f.isdigit()} - shape
+            shapes |= shape
+        return shapes - values
 
     def remat(self, name):
         e = self.facts.def_expr(name)
@@ -105,7 +133,8 @@ class Adjoints:
             # A view of a computed array's adjoint (h_bar[:, :2] for h[:, :2].copy()):
             # that adjoint must exist before the add, as Reverse.make_adjoints does.
             for v in sorted(self.made):
-                L("%s = ensure(%s, %s)" % (self.names.bar(v), self.names.bar(v), self.ref(v)))
+                L("%s = ensure(%s, %s)" % (self.names.bar(v), self.names.bar(v),
+                                           self.ref_shape(v)))
             self.made.clear()
             L("%s = %s" % (tmp, view))
             L("%s += %s" % (tmp, self.names.bar(name)))
@@ -203,7 +232,7 @@ class Adjoints:
         if self._element_seeded(op):
             return []       # its elements' adjoints were seeded before the loop filled it
         if not shaped:
-            src, into = "sum_to(%s, %s)" % (src, self.ref(op)), None
+            src, into = "sum_to(%s, %s)" % (src, self.ref_shape(op)), None
         if op.name in self.cx.activity.array_values:
             return [ToValue(op.name, src, into)]
         self.cx.parallel.note_adjoint_write(op, None)
@@ -263,12 +292,16 @@ class Adjoints:
         if not copies:
             rule = self._by_reciprocals(name, rule, operands, fmt)
         used = R.needed_operands([r for r, a in zip(rule, active) if a])
+        shaped = self.shape_operands([r for r, a in zip(rule, active) if a])
         self._ctx = (name, "y")
         fmt["y"] = self.ref(copies.get(name, name)) if "y" in used else ""
         pos = []
         for k, op in enumerate(operands):
             self._ctx = (name, k)
             read = copies.get(op.name, op) if isinstance(op, ir.Var) else op
+            if k in shaped and isinstance(op, ir.Var):
+                pos.append(self.ref_shape(op))
+                continue
             pos.append(self._scalar_ref(read, op, array) if k in used else "")
         self._ctx = None
         return [(op, Term.of(r, pos, **fmt)) for r, op, a in zip(rule, operands, active)
@@ -345,14 +378,18 @@ class Adjoints:
                   and a.name in act.varied and not self._element_seeded(a)
                   for r, a in zip(rules[True], bound.operands)]
         own = [o or is_float(facts.ty(a)) for o, a in zip(own, bound.operands)]
-        used = R.needed_operands([rules[o][k] for k, (o, a) in enumerate(zip(own, active))
-                                  if a])
+        read = [rules[o][k] for k, (o, a) in enumerate(zip(own, active)) if a]
+        used = R.needed_operands(read)
+        shaped = self.shape_operands(read)
         copies = self.cx.plan.snapshots.get(name, {})
         self._ctx = (name, "y")
         fmt = {"g": g, "y": self.ref(copies.get(name, name)) if "y" in used else ""}
         pos = []
         for k, a in enumerate(bound.operands):
             self._ctx = (name, k)
+            if k in shaped:
+                pos.append(self.ref_shape(a))
+                continue
             pos.append(self.ref(copies.get(a.name, a)) if k in used else "")
         self._ctx = None
         out = []

@@ -313,6 +313,10 @@ class Forward:
         if name in copies:          # the statement's own result, as it made it
             self.push_value(L, copies[name], label)
             L("%s = %s.copy()" % (names.n(copies[name]), names.n(name)))
+        for k, d in enumerate(cx.plan.kept_shapes.get(name, ())):
+            # Read by the sweep only for its shape: that is kept (plan/shape_reads.py).
+            self.push_value(L, d, label)
+            L("%s = %s.shape[%d]" % (names.n(d), names.n(name), k))
         kind = cx.activity.array_adjoints.get(name)
         if kind == "new":       # (assigned: each element by a loop, plan/assigned.py)
             L("%s = np.%s_like(%s)" % (names.bar(name), "empty" if name in

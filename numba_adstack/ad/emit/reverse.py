@@ -378,7 +378,7 @@ class Reverse:
                 # A phi's adjoint may be *no adjoint yet* here (reset by the iteration
                 # reversed before, nothing in the loop read it): assigned, it must still
                 # have the value's shape when the value's rule reads it.
-                src = "ensure(%s, %s)" % (src, cx.adjoints.ref(v))
+                src = "ensure(%s, %s)" % (src, cx.adjoints.ref_shape(v))
             self.accumulate(L, ToValue(v.name, src), {v.name: None} if direct else ())
         else:                       # memory given or made, a view, an alias of a value
             for c in cx.adjoints.array_target(v, src, shaped=True):
@@ -427,6 +427,8 @@ class Reverse:
                 L("%s = %s" % (names.bar(v), self.zero(v)))
             if name not in cx.plan.direct and name not in cx.activity.array_adjoints:
                 self._resets.append((names.bar(name), self.zero(name)))
+        for d in reversed(cx.plan.kept_shapes.get(name, ())):
+            self.pop_value(L, d, label)
         copies = cx.plan.snapshots.get(name, {})
         if name in copies:
             self.pop_value(L, copies[name], label)
@@ -442,7 +444,8 @@ class Reverse:
         (element by element, or through a view)."""
         adj = self.cx.adjoints
         for v in sorted(adj.made):
-            L("%s = ensure(%s, %s)" % (self.names.bar(v), self.names.bar(v), adj.ref(v)))
+            L("%s = ensure(%s, %s)" % (self.names.bar(v), self.names.bar(v),
+                                       adj.ref_shape(v)))
         adj.made.clear()
 
     def zero(self, name):
@@ -460,10 +463,11 @@ class Reverse:
                 direct.pop(c.value)
                 L("%s = %s" % (bar, c.source))
             elif c.into is not None:    # the rule adds it in place (adjoints.array_target)
-                L("%s = ensure(%s, %s)" % (bar, bar, self.cx.adjoints.ref(c.value)))
+                L("%s = ensure(%s, %s)" % (bar, bar, self.cx.adjoints.ref_shape(c.value)))
                 L(c.into.source(out=bar))
             else:
-                L("%s = acc(%s, %s, %s)" % (bar, bar, c.source, self.cx.adjoints.ref(c.value)))
+                L("%s = acc(%s, %s, %s)" % (bar, bar, c.source,
+                                            self.cx.adjoints.ref_shape(c.value)))
         elif isinstance(c, Add):
             for v in list(direct):
                 if names.bar(v) == c.adjoint:

@@ -6,7 +6,8 @@ Reads the facts, the activity and the options; produces a frozen :class:`Plan`:
   (:mod:`.fusion`, :mod:`.seeds`), and which of them run in parallel;
 * where each definition runs relative to its reversal unit (:mod:`.sites`), and which
   needed values are recomputed rather than kept (:mod:`.recompute`);
-* which calls keep their derivative rather than their operand (:mod:`.stacks`);
+* which calls keep their derivative rather than their operand (:mod:`.stacks`), and
+  which arrays keep only their shape, read for nothing else (:mod:`.shape_reads`);
 * the stacks: one per kept value and per control-flow record made in a loop, with its
   capacity and storage (:mod:`.stacks`);
 * which ``prange`` loops the replay runs in parallel (:mod:`.parallel_replay`);
@@ -26,6 +27,7 @@ from .groups import group_stacks
 from .fusion import choose_fused, choose_parallel, skippable_loops
 from .recompute import Recompute
 from .shapes import Shapes
+from .shape_reads import choose_kept_shapes
 from .sites import Sites
 from .read_seeds import read_seeds
 from .reciprocals import reciprocals
@@ -71,6 +73,8 @@ class Plan:
     checkpoint_slots: int = None                       # snapshot slots (None: from budget)
     cell_sums: dict = field(default_factory=dict)      # element read -> loop (None: all)
     #                             (its adjoint summed in a local over it: plan/cell_sums.py)
+    kept_shapes: dict = field(default_factory=dict)    # array -> names of its kept extents
+    #                             (read only for its shape: plan/shape_reads.py)
 
     def ty(self, facts, name):
         """Type of an IR variable or of a name the plan adds."""
@@ -84,6 +88,8 @@ class Reads:
     needed: set                 # primal values read where they may have been overwritten
     ref_uses: dict              # value -> {(defined name, operand index) or None}
     private_failed: set         # parallel loops whose iterations are not independent
+    for_shape: set = field(default_factory=set)    # needed values read for their shape
+    for_values: set = field(default_factory=set)   # needed values read for their values
 
 
 def make_plan(facts, activity, options, probe):
@@ -120,6 +126,17 @@ def make_plan(facts, activity, options, probe):
         recompute = Recompute(facts, fused, sites)
         draft = replace(draft, sites=sites, recompute=recompute, partials=partials,
                         added_types=added, snapshots=snapshots)
+        reads = probe(draft)
+    added = dict(draft.added_types)
+    kept_shapes = choose_kept_shapes(facts, recompute, reads,
+                                     lambda n: draft.ty(facts, n), added)
+    if kept_shapes:
+        aliases = dict(sites.aliases)
+        aliases.update({d: x for x, ds in kept_shapes.items() for d in ds})
+        sites = Sites(facts, fused, aliases)
+        recompute = Recompute(facts, fused, sites)
+        draft = replace(draft, sites=sites, recompute=recompute, added_types=added,
+                        kept_shapes=kept_shapes)
         reads = probe(draft)
     types_of = lambda n: draft.ty(facts, n)          # noqa: E731
     values = value_stacks(facts, options, recompute, sites, reads.needed, types_of)

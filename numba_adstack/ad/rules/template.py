@@ -195,6 +195,28 @@ def linear_in_adjoint(tpl):
     return linear(template(tpl).tree)
 
 
+#: Helpers of the array rules that read their second argument only for its shape
+#: (rules/vjp_core.py: they take a shape there too).
+SHAPE_ARGUMENT = ("sum_to", "unreduce", "reduced_view")
+
+
+def shape_only(tpl):
+    """The placeholders the template reads only for their shape: each of its reads is
+    the second argument of a :data:`SHAPE_ARGUMENT` helper (plan/shape_reads.py)."""
+    tree = template(tpl).tree
+    reads, as_shape = {}, {}
+    for n in ast.walk(tree):
+        f = field_of(n)
+        if f is not None:
+            reads[f] = reads.get(f, 0) + 1
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                and n.func.id in SHAPE_ARGUMENT and len(n.args) >= 2:
+            f = field_of(n.args[1])
+            if f is not None:
+                as_shape[f] = as_shape.get(f, 0) + 1
+    return frozenset(f for f, k in as_shape.items() if reads[f] == k)
+
+
 def _reads_g(node):
     return any(field_of(n) == "g" for n in ast.walk(node))
 

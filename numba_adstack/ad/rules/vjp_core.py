@@ -371,13 +371,16 @@ def sum_to_shape(g, shape):
 @by_type
 def sum_to(g, like):
     """The adjoint ``g`` of a broadcast result, summed back to the shape of the operand
-    ``like`` (undoes NumPy broadcasting). Returns ``g`` itself, no copy, when the shapes
+    ``like`` (undoes NumPy broadcasting), or to ``like`` itself when it is a shape (a
+    tuple of integers). Returns ``g`` itself, no copy, when the shapes
     already match; a float when ``like`` is a scalar; otherwise a new C-contiguous array.
     """
     if is_scalar(like):
         if isinstance(g, types.Array):
             return lambda g, like: np.sum(g)
         return lambda g, like: g
+    if is_shape(like):      # the operand's shape, kept instead of it (plan/shape_reads.py)
+        return _sum_to_shape_of(g, len(like))
     if not isinstance(like, types.Array):
         raise TypingError("sum_to: operand of type %s" % like)
     if is_scalar(g):
@@ -399,6 +402,35 @@ def sum_to(g, like):
             return out
         return to_0d
     raise TypingError("sum_to: a %d-d adjoint for a %d-d operand" % (g.ndim, like.ndim))
+
+
+def is_shape(ty):
+    """Is ``ty`` the type of an array's shape (a tuple of integers, at least one)?"""
+    return isinstance(ty, types.UniTuple) and ty.count > 0 \
+        and isinstance(ty.dtype, types.Integer)
+
+
+def _sum_to_shape_of(g, ndim):
+    """``sum_to``'s implementation for an operand given by its shape (``ndim`` integers)."""
+    if is_scalar(g):
+        return lambda g, like: np.full(like, g)
+    if not isinstance(g, types.Array) or g.ndim < ndim:
+        raise TypingError("sum_to: a %s adjoint for a %d-d operand" % (g, ndim))
+    if g.ndim == ndim:
+        def same_ndim(g, like):
+            if g.shape == like:
+                return g
+            return sum_to_shape(g, like)
+        return same_ndim
+    return lambda g, like: sum_to_shape(g, like)
+
+
+@by_type
+def shape_of(x):
+    """The shape of ``x``, an array or a shape already."""
+    if is_shape(x):
+        return lambda x: x
+    return lambda x: x.shape
 
 
 @njit(inline="always")
@@ -447,20 +479,21 @@ def unreduce(g, x, axis, keepdims=False):
     the reduced value it went into. ``g`` is a float (``axis=None``, or a 1-d ``x``) or an
     array with the reduced shape (``keepdims``: with size 1 at ``axis``; the ranks tell,
     the flag is accepted for NumPy's signature). Returns a new C-contiguous array."""
-    if not isinstance(x, types.Array):
+    if not (isinstance(x, types.Array) or is_shape(x)):
         raise TypingError("unreduce: operand of type %s" % x)
+    nd = x.count if is_shape(x) else x.ndim     # (``x`` may be its shape: shape_reads.py)
     if is_scalar(g):
-        return lambda g, x, axis, keepdims=False: np.full(x.shape, g)
+        return lambda g, x, axis, keepdims=False: np.full(shape_of(x), g)
     if not isinstance(g, types.Array) or is_none(axis):
         raise TypingError("unreduce: a %s adjoint with axis %s" % (g, axis))
     if isinstance(axis, types.UniTuple) and isinstance(axis.dtype, types.Integer):
-        kept = g.ndim == x.ndim             # (a tuple of literals arrives as a UniTuple too)
-        return lambda g, x, axis, keepdims=False: _unreduce_axes(g, x.shape, axis, kept)
-    if g.ndim == x.ndim:
-        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, True)
-    if g.ndim == x.ndim - 1:
-        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, x.shape, axis, False)
-    raise TypingError("unreduce: a %d-d adjoint for a %d-d operand" % (g.ndim, x.ndim))
+        kept = g.ndim == nd                 # (a tuple of literals arrives as a UniTuple too)
+        return lambda g, x, axis, keepdims=False: _unreduce_axes(g, shape_of(x), axis, kept)
+    if g.ndim == nd:
+        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, shape_of(x), axis, True)
+    if g.ndim == nd - 1:
+        return lambda g, x, axis, keepdims=False: _unreduce_axis(g, shape_of(x), axis, False)
+    raise TypingError("unreduce: a %d-d adjoint for a %d-d operand" % (g.ndim, nd))
 
 
 @internal
@@ -488,7 +521,8 @@ def reduced_view(g, x, axis):
     broadcasts to ``x``'s shape without being materialised: ``g`` itself (a float, or
     kept dimensions) or a view of it with ``axis`` put back as size 1. For ``x_bar += ...``
     only: its shape is not ``x``'s."""
-    if is_scalar(g) or (isinstance(g, types.Array) and g.ndim == x.ndim):
+    nd = x.count if is_shape(x) else x.ndim
+    if is_scalar(g) or (isinstance(g, types.Array) and g.ndim == nd):
         return lambda g, x, axis: g
     if isinstance(axis, types.BaseTuple):
         return lambda g, x, axis: unreduce(g, x, axis, False)      # (materialised)

@@ -17,17 +17,28 @@ from numba.extending import overload
 
 from ...errors import AdjointReadError
 from ..rules.helpers import IN_PLACE, RULE_HELPERS
-from ..rules.vjp_core import sum_to
+from ..rules.vjp_core import is_shape, shape_of, sum_to
 
 
 def acc(a, c, like):
-    """``a + c`` with the shape of ``like``, where ``a`` of another shape (size 0) means
-    zero; adds into ``a`` in place when it already is an adjoint array."""
+    """``a + c`` with the shape of ``like`` (an array, or its shape), where ``a`` of
+    another shape (size 0) means zero; adds into ``a`` in place when it already is an
+    adjoint array."""
     raise NotImplementedError
 
 
 @overload(acc)
 def _ov_acc(a, c, like):
+    if is_shape(like):      # the value's shape, kept instead of it (plan/shape_reads.py)
+        def by_shape(a, c, like):
+            if a.shape != like:
+                out = np.zeros(like, a.dtype)
+                out += c
+                return out
+            a += c
+            return a
+        return by_shape
+
     def impl(a, c, like):
         if a.shape != like.shape:
             out = np.zeros(like.shape, like.dtype)
@@ -50,6 +61,17 @@ def acc_new(a, c, like):
 def _ov_acc_new(a, c, like):
     if c != a:
         return lambda a, c, like: acc(a, c, like)
+    if is_shape(like):      # the value's shape, kept instead of it (plan/shape_reads.py)
+        def by_shape(a, c, like):
+            if a.shape != like:
+                if c.shape == like:
+                    return c
+                out = np.zeros(like, a.dtype)
+                out += c
+                return out
+            a += c
+            return a
+        return by_shape
 
     def impl(a, c, like):
         if a.shape != like.shape:
@@ -64,12 +86,20 @@ def _ov_acc_new(a, c, like):
 
 
 def ensure(a, like):
-    """``a``, or a zero array of the shape of ``like`` when ``a`` has none yet (size 0)."""
+    """``a``, or a zero array of the shape of ``like`` (an array, or its shape) when
+    ``a`` has none yet (size 0)."""
     raise NotImplementedError
 
 
 @overload(ensure)
 def _ov_ensure(a, like):
+    if is_shape(like):
+        def by_shape(a, like):
+            if a.shape != like:
+                return np.zeros(like, a.dtype)
+            return a
+        return by_shape
+
     def impl(a, like):
         if a.shape != like.shape:
             return np.zeros(like.shape, like.dtype)
@@ -185,16 +215,18 @@ def broadcast_like(p, x):
 
 @overload(broadcast_like)
 def _ov_broadcast_like(p, x):
+    # ``x``: an array, or its shape (kept instead of it: plan/shape_reads.py)
+    ndim = x.count if is_shape(x) else x.ndim
     if not isinstance(p, types.Array):
-        return lambda p, x: np.full(x.shape, p)
+        return lambda p, x: np.full(shape_of(x), p)
     # (``p``'s dtype: ``g * e`` has the dtype ``np.full(x.shape, g) * e`` has)
-    if p.ndim == x.ndim:
+    if p.ndim == ndim:
         def same_ndim(p, x):
-            if p.shape == x.shape:
+            if p.shape == shape_of(x):
                 return p
-            return np.ones(x.shape, p.dtype) * p
+            return np.ones(shape_of(x), p.dtype) * p
         return same_ndim
-    return lambda p, x: np.ones(x.shape, p.dtype) * p
+    return lambda p, x: np.ones(shape_of(x), p.dtype) * p
 
 
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
