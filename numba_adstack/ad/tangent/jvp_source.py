@@ -44,6 +44,7 @@ class _Plan:
     fused = {}
     snapshots = {}
     partials = {}
+    kept_shapes = {}
     parallel_replay = frozenset()
 
     def __init__(self, facts):
