@@ -150,3 +150,24 @@ def test_reductions_read_their_operand_for_its_shape():
     # Kept for their values: sin(u) (k's adjoint), u + k*sin(u), and u itself.
     assert src.count(".append(") == 3
     check_fd(f, u0, 0.3, 3, rtol=1e-6, atol=1e-8)
+
+
+def log_barrier(u0, k, n):
+    """The whole-array forms of the tidy pass (``broadcast_like`` of a sum's adjoint,
+    ``acc_new`` of a first contribution) meet shapes kept instead of arrays."""
+    u = u0.copy()
+    s = 0.0
+    for t in range(n):
+        v = u * k
+        w = np.exp(-v) + v
+        s += np.sum(np.log(w))
+        u = u + 0.1 * w
+    return s
+
+
+def test_whole_array_forms_take_kept_shapes():
+    u0 = np.linspace(0.1, 1.0, 6)
+    f = compiled(log_barrier)
+    src = f.inspect_adjoint(u0, 0.3, 3)
+    assert "broadcast_like(" in src and "acc_new(v_bar" in src and "(v_shape_0,))" in src
+    check_fd(f, u0, 0.3, 3, rtol=1e-6, atol=1e-8)
