@@ -61,27 +61,11 @@ def acc_new(a, c, like):
 def _ov_acc_new(a, c, like):
     if c != a:
         return lambda a, c, like: acc(a, c, like)
-    if is_shape(like):      # the value's shape, kept instead of it (plan/shape_reads.py)
-        def by_shape(a, c, like):
-            if a.shape != like:
-                if c.shape == like:
-                    return c
-                out = np.zeros(like, a.dtype)
-                out += c
-                return out
-            a += c
-            return a
-        return by_shape
 
-    def impl(a, c, like):
-        if a.shape != like.shape:
-            if c.shape == like.shape:
-                return c
-            out = np.zeros(like.shape, like.dtype)
-            out += c
-            return out
-        a += c
-        return a
+    def impl(a, c, like):      # (``like``: an array, or its shape kept instead of it)
+        if a.shape != shape_of(like) and c.shape == shape_of(like):
+            return c
+        return acc(a, c, like)
     return impl
 
 
