@@ -102,7 +102,7 @@ def _one(mode, grid, steps, budget, snapshots, repeats, segment):
             t = time.perf_counter()
             box["out"] = call()
             box["s"] = time.perf_counter() - t
-        mem = peak_memory_of(timed)
+        mem = peak_memory_of(timed, fixed_threshold=False)
         out, times = box["out"], [box["s"]]
     else:
         t0 = time.perf_counter()
@@ -121,14 +121,15 @@ def _one(mode, grid, steps, budget, snapshots, repeats, segment):
     print("RESULT " + json.dumps(res))
 
 
-def _interleaved(grid, steps, rounds, modes):
+def _interleaved(grid, steps, rounds, modes, budget):
     """Rounds of the primal then each gradient mode in one process; each round's ratios."""
     import numba
     import numba_adstack as nad
     u0 = _inputs(grid)
     primal = numba.njit(heat2d)
-    grads = {m: nad.grad_jit(**({"checkpoint": "off"} if m == "off" else {}))(heat2d)
-             for m in modes}
+    options = {"off": dict(checkpoint="off"), "auto": dict(memory_budget=budget),
+               "default": dict()}
+    grads = {m: nad.grad_jit(**options[m])(heat2d) for m in modes}
     primal(u0, 0.2, 2)
     for g in grads.values():
         g.grad(u0, 0.2, 2)
@@ -164,7 +165,7 @@ def main(argv=None):
     ap.add_argument("--one", default=None)
     ap.add_argument("--interleave", type=int, default=0, metavar="ROUNDS",
                     help="in one process, ROUNDS rounds of the primal then the gradient "
-                         "of each of --modes (default, off), each round's ratios printed (steadier on a loaded "
+                         "of each of --modes (default, off, auto), each round's ratios printed (steadier on a loaded "
                          "machine than ratios of separate processes)")
     a = ap.parse_args(argv)
     budget = int(a.budget_mib * 2 ** 20)
@@ -173,7 +174,7 @@ def main(argv=None):
         _schedule(a.grid, a.steps)
         return
     if a.interleave:
-        _interleaved(a.grid, a.steps, a.interleave, a.modes.split(","))
+        _interleaved(a.grid, a.steps, a.interleave, a.modes.split(","), budget)
         return
     if a.one:
         _one(a.one, a.grid, a.steps, budget, a.snapshots, a.repeats, segment)

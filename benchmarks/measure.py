@@ -61,16 +61,19 @@ def _release_free_heap():
         pass
 
 
-def peak_memory_of(call):
+def peak_memory_of(call, fixed_threshold=True):
     """Peak resident memory added by one call of ``call``, in MiB.
 
     On Linux the high-water mark of the process is reset just before the call
     and read just after, so this sees every allocation (NumPy, numba, XLA,
     PyTorch and Taichi runtimes alike), not only Python's.  Elsewhere the
     process-wide peak (getrusage maxrss) is reported instead.  Runs after
-    the timings: it changes the allocator's settings."""
+    the timings: it changes the allocator's settings (``fixed_threshold=False`` leaves
+    them, for a call that is also timed: every block of 64 KiB or more mapped apart
+    would fault in fresh pages at each allocation)."""
     gc.collect()
-    _release_free_heap()
+    if fixed_threshold:
+        _release_free_heap()
     if _reset_peak_rss():
         before = _status_kib("VmRSS")
         call()
