@@ -10,7 +10,6 @@ loop), and on a store into the array after the loop.
 """
 import math
 
-import numba
 import numpy as np
 from numba import typeof
 
@@ -18,6 +17,7 @@ import numba_adstack as nad
 from numba_adstack.ad.capture import typed_ir
 from numba_adstack.ad.rewrite import Options, build_backward
 
+from benchmarks.workloads_library import move_mean_loss  # the numba-examples' move_mean
 from conftest import check_fd
 
 RNG = np.random.default_rng(25)
@@ -27,28 +27,6 @@ def assigned(fn, *args):
     typed = typed_ir(fn, tuple(typeof(a) for a in args))
     rw = build_backward(typed, fn, Options(None, "auto"))
     return sorted(name.split(".")[0] for name in rw.plan.assigned_adjoints)
-
-
-@numba.njit
-def move_mean(a, window_width, out):
-    asum = 0.0
-    count = 0
-    for i in range(window_width):
-        asum += a[i]
-        count += 1
-        out[i] = asum / count
-    for i in range(window_width, len(a)):
-        asum += a[i] - a[i - window_width]
-        out[i] = asum / count
-
-
-def move_mean_loss(a, window):
-    out = np.empty_like(a)
-    move_mean(a, window, out)
-    total = 0.0
-    for i in range(out.shape[0]):
-        total += (i + 1) * out[i] * out[i]
-    return total
 
 
 def filled_then_summed(a, w):
