@@ -18,6 +18,7 @@ from numba import njit, typeof
 from numba.core import types
 from numba.core.errors import NumbaError
 
+from .ad.backward import SEED_TYPES
 from .ad.generated_source import exec_source
 from .ad.vjp import signature_for
 
@@ -66,7 +67,7 @@ def vjp(f, args, static, operands, cotangents, n, in_leaves, diff):
     element = tuple(element) + tuple(c[0] for c in cts)
     if tuple(typeof(a) for a in element) != bw.flat_types:
         return None
-    grads = bw.njit_fn.overloads[bw.flat_types + (types.float64,)].signature.return_type[1]
+    grads = bw.njit_fn.overloads[bw.flat_types + SEED_TYPES].signature.return_type[1]
     positions = [k for k in range(len(args)) if k not in static]
     # The gradients the backward returns (None for arguments left out by wrt=).
     outs = {positions[j]: np.zeros((n,) + tuple(s.shape), _dtype(grads[positions[j]]))
@@ -142,7 +143,7 @@ def _loop_source(kind, nargs, static, outputs, callee, n_cts, owned):
             stores.append("        %s[b] = %s" % (o, leaf))
     else:
         call = "_callee(%s)[1]" % ", ".join(items + ["%s[b %% %s.shape[0]]" % (c, c)
-                                                     for c in cts] + ["1.0"])
+                                                     for c in cts] + ["1.0", "False"])
         stores = ["        %s[b] = r[%d]" % (o, k) for o, k in zip(outs, outputs)]
     source = "\n".join(["def _batch_loop(n, %s):" % ", ".join(params + cts + outs),
                         "    for b in range(n):",

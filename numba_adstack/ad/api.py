@@ -114,11 +114,11 @@ class GradDispatcher(CPUDispatcher):
         try:
             if not kwargs and len(args) == self._table_nargs:
                 # Numba's C dispatch finds the backward of these types (signatures.py).
-                return self._table(*args, 1.0)[1]
-            return self.call_backward(*self._all_args(args, kwargs), 1.0)[1]
+                return self._table(*args, 1.0, False)[1]
+            return self.call_backward(*self._all_args(args, kwargs), 1.0, False)[1]
         except CheckpointNeeded:
             # A loop's history is past the memory budget: Backward.run checkpoints it.
-            return self.call_backward(*self._all_args(args, kwargs), 1.0)[1]
+            return self.call_backward(*self._all_args(args, kwargs), 1.0, False)[1]
         except AdStackOverflowError as e:
             raise overflow_error(self, e) from None
         except MemoryError as e:
@@ -128,22 +128,23 @@ class GradDispatcher(CPUDispatcher):
         """``(f(*args), f.grad(*args))`` from one forward replay."""
         try:
             if not kwargs and len(args) == self._table_nargs:
-                return self._table(*args, 1.0)
-            return self.call_backward(*self._all_args(args, kwargs), 1.0)
+                return self._table(*args, 1.0, True)
+            return self.call_backward(*self._all_args(args, kwargs), 1.0, True)
         except CheckpointNeeded:
             # A loop's history is past the memory budget: Backward.run checkpoints it.
-            return self.call_backward(*self._all_args(args, kwargs), 1.0)
+            return self.call_backward(*self._all_args(args, kwargs), 1.0, True)
         except AdStackOverflowError as e:
             raise overflow_error(self, e) from None
         except MemoryError as e:
             raise named_memory_error(self.py_func.__qualname__, e) from None
 
     def call_backward(self, *args):
-        """``(value, gradients)`` for the arguments and the seed (last), through the
-        interpreter: the calls the backward table does not hold."""
-        *args, seed = args
+        """``(value, gradients)`` for the arguments, the seed and whether the value is
+        wanted (last), through the interpreter: the calls the backward table does not
+        hold. (Where it is not wanted, the value returned may be any number.)"""
+        *args, seed, value = args
         args = self._all_args(tuple(args), {})
-        return self._backward(args).run(args, seed)
+        return self._backward(args).run(args, seed, value)
 
     def inspect_adjoint(self, *args, **kwargs):
         """Source of the backward function generated for these arguments (after a note of

@@ -32,6 +32,10 @@ from .specialize import layout_of
 from .typeinfo import is_float, is_float_array
 from .wrt import wrt_indices
 
+#: What the backward takes after the flat arguments: the seed of the result's adjoint,
+#: and whether the value is wanted (``grad`` does not want it: work done only for the
+#: value is left out, emit/elementwise.py).
+SEED_TYPES = (types.float64, types.boolean)
 _INTRINSICS = {"adstack": adstack, "push": push, "pop": pop, "top": top, "size": size,
                "overflowed": overflowed, "clear": clear, "reserve": reserve}
 
@@ -135,27 +139,29 @@ class Backward:
         budget = self.opts["frame_budget"]
         with config.frame_budget(budget if budget is not None else config.get_frame_budget()):
             try:
-                self.njit_fn.compile(self.flat_types + (types.float64,))
+                self.njit_fn.compile(self.flat_types + SEED_TYPES)
             except AdStackBudgetError as e:
                 raise AdStackBudgetError(
                     "the backward pass of %r: %s" % (self.qualname, e)) from None
 
-    def __call__(self, args, seed=1.0):
+    def __call__(self, args, seed=1.0, value=True):
         try:
-            return self.run(args, seed)
+            return self.run(args, seed, value)
         except AdStackOverflowError as e:
             raise overflow_error(self.dispatcher, e) from None
 
-    def run(self, args, seed=1.0):
+    def run(self, args, seed=1.0, value=True):
         """``(value, gradients)``, regrouped as the arguments; an overflow as the stack
-        raised it (``__call__`` and ``grad`` name the function and the fixes)."""
+        raised it (``__call__`` and ``grad`` name the function and the fixes).
+        ``value=False``: the value is not wanted (the backward may leave out work done for
+        it alone, and return any number)."""
         try:
             if self.layout.trivial:
-                return self._run(args, seed)
-            value, grads = self._run(self.layout.flatten(args), seed)
+                return self._run(args, seed, value)
+            out, grads = self._run(self.layout.flatten(args), seed, value)
         except MemoryError as e:
             raise named_memory_error(self.qualname, e) from None
-        return value, self.layout.regroup(grads, self.arg_wrt)
+        return out, self.layout.regroup(grads, self.arg_wrt)
 
     def checkpointed(self, mode="revolve"):
         """The variant that checkpoints the loops this one guards (made once per mode):
@@ -168,15 +174,15 @@ class Backward:
                                                 parallel=self.parallel, checkpoint=mode)
         return self._checkpointed[mode]
 
-    def _run(self, args, seed):
+    def _run(self, args, seed, value=True):
         try:
             # The backward copies what it writes, allocates the adjoints and returns
             # (value, gradients): one Numba call.
-            return self.njit_fn(*args, seed)
+            return self.njit_fn(*args, seed, value)
         except CheckpointNeeded:
             # A loop's history is past the memory budget: the backward that checkpoints
             # it (made once, on the first call that needs it).
-            return self.checkpointed()._run(args, seed)
+            return self.checkpointed()._run(args, seed, value)
         except AdStackOverflowError:
             raise
         except Exception:
@@ -187,7 +193,7 @@ class Backward:
             # raise) or, if the error does not happen again, gives the gradient.
             if self._serial is None:
                 self._serial = Backward(self.dispatcher, self.argtypes, parallel=False)
-            return self._serial._run(args, seed)
+            return self._serial._run(args, seed, value)
 
 
 def named_memory_error(qualname, exc):

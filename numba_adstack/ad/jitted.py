@@ -157,8 +157,8 @@ def _implementation(name, params, body, namespace):
                        "jitted " + name)
 
 
-def _backward_call(bw, reads):
-    return "_r = _bw(%s)" % ", ".join(list(reads) + ["1.0"])
+def _backward_call(bw, reads, value=False):
+    return "_r = _bw(%s)" % ", ".join(list(reads) + ["1.0", str(value)])
 
 
 # ---------------------------------------------------------------------- the calls
@@ -181,7 +181,7 @@ def _jvp_call(f, args, tangents):
 def _gradient_impl(f, args, with_value):
     disp = f.dispatcher
     bw = serial_backward(disp, _argtypes(args))
-    body = [_backward_call(bw, _flat_reads(bw.layout, "args"))]
+    body = [_backward_call(bw, _flat_reads(bw.layout, "args"), with_value)]
     grads = "_r[1]" if bw.layout.trivial else _regrouped(bw.layout, "_r[1]", bw.arg_wrt)
     body.append("return %s" % ("(_r[0], %s)" % grads if with_value else grads))
     return _implementation("value_and_grad" if with_value else "grad", "f, args", body,

@@ -3,7 +3,7 @@ dispatch.
 
 Each :class:`~.backward.Backward` is one compiled Numba function of its argument types and the
 seed. :class:`BackwardTable` is a Numba dispatcher that holds the compiled backwards of one
-``grad_jit`` function as its overloads: calling it with ``(*args, seed)`` types the
+``grad_jit`` function as its overloads: calling it with ``(*args, seed, value)`` types the
 arguments and picks the backward in C, with Numba's type-of cache, as a call of an
 ``njit`` function does, and runs it. Nothing is compiled for it: the overloads are the
 backwards' own machine code.
@@ -22,10 +22,12 @@ import threading
 from numba.core import types
 from numba.core.dispatcher import _DispatcherBase
 
+from .backward import SEED_TYPES
+
 
 class BackwardTable(_DispatcherBase):
     """The backwards of one ``grad_jit`` function by argument types, called with
-    ``(*args, seed)``: they return ``(value, gradients)``."""
+    ``(*args, seed, value)``: they return ``(value, gradients)``."""
 
     _fold_args = False              # positional calls only: the arguments as given
 
@@ -33,14 +35,15 @@ class BackwardTable(_DispatcherBase):
         self._owner = owner
         self._lock = threading.Lock()
         code = owner.py_func.__code__
-        # The number of arguments of the calls it takes (without the seed); -1 for a
+        # The number of arguments of the calls it takes (without the seed and the value
+        # flag); -1 for a
         # function with *args, **kwargs or keyword-only parameters, which binds its
         # arguments as Python does. Numba's C dispatch reads that many argument types
         # (its folding of arguments is off): the caller checks the count.
         plain = not (code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) \
             and code.co_kwonlyargcount == 0
         self.nargs = code.co_argcount if plain else -1
-        names = list(code.co_varnames[:code.co_argcount]) + ["_seed"]
+        names = list(code.co_varnames[:code.co_argcount]) + ["_seed", "_value"]
         pysig = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY)
                                    for n in names])
         super().__init__(len(names), owner.py_func, pysig, can_fallback=False,
@@ -54,14 +57,14 @@ class BackwardTable(_DispatcherBase):
         """A call of types not held: the callable Numba's dispatcher calls with
         ``args``, after adding the backward of these types when it can be called as is."""
         try:
-            *args, seed = args
+            *args, seed, value = args
             owner = self._owner
             if len(args) != self.nargs:
                 return owner.call_backward       # bound as Python binds them
             bw = owner._backward(tuple(args))
             if not bw.layout.trivial or bw.parallel:
                 return owner.call_backward
-            sig = bw.flat_types + (types.float64,)
+            sig = bw.flat_types + SEED_TYPES
             cres = bw.njit_fn.overloads.get(sig)
             if cres is None or cres.objectmode:
                 return owner.call_backward

@@ -82,8 +82,9 @@ class Target:
         return False
 
     def backward_params(self, facts, names):
-        """Parameters of the backward after the function's own arguments."""
-        return ["_ret_b"]
+        """Parameters of the backward after the function's own arguments: the seed, and
+        whether the value is wanted (``backward.SEED_TYPES``)."""
+        return ["_ret_b", "_value"]
 
     def backward_prologue(self, facts, names, assigned=()):
         """First lines of the backward: the arguments the function writes into are

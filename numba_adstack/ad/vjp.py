@@ -208,7 +208,7 @@ class VjpSignature:
         arguments."""
         flat = self.cotangent_leaves(cotangent, value)
         try:
-            grads = self.backward(tuple(args) + tuple(flat))[1]
+            grads = self.backward(tuple(args) + tuple(flat), 1.0, False)[1]
         except ValueError as e:
             if str(e) != _SHAPE_MISMATCH:
                 raise

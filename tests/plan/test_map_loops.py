@@ -273,8 +273,11 @@ def test_nested_map_loops_run_once_or_again_as_their_outputs_need():
     src = grid_then_overwrite.inspect_adjoint(S, K, 0.3)
     assert src.count("math.exp(") == 2 and "adstack(" in src
     # An element stored twice in one iteration: its seed would go to both values, so
-    # the loop is run again by the sweep instead.
-    assert stored_twice.inspect_adjoint(S, K, 0.3).count("math.sin(") == 2
+    # the loop is run again by the sweep instead; a top-level loop, whose stores the
+    # replay made already: the sweep leaves them out, and the sine with them.
+    src = stored_twice.inspect_adjoint(S, K, 0.3)
+    assert src.count("math.sin(") == 1 and src.count("math.cos(") == 1
+    check_fd(stored_twice, S, K, 0.3)
     # Inside a time loop: run again by the sweep at each step, not reversed from stacks.
     assert inside_time_loop.inspect_adjoint(S, K, 0.3).count("math.sin(") == 2
     assert tuple_per_step.inspect_adjoint(S, K, 0.3).count("math.sin(") == 1

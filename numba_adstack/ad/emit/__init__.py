@@ -227,7 +227,10 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
     fname, source = _assemble(cx, fwd, rev, wrt)
     tree = parse(source)
     cx.states.resolve(tree)
-    tidy(tree, names.globals, set(cx.helpers), name_types(cx))
+    # (element-wise runs fused where the target makes arrays: not in checked mode, whose
+    # reads of adjoints are checked statement by statement)
+    tidy(tree, names.globals, set(cx.helpers), name_types(cx),
+         fuse=facts.target.allocates_arrays and not checked)
     if checked:
         check_adjoint_reads(tree, {names.bar(v): _shown(facts, v)
                                    for v in activity.array_values})

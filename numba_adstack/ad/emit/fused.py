@@ -32,6 +32,14 @@ class Fused:
             return True
         return self._follows(lp) and self.reverses(lp.parent)
 
+    def stored_already(self, label):
+        """Is block ``label`` in a top-level map loop the sweep runs again? Its stores
+        write what the replay stored (nothing else writes those arrays, and the loop runs
+        once): the sweep leaves them out, and with them the work that only made the
+        stored values (a branch taken is still found, as the reverse needs it)."""
+        return any(lp.depth == 1 and label in lp.blocks and not self.cx.plan.fused[lp]
+                   for lp in self._sweeping)      # (a map loop has no sums)
+
     def _follows(self, lp):
         got = self._follow.get(lp)
         if got is None:

@@ -258,7 +258,8 @@ class Forward:
         if isinstance(stmt, ir.Assign):
             self.assign(L, label, stmt)
         elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
-            if not self.facts.target.replays_store(self.facts, stmt):
+            if not self.facts.target.replays_store(self.facts, stmt) \
+                    or self.cx.fused.stored_already(label):
                 return
             idx = self.src.store_index(stmt, self.src.operand)
             L("%s[%s] = %s" % (self.cx.names.n(stmt.target), idx,

@@ -28,6 +28,8 @@ from .control import simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
 from .hoist import hoist_ensures
 from .dataflow import dead_stores
+from .elementwise import fuse_elementwise
+from .value_only import guard_value_work
 from .peephole import assign_onto_zeros, fold_resets, propagate_copies, whole_array_forms
 from .syntax import walk
 
@@ -37,7 +39,7 @@ _SCALARS = (nbtypes.Number, nbtypes.Boolean)
 _PURE_BUILTINS = {bool, float, int, abs, min, max, len, round, range} | {RUNTIME[n] for n in PURE}
 
 
-def tidy(tree, namespace, helpers=(), types=None):
+def tidy(tree, namespace, helpers=(), types=None, fuse=False):
     """Fold the single-use temporaries of the generated module ``tree`` (an
     ``ast.Module``, changed in place; see the module docstring); ``namespace`` holds the
     globals it will run with (to tell pure calls); ``helpers`` names the iteration helpers
@@ -51,6 +53,9 @@ def tidy(tree, namespace, helpers=(), types=None):
             _Folder(fn, namespace, types or {}).run(inlined=fn.name in helpers)
             whole_array_forms(fn)
             if fn.name not in helpers:
+                if fuse:
+                    fuse_elementwise(fn, types or {})
+                guard_value_work(fn, _Folder(fn, namespace, types or {})._pure)
                 chain_declarations(fn)
 
 

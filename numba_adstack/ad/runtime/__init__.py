@@ -213,6 +213,50 @@ def _ov_broadcast_like(p, x):
     return lambda p, x: np.ones(shape_of(x), p.dtype) * p
 
 
+def length_is(a, n):
+    """Is ``a`` (an array, or a shape kept instead of it) one-dimensional and ``n``
+    long? (The check of a fused element-wise loop: emit/elementwise.py.)"""
+    raise NotImplementedError
+
+
+@overload(length_is)
+def _ov_length_is(a, n):
+    if is_shape(a):
+        if a.count != 1:
+            return lambda a, n: False
+        return lambda a, n: a[0] == n
+    if a.ndim != 1:
+        return lambda a, n: False
+    return lambda a, n: a.shape[0] == n
+
+
+def apart(a, b):
+    """Do the 1-d arrays ``a`` and ``b`` share no element, or are they the same elements
+    in the same order (same first element, same step)? Where one is written element by
+    element while the other is read at the same index, the result is then the one of the
+    whole-array statements."""
+    raise NotImplementedError
+
+
+@overload(apart)
+def _ov_apart(a, b):
+    def impl(a, b):
+        if a.size == 0 or b.size == 0:
+            return True
+        pa = np.int64(a.ctypes.data)
+        pb = np.int64(b.ctypes.data)
+        sa = np.int64(a.strides[0])
+        sb = np.int64(b.strides[0])
+        if pa == pb and sa == sb:
+            return True
+        ea = pa + (a.shape[0] - 1) * sa
+        eb = pb + (b.shape[0] - 1) * sb
+        lo_a, hi_a = min(pa, ea), max(pa, ea) + a.itemsize
+        lo_b, hi_b = min(pb, eb), max(pb, eb) + b.itemsize
+        return hi_a <= lo_b or hi_b <= lo_a
+    return impl
+
+
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
 #: in place, ``IN_PLACE``) and the ones above.
 @njit(cache=False)
@@ -226,7 +270,8 @@ def written(a, what):
 
 RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure,
                fill_as=fill_as, written=written, sum_of_product=sum_of_product,
-               sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like)
+               sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like,
+               length_is=length_is, apart=apart)
 #: Helpers with no effect on their arguments (the generated code may move their calls).
 PURE = set(RULE_HELPERS) | {"fill_as", "sum_of_product", "sum_of_negated_product",
-                             "broadcast_like"}
+                             "broadcast_like", "length_is", "apart"}

@@ -23,7 +23,7 @@ import numpy as np
 from numba import typeof
 from numba.core import types
 
-from ..backward import Backward
+from ..backward import SEED_TYPES, Backward
 from ..typeinfo import is_float, is_float_array
 from .jvp import JVP, argument_names, check_tangents, jvp_for
 
@@ -42,7 +42,7 @@ def hvp(dispatcher, args, v):
         fn = cache.setdefault(key, _forward_over_reverse(dispatcher, layout.argtypes, wrt))
     seed = 1.0
     flat = tuple(layout.flatten(args)) if not layout.trivial else args
-    (value, grads), (_, hv) = fn(flat + (seed,), checked + [None])
+    (value, grads), (_, hv) = fn(flat + (seed, True), checked + [None, None])
     return hv if layout.trivial else fn.backward.layout.regroup(hv, fn.backward.arg_wrt)
 
 
@@ -51,7 +51,7 @@ def _forward_over_reverse(dispatcher, argtypes, wrt):
     bw = dispatcher.backward_for_types(argtypes)
     if bw.parallel:
         bw = Backward(dispatcher, argtypes, parallel=False)
-    fn = JVP(bw.njit_fn.py_func, bw.flat_types + (types.float64,), wrt,
+    fn = JVP(bw.njit_fn.py_func, bw.flat_types + SEED_TYPES, wrt,
              dispatcher.backward_options)
     fn.backward = bw
     return fn

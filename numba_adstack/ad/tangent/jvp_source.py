@@ -11,6 +11,7 @@ a local variable beside its primal, a phi's tangent is copied on the same edge a
 phi, and a float array's tangent is an array of its shape whose views and writes mirror
 the primal's, so aliasing needs no analysis of its own.
 """
+import ast
 from dataclasses import dataclass
 
 from numba.core import ir, types
@@ -19,6 +20,7 @@ from .varied import varied_values
 from ..emit import Names, Source
 from ..emit.replay import Forward, range_index
 from ..emit.names import Lines, identifier
+from ..emit.control import simplify_control
 from ..emit.printed import parse, printed
 from ..emit.states import States
 from ..emit import record_names
@@ -62,6 +64,9 @@ class _NoFusedLoops:
     replaying = 0
 
     def reverses(self, lp):
+        return False
+
+    def stored_already(self, label):
         return False
 
 
@@ -247,6 +252,11 @@ def build_jvp(typed, py_func, wrt, target=CPU):
     if cx.states.number:        # guarded sequences: their states numbered on the tree
         tree = parse(source)
         cx.states.resolve(tree)
+        # Guards only one state reaches replaced by their arm: the return no longer sits
+        # under a guard Numba cannot see is always taken (an optional result otherwise).
+        for fn in tree.body:
+            if isinstance(fn, ast.FunctionDef):
+                simplify_control(fn)
         source = printed(tree)
     return JVPSource(fname, source, names.globals, facts, frozenset(wrt))
 
