@@ -86,6 +86,26 @@ def test_numba_stats_constant_is_not_kept():
     check_fd(GRAD['inplace_logpdf'], x, 0.9, 0.6, rtol=1e-5)
 
 
+def stencil_steps(u0, nu, dt, dx, steps):
+    # the advection-diffusion benchmark's scheme: ``nu * dt / dx ** 2`` is the same for
+    # every element and every step
+    u = u0.copy()
+    un = np.empty(u.shape[0])
+    for _ in range(steps):
+        un[:] = u
+        for i in range(1, u.shape[0] - 1):
+            u[i] = un[i] + nu * dt / dx ** 2 * (un[i + 1] - 2 * un[i] + un[i - 1])
+    return np.sum(u * u)
+
+
+def test_invariant_with_a_power_is_recomputed():
+    u0 = np.sin(np.linspace(0.0, 3.0, 12))
+    kept = stacked_exprs(stencil_steps, u0, 0.1, 0.01, 0.1, 5)
+    # only the stencil's sum of neighbours, which reads ``un`` (rewritten every step)
+    assert [fn for _, fn in kept] == [operator.add], kept
+    check_fd(GRAD['stencil_steps'], u0, 0.1, 0.01, 0.1, 5)
+
+
 # ------------------------------------------------------------------ cheap recompute
 def gini_serial(y):
     n = len(y)
@@ -288,7 +308,7 @@ def test_hoist_applies_only_where_nothing_is_rebound():
 GRAD = {f.__name__: nad.grad_jit(f) for f in (
     oscillator, inplace_logpdf, gini_serial, damped_sines, damped_sines_break,
     carried_operand, written_through_alias, pair_energy, computed_in_place,
-    read_after_inner_loop)}
+    read_after_inner_loop, stencil_steps)}
 
 
 # ------------------------------------------------------------------ parallel replay

@@ -25,6 +25,9 @@ CHEAP_OPS = 2
 
 _PURE_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
              operator.pos}
+#: A loop invariant may take a power too (``nu * dt / dx ** 2`` in a stencil: LLVM hoists
+#: it out of the sweep's loop, where the replay pushed it for every element).
+_INVARIANT_OPS = _PURE_OPS | {operator.pow}
 
 
 class Recompute:
@@ -166,7 +169,7 @@ class Recompute:
             return self._operand_cost(e.name, budget)
         if not isinstance(e, ir.Expr) or budget < 1:
             return None
-        if e.op in ("binop", "unary") and e.fn in _PURE_OPS:
+        if e.op in ("binop", "unary") and e.fn in _INVARIANT_OPS:
             operands = [e.lhs, e.rhs] if e.op == "binop" else [e.value]
         elif e.op == "call" and not e.kws and len(e.args) == 1 and \
                 isinstance(f.ty(e.func), types.NumberClass):
