@@ -6,7 +6,8 @@ numba-examples' ``move_mean`` into ``out``, and its loss loop), is made with
 Checked on the plan and on the gradient against central finite differences of the
 pure-Python function, where it applies and where it must not (the loop is run again by
 the sweep, the array is read by another loop too or at another index, a branch in the
-loop), and on a store into the array after the loop.
+loop), and on a store into the array after the loop. An assigned adjoint whose loop runs
+over every element of the array has nothing past the trip count to zero.
 """
 import math
 
@@ -103,9 +104,31 @@ def argument_stored_after(x):
     return total + x[0] * x[0]
 
 
+def zeroed_tails(src):
+    """The adjoints whose elements past a loop's trip count the backward sets to zero."""
+    return {line.split("[")[0].strip() for line in src.splitlines()
+            if line.rstrip().endswith(":] = 0.0")}
+
+
+def weighted_dot(x, w):
+    # a loop over every element of x: its adjoint has nothing past the trip count
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += x[i] * w[i]
+    return total * total
+
+
+def weighted_dot_but_last(x, w):
+    total = 0.0
+    for i in range(len(x) - 1):
+        total += x[i] * w[i]
+    return total * total
+
+
 GRAD = {f.__name__: nad.grad_jit(f) for f in (
     move_mean_loss, filled_then_summed, run_again, read_twice, other_index,
-    branch_in_loop, store_after, argument_stored_after)}
+    branch_in_loop, store_after, argument_stored_after, weighted_dot,
+    weighted_dot_but_last)}
 
 
 def test_move_mean_out_adjoint_is_assigned():
@@ -155,3 +178,15 @@ def test_store_after_the_loop():
     assert "out" not in assigned(store_after, a)
     check_fd(GRAD["store_after"], a)
     check_fd(GRAD["argument_stored_after"], a)
+
+
+def test_no_zeroing_past_the_trip_count_of_a_loop_over_every_element():
+    x, w = RNG.standard_normal(7), RNG.standard_normal(7)
+    # (w may be longer than x: its adjoint's tail is still zeroed)
+    assert zeroed_tails(GRAD["weighted_dot"].inspect_adjoint(x, w)) == {"w_bar"}
+    check_fd(GRAD["weighted_dot"], x, w)
+    # one element short of the array: the last element of each adjoint is zeroed
+    got = check_fd(GRAD["weighted_dot_but_last"], x, w)
+    assert got[0][-1] == 0.0 and got[1][-1] == 0.0
+    assert zeroed_tails(GRAD["weighted_dot_but_last"].inspect_adjoint(x, w)) == {"x_bar",
+                                                                                "w_bar"}

@@ -9,6 +9,7 @@ from contextlib import nullcontext
 from numba.core import ir, types
 
 from .constants import ZERO
+from ..plan.assigned import covers_every_element
 from ..plan.replay import follows_parent
 from .replay import range_start
 
@@ -136,7 +137,8 @@ class Fused:
                 if loop is lp and seed[0] != "indexed":
                     L("%s = %s" % (self.seed_name(array), cx.src.seed(seed)))
         for array, (loop, _) in sorted(cx.plan.assigned_adjoints.items()):
-            if loop is lp:      # (its iterations assign the elements before this one)
+            if loop is lp and not covers_every_element(self.facts, lp, array):
+                # (its iterations assign the elements before this one)
                 L("%s[%s:] = 0.0" % (cx.names.bar(array), lp.range.len))
         if lp in cx.plan.parallel and self.reverses(lp):
             cx.parallel.loop(L, lp)     # (a loop the sweep runs again: in the sweep)

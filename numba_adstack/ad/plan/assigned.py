@@ -48,6 +48,42 @@ def assigned_adjoints(facts, activity, fused, replayed=frozenset(), element_seed
     return out
 
 
+def covers_every_element(facts, lp, root):
+    """Does range loop ``lp`` run once per element of the 1-d array ``root``
+    (``range(len(a))``, ``range(a.shape[0])`` or ``for v in a``, ``a`` sharing ``root``'s
+    memory)? Its assigned adjoint then has no element past the trip count to zero."""
+    rl = lp.range
+    if rl is None:
+        return False
+    if rl.array is not None:
+        return facts.array_root(rl.array.name) == root
+    if len(rl.args) == 2 and rl.const_args is None:
+        start = facts.resolve_global(rl.args[0]) if isinstance(rl.args[0], ir.Var) else None
+        if not (isinstance(start, int) and start == 0):
+            return False
+        stop = rl.args[1]
+    elif len(rl.args) == 1:
+        stop = rl.args[0]
+    else:
+        return False
+    e = facts.def_expr(stop.name)
+    while isinstance(e, ir.Var):
+        e = facts.def_expr(e.name)
+    if isinstance(e, ir.Expr) and e.op == "call" and facts.resolve_global(e.func) is len \
+            and len(e.args) == 1:
+        measured = e.args[0]
+    elif isinstance(e, ir.Expr) and e.op == "static_getitem" and e.index == 0:
+        shape = facts.def_expr(e.value.name)
+        if not (isinstance(shape, ir.Expr) and shape.op == "getattr"
+                and shape.attr == "shape"):
+            return False
+        measured = shape.value
+    else:
+        return False
+    return isinstance(facts.ty(measured.name), types.Array) \
+        and facts.ty(measured.name).ndim == 1 and facts.array_root(measured.name) == root
+
+
 def _fresh_first_touched(facts, activity, fused, replayed, lp, root, stores):
     """Is the adjoint of the fresh array ``root`` (made once, before ``lp``, with its
     adjoint made beside it) first touched by ``lp``'s reverse? ``lp`` is then reversed in
