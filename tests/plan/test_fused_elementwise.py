@@ -270,3 +270,18 @@ def test_map_loop_hvp_with_its_stores_left_out_of_the_sweep():
     eps = 1e-5
     plus, minus = f.grad(x + eps * v, 1.8), f.grad(x - eps * v, 1.8)
     np.testing.assert_allclose(hv[0], (plus[0] - minus[0]) / (2 * eps), rtol=1e-5, atol=1e-7)
+
+
+def squared_distance(x, y):
+    # the power's rule and the whole sum's adjoint (``unreduce``) in the run too
+    return np.sum((x - y) ** 2 * (1.0 + x * x))
+
+
+def test_powers_and_the_adjoint_of_a_whole_sum_fuse(allocations):
+    x, y = _vectors(n=30, seed=18)
+    f = jitted(squared_distance)
+    check_fd(f, x, y)
+    # the two adjoints returned: every temporary of the backward is a number in its loop
+    assert allocations(lambda: f.grad(x, y)) <= 4
+    assert f.value_and_grad(x, y)[0] == pytest.approx(squared_distance(x, y), rel=1e-13)
+    check_fd(f, x, np.array([0.5]))         # y broadcast: as written

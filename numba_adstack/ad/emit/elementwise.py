@@ -14,8 +14,11 @@ only the arrays read after the run are made.
 The loop runs where a check at run time finds every array of the run 1-d, of one length,
 and every array it writes apart from the others (or the same array); otherwise the
 statements run as written. A statement is element-wise when it is an operator, a negation
-or a one-argument NumPy ufunc of 1-d float64 arrays and numbers; a division takes NumPy's
-meaning in the loop (``np.divide``: no exception on a zero), as it has on the arrays.
+or a one-argument NumPy ufunc of 1-d float64 arrays and numbers (or a rule's helper that
+is one on arrays of the run's length: ``sum_to``, ``broadcast_like``, ``unreduce`` of a
+whole sum); a division or a power of arrays takes NumPy's meaning in the loop
+(``np.divide``, ``np.power``: no exception on a zero, the same routine), as it has on the
+arrays.
 Scalar statements of the run go before the loop when they read nothing the loop makes,
 after it otherwise; a run ends before a statement that reads a scalar made after the loop.
 The results are those of the statements as written, bit for bit: the same operations on
@@ -34,7 +37,10 @@ UFUNCS = frozenset({
     "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arcsin",
     "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log1p", "expm1", "log2",
     "log10", "exp2", "absolute", "abs", "negative", "square", "cbrt", "fabs"})
-_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+#: Operators whose meaning on arrays the loop keeps with the ufunc on elements (no
+#: exception on a zero, the same power routine).
+_AS_UFUNC = {ast.Div: "divide", ast.Pow: "power"}
 _REDUCTIONS = {"sum_of_product": 1, "sum_of_negated_product": -1}
 #: Fewest statements that touch arrays for a run to be fused (one is a pass already).
 MIN_ARRAY_STATEMENTS = 2
@@ -142,6 +148,9 @@ class _Run:
             source = self._array(value.args[0].id)
             return source is not None and self._shape(value.args[1]) \
                 and self._copy(name, source)
+        if call in ("sum_to", "unreduce") and _is_float_vector(self.types.get(name)) \
+                and self._element(value, arrays_needed=True) is not None:
+            return self._make(name, value)      # (a new array: the expression's own)
         if call == "broadcast_like" and len(value.args) == 2:
             return self._shape(value.args[1]) \
                 and self._element(value.args[0]) is not None \
@@ -263,10 +272,17 @@ class _Run:
             reads = self._element(e.operand)
         elif c is ast.Call and _np_ufunc(e):
             reads = self._element(e.args[0])
-        elif _call_name(e) == "broadcast_like" and len(e.args) == 2 \
+        elif _call_name(e) in ("broadcast_like", "sum_to") and len(e.args) == 2 \
                 and self._shape(e.args[1]):
-            # (its first operand spread to the run's length)
+            # (its first operand spread to the run's length, or of that length already)
             reads = None if self._element(e.args[0]) is None else True
+        elif _is_full_unreduce(e) and self._shape(e.args[1]):
+            # (the adjoint of a sum of all of an array: one number, spread)
+            reads = None if self._element(e.args[0]) is not False else True
+        elif c is ast.Compare and len(e.ops) == 1:
+            # (of numbers only: a rule's ``(p == 0.0)``)
+            parts = [self._element(e.left), self._element(e.comparators[0])]
+            reads = False if parts == [False, False] else None
         else:
             reads = None
         return None if arrays_needed and not reads else reads
@@ -284,6 +300,8 @@ class _Run:
             return self._scalar_expr(e.operand)
         if c is ast.Call and _np_ufunc(e):
             return self._scalar_expr(e.args[0])
+        if c is ast.Compare and len(e.ops) == 1:
+            return self._scalar_expr(e.left) and self._scalar_expr(e.comparators[0])
         return _is_sum(e)
 
     def _note_reads(self, e):
@@ -395,16 +413,17 @@ class _Element(ast.NodeTransformer):
         return _item(a, self.i)
 
     def visit_Call(self, node):
-        if _call_name(node) == "broadcast_like":
+        if _call_name(node) in ("broadcast_like", "sum_to") or _is_full_unreduce(node):
             return self.visit(node.args[0])
         self.generic_visit(node)
         return node
 
     def visit_BinOp(self, node):
-        on_arrays = node.op.__class__ is ast.Div and bool(self.run._element(node))
+        ufunc = _AS_UFUNC.get(node.op.__class__)
+        on_arrays = ufunc is not None and bool(self.run._element(node))
         self.generic_visit(node)
         if on_arrays:
-            return _np_call("divide", [node.left, node.right])
+            return _np_call(ufunc, [node.left, node.right])
         return node
 
 
@@ -429,6 +448,13 @@ def _replace(tree, old, new):
 
 def _mentions(e, name):
     return any(n.__class__ is ast.Name and n.id == name for n in walk(e))
+
+
+def _is_full_unreduce(e):
+    """``unreduce(g, x, None, False)``: the adjoint of a sum of all of ``x``."""
+    return _call_name(e) == "unreduce" and len(e.args) == 4 and not e.keywords \
+        and all(a.__class__ is ast.Constant and a.value is v
+                for a, v in zip(e.args[2:], (None, False)))
 
 
 def _call_name(e):
