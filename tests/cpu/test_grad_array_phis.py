@@ -9,6 +9,7 @@ import pytest
 
 import numba_adstack as nad
 from numba_adstack import NonDifferentiableError
+from numba_adstack.ad.runtime import acc
 
 from conftest import check_fd
 
@@ -138,3 +139,23 @@ def test_a_swapped_array_read_under_another_name_is_refused():
     with pytest.raises(NonDifferentiableError) as ei:
         nad.grad_jit(_kept_alias).grad(GRID.copy(), 3)
     assert "_kept_alias" in str(ei.value) and "may name it at the same time" in str(ei.value)
+
+
+@numba.njit
+def _acc(a, c, like):
+    return acc(a, c, like)
+
+
+def test_an_adjoint_with_nothing_in_it_yet_adds_nothing():
+    # A swapped buffer's adjoint before anything reached it: size 0, another shape.
+    # (Numba's ``out += c`` broadcasts it and reads past its end: the gradient of
+    # swapped_for came out as garbage in some runs.)
+    nothing = np.empty((0, 0))
+    like = np.ones((5, 5))
+    np.testing.assert_array_equal(_acc(nothing, nothing, like), np.zeros((5, 5)))
+    given = np.full((5, 5), 2.0)
+    assert _acc(given, nothing, like) is given
+    np.testing.assert_array_equal(given, 2.0)
+    np.testing.assert_array_equal(_acc(np.empty(0), np.empty(0), (3,)), np.zeros(3))
+    # a value of size 0 itself: its adjoint is of its shape, and added as usual
+    np.testing.assert_array_equal(_acc(np.empty(0), np.empty(0), np.empty(0)), np.empty(0))

@@ -29,8 +29,14 @@ def acc(a, c, like):
 
 @overload(acc)
 def _ov_acc(a, c, like):
+    # A contribution that is an adjoint with nothing in it yet (size 0, another shape:
+    # a swapped buffer's, say) adds nothing. Numba's ``out += c`` would broadcast it,
+    # reading past its end.
+    empty = isinstance(c, types.Array)
     if is_shape(like):      # the value's shape, kept instead of it (plan/shape_reads.py)
         def by_shape(a, c, like):
+            if empty and _nothing_yet(c, like):
+                return a if a.shape == like else np.zeros(like, a.dtype)
             if a.shape != like:
                 out = np.zeros(like, a.dtype)
                 out += c
@@ -40,6 +46,8 @@ def _ov_acc(a, c, like):
         return by_shape
 
     def impl(a, c, like):
+        if empty and _nothing_yet(c, like.shape):
+            return a if a.shape == like.shape else np.zeros(like.shape, like.dtype)
         if a.shape != like.shape:
             out = np.zeros(like.shape, like.dtype)
             out += c
@@ -47,6 +55,12 @@ def _ov_acc(a, c, like):
         a += c
         return a
     return impl
+
+
+@njit(inline="always")
+def _nothing_yet(c, shape):
+    """Is the array ``c`` an adjoint with nothing in it yet for a value of ``shape``?"""
+    return c.size == 0 and c.shape != shape
 
 
 def acc_new(a, c, like):
