@@ -29,6 +29,7 @@ import copy
 
 from numba.core import types as nbtypes
 
+from .peephole import is_np_sum, is_sum_unreduce
 from .syntax import walk
 
 #: One-argument NumPy ufuncs taken element by element (on a float64 element, the same
@@ -276,7 +277,7 @@ class _Run:
                 and self._shape(e.args[1]):
             # (its first operand spread to the run's length, or of that length already)
             reads = None if self._element(e.args[0]) is None else True
-        elif _is_full_unreduce(e) and self._shape(e.args[1]):
+        elif is_sum_unreduce(e) and self._shape(e.args[1]):
             # (the adjoint of a sum of all of an array: one number, spread)
             reads = None if self._element(e.args[0]) is not False else True
         elif c is ast.Compare and len(e.ops) == 1:
@@ -413,7 +414,7 @@ class _Element(ast.NodeTransformer):
         return _item(a, self.i)
 
     def visit_Call(self, node):
-        if _call_name(node) in ("broadcast_like", "sum_to") or _is_full_unreduce(node):
+        if _call_name(node) in ("broadcast_like", "sum_to") or is_sum_unreduce(node):
             return self.visit(node.args[0])
         self.generic_visit(node)
         return node
@@ -428,7 +429,7 @@ class _Element(ast.NodeTransformer):
 
 
 def _summand(c):
-    if _is_np_sum(c):
+    if is_np_sum(c):
         return c.args[0]
     term = ast.BinOp(c.args[0], ast.Mult(), c.args[1])
     return ast.UnaryOp(ast.USub(), term) if _REDUCTIONS[_call_name(c)] < 0 else term
@@ -450,13 +451,6 @@ def _mentions(e, name):
     return any(n.__class__ is ast.Name and n.id == name for n in walk(e))
 
 
-def _is_full_unreduce(e):
-    """``unreduce(g, x, None, False)``: the adjoint of a sum of all of ``x``."""
-    return _call_name(e) == "unreduce" and len(e.args) == 4 and not e.keywords \
-        and all(a.__class__ is ast.Constant and a.value is v
-                for a, v in zip(e.args[2:], (None, False)))
-
-
 def _call_name(e):
     if e.__class__ is ast.Call and e.func.__class__ is ast.Name:
         return e.func.id
@@ -470,17 +464,8 @@ def _np_ufunc(e):
         and len(e.args) == 1 and not e.keywords
 
 
-def _is_np_sum(e):
-    if e.__class__ is not ast.Call:
-        return False
-    f = e.func
-    return f.__class__ is ast.Attribute and f.attr == "sum" \
-        and f.value.__class__ is ast.Name and f.value.id == "np" \
-        and len(e.args) == 1 and not e.keywords
-
-
 def _is_sum(e):
-    return _is_np_sum(e) or (_call_name(e) in _REDUCTIONS and len(e.args) == 2
+    return is_np_sum(e) or (_call_name(e) in _REDUCTIONS and len(e.args) == 2
                              and not e.keywords)
 
 

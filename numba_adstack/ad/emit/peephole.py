@@ -227,7 +227,7 @@ def _reduction_form(e):
     if e.__class__ is ast.Call and e.func.__class__ is ast.Name and e.func.id == "acc" \
             and len(e.args) == 3 and not e.keywords and _is_new_array(e.args[1]):
         return _call("acc_new", list(e.args))
-    if e.__class__ is ast.Call and _is_np_sum(e):
+    if e.__class__ is ast.Call and is_np_sum(e):
         arg = e.args[0]
         helper = "sum_of_product"
         if arg.__class__ is ast.UnaryOp and arg.op.__class__ is ast.USub:
@@ -237,7 +237,7 @@ def _reduction_form(e):
         return None
     if e.__class__ is ast.BinOp and e.op.__class__ is ast.Mult:
         for side, other in ((e.left, e.right), (e.right, e.left)):
-            if _is_sum_unreduce(side):
+            if is_sum_unreduce(side):
                 g, x = side.args[0], side.args[1]
                 product = ast.BinOp(g, ast.Mult(), other) if side is e.left \
                     else ast.BinOp(other, ast.Mult(), g)
@@ -251,14 +251,17 @@ def _is_new_array(e):
                                         and e.op.__class__ is ast.USub)
 
 
-def _is_np_sum(e):
+def is_np_sum(e):
+    """``np.sum(x)`` of one argument, no keywords."""
+    if e.__class__ is not ast.Call:
+        return False
     f = e.func
     return f.__class__ is ast.Attribute and f.attr == "sum" \
         and f.value.__class__ is ast.Name and f.value.id == "np" \
         and len(e.args) == 1 and not e.keywords
 
 
-def _is_sum_unreduce(e):
+def is_sum_unreduce(e):
     """``unreduce(g, x, None, False)``: the adjoint of ``np.sum(x)`` over all of ``x``."""
     return e.__class__ is ast.Call and e.func.__class__ is ast.Name \
         and e.func.id == "unreduce" and len(e.args) == 4 and not e.keywords \
