@@ -36,6 +36,7 @@ from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .accumulators import RewriteElementAccumulators
 from .loopforms import RewriteLoopForms
+from .writes import RewriteWrites
 from .numba_pipeline import cheaper_analyses
 from .specialize import SpecialiseArguments
 
@@ -442,7 +443,8 @@ class _CapturePipeline(CompilerBase):
         pm.passes.extend(untyped.passes)
         pm.add_pass_after(InlineDispatcherCalls, InlineInlinables)
         pm.add_pass_after(RewriteLoopForms, InlineDispatcherCalls)
-        pm.add_pass_after(RewriteElementAccumulators, RewriteLoopForms)
+        pm.add_pass_after(RewriteWrites, RewriteLoopForms)
+        pm.add_pass_after(RewriteElementAccumulators, RewriteWrites)
         if self.layout is not None:
             pm.add_pass_after(SpecialiseArguments, FixupArgs)
         pm.add_pass(NopythonTypeInference, "nopython frontend")

@@ -11,7 +11,7 @@ from . import rules as R
 from .facts import is_range
 from .structure import successors
 from .rule_binding import bind_expr
-from .rules.array_rules import MAY_RETURN_VIEW
+from .rules.array_effects import MAY_RETURN_VIEW
 from .typeinfo import is_float, is_float_array
 from .operators import OPS, UNARY
 

@@ -31,31 +31,19 @@ import numpy as np
 from numba.core import ir, types
 from numba.core.compiler import _EarlyPipelineCompletion
 from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.ir_utils import (GuardException, build_definitions, find_callname,
-                                 next_label, simplify_CFG)
+from numba.core.ir_utils import build_definitions, next_label, simplify_CFG
 from numba.core import postproc
 
 from ..errors import NonDifferentiableError
 from .checkpoint_loop import strip_markers
-from .facts import raise_non_differentiable
+from .ir_emitter import Emitter as _Emitter, Tuple as _Tuple, product as _product, \
+    unravel as _unravel, var_of as _var_of
 
 # NumPy functions returning iterators rather than arrays.
 _ITERATORS = {"nditer", "ndenumerate", "ndindex", "flatiter"}
 # Creators whose first argument is the shape of the array they make.
 _SHAPED_CREATORS = {"zeros", "ones", "empty", "full"}
 _LIKE_CREATORS = {"zeros_like", "ones_like", "empty_like", "full_like", "copy"}
-
-
-class _Tuple:
-    """An item that is a tuple: the variable holding it and the items inside."""
-
-    def __init__(self, var, items):
-        self.var = var
-        self.items = items
-
-
-def _var_of(item):
-    return item.var if isinstance(item, _Tuple) else item
 
 
 class _Sequence:
@@ -65,62 +53,6 @@ class _Sequence:
     def __init__(self, length, item):
         self.length = length
         self.item = item
-
-
-class _Emitter:
-    """Appends statements to ``out`` in the scope of one function, one fresh variable
-    each; ``refuse`` raises NonDifferentiableError at the loop's line."""
-
-    def __init__(self, state, scope, loc, indices):
-        self.state = state
-        self.indices = indices  # names of the loop indices made so far (integers)
-        self.fir = state.func_ir
-        self.scope = scope
-        self.loc = loc
-        self.out = []
-        self.made = []          # every statement made, to drop those left unused
-
-    def refuse(self, what):
-        raise_non_differentiable(self.state.func_id.func_qualname, what, self.loc)
-
-    def assign(self, value, name="$loopform"):
-        var = self.scope.redefine(name, self.loc)
-        stmt = ir.Assign(value, var, self.loc)
-        self.out.append(stmt)
-        self.made.append(stmt)
-        return var
-
-    def const(self, value):
-        return self.assign(ir.Const(value, self.loc))
-
-    def call(self, fn, *args):
-        g = self.assign(ir.Global(fn.__name__, fn, self.loc))
-        return self.assign(ir.Expr.call(g, list(args), (), self.loc))
-
-    def binop(self, fn, lhs, rhs):
-        return self.assign(ir.Expr.binop(fn, lhs, rhs, self.loc))
-
-    def getitem(self, value, index):
-        return self.assign(ir.Expr.getitem(value, index, self.loc))
-
-    def static_getitem(self, value, index):
-        return self.assign(ir.Expr.static_getitem(value, index, None, self.loc))
-
-    def tuple(self, items):
-        var = self.assign(ir.Expr.build_tuple([_var_of(i) for i in items], self.loc))
-        return _Tuple(var, items)
-
-    def definition(self, var):
-        try:
-            return self.fir.get_definition(var)
-        except KeyError:
-            return None
-
-    def callname(self, expr):
-        try:
-            return find_callname(self.fir, expr)
-        except (GuardException, KeyError):
-            return None
 
 
 # ---------------------------------------------------------------------- the loop forms
@@ -233,7 +165,7 @@ def _ndindex_sequence(em, call):
 
 
 def _flat_sequence(em, array):
-    ndim = _ndim(em, array)
+    ndim = ndim_before_typing(em, array)
     held = em.assign(array, "$loopform_seq")
     if ndim is None:
         # Dimensions known only once typed (np.outer(x, y).flat): the items of
@@ -246,23 +178,6 @@ def _flat_sequence(em, array):
     dims = [em.static_getitem(shape, j) for j in range(ndim)]
     return _Sequence(_product(em, dims), lambda k: em.getitem(
         held, em.tuple(_unravel(em, k, dims)).var))
-
-
-def _product(em, dims):
-    out = dims[0]
-    for d in dims[1:]:
-        out = em.binop(operator.mul, out, d)
-    return out
-
-
-def _unravel(em, k, dims):
-    """The C-order index (i0, ..., i[n-1]) of flat index ``k`` in an array of ``dims``."""
-    idx, rest = [], k
-    for d in reversed(dims[1:]):
-        idx.append(em.binop(operator.mod, rest, d))
-        rest = em.binop(operator.floordiv, rest, d)
-    idx.append(rest)
-    return idx[::-1]
 
 
 # ---------------------------------------------------------------------- shapes before typing
@@ -292,7 +207,7 @@ def _shape_items(em, var):
     if isinstance(defn, ir.Const) and isinstance(defn.value, tuple):
         return [em.const(v) for v in defn.value]
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "shape":
-        ndim = _ndim(em, defn.value)
+        ndim = ndim_before_typing(em, defn.value)
     else:
         t = _arg_type(em, defn)
         ndim = len(t) if isinstance(t, types.UniTuple) else None
@@ -302,7 +217,7 @@ def _shape_items(em, var):
     return [em.static_getitem(held, j) for j in range(ndim)]
 
 
-def _ndim(em, var):
+def ndim_before_typing(em, var):
     """The number of dimensions of the array ``var`` when known before typing: an
     argument, ``x.T``, ``x.copy()``, or an array made by a NumPy creator with a known
     shape; for a variable assigned several times (``A, B = B, A``), the number all its
@@ -423,7 +338,7 @@ def _is_loop_form(em, var):
         return True
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "flat":
         return True
-    ndim = _ndim(em, var)
+    ndim = ndim_before_typing(em, var)
     if ndim is None and isinstance(defn, ir.Expr) and defn.op == "call":
         # An array a NumPy function makes, of dimensions known only once typed
         # (np.outer(x, y)): its rows x[k], or its elements when it has one dimension.

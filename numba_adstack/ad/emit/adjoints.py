@@ -248,6 +248,9 @@ class Adjoints:
         rule, operands, _ = facts.array_rule(e)
         g = self.ref_bar(name)
         out = []
+        if rule[0] is None:
+            # No derivative in the old value (``x //= y``): what x held gets none.
+            out.append(Scaled(g, Term.of("0.0")))
         for op, term in self.terms(name, rule, operands, g=g):
             if op is operands[0]:
                 if not is_adjoint(rule[0]):

@@ -1,5 +1,29 @@
-"""What calls do to arrays: constructors make fresh arrays, other calls write into the
-arrays they are given. (The adjoint rules of array primitives are in array_rules.py.)"""
+"""What operations do to memory: the one table of effects. (The adjoint rules of array
+primitives are in array_rules.py.)
+
+Every call the rewrite meets is one of:
+
+* a constructor: its result is fresh memory (``ARRAY_CONSTRUCTORS``);
+* a call that may return a view of its first operand (``MAY_RETURN_VIEW``): writing into
+  that result writes into the operand;
+* a call that writes into arrays it is given: a ``out`` argument (every ufunc and every
+  NumPy function with an ``out`` parameter, :func:`out_position`), the receiver of a
+  method in ``WRITING_METHODS``, an argument of a function in ``WRITING_FUNCTIONS``;
+* a call known to write nothing: a primitive with a rule, a function of numbers, a NumPy
+  function without an ``out`` given, a call in ``PURE_CALLS``;
+* anything else (an ``@intrinsic``, a C function, an ``objmode`` block): it may write
+  every array it is given.
+
+The capture (:mod:`..writes`) makes the common writes explicit, as the stores and
+in-place operators the rewrite differentiates (``np.sin(x, out)`` -> ``out[...] =
+np.sin(x)``); :mod:`..checks` refuses, by name, a write that is left.
+"""
+import builtins
+import cmath
+import inspect
+import math
+import operator
+
 import numpy as np
 
 # Array constructors: the result is a fresh array whose contents carry no gradient; the
@@ -11,10 +35,67 @@ ARRAY_CONSTRUCTORS = {np.zeros, np.empty, np.ones, np.empty_like, np.zeros_like,
 # adjoint is the sum of the array's adjoint.
 FILL_ARGUMENT = {np.full: 1, np.full_like: 1}
 
-# Calls that write into an array they are given (methods by name, functions by object):
-# refused when the gradient reads that array, since the rewrite cannot see what they write.
-MUTATING_METHODS = {"fill", "sort", "put", "itemset", "resize", "partition", "setfield"}
+# Methods that write into their receiver, and functions that write into their first
+# argument. The capture rewrites ``fill``, ``sort`` and ``np.copyto`` as stores; the
+# others are refused where the gradient reads the array.
+MUTATING_METHODS = {"fill", "sort", "put", "itemset", "resize", "partition", "setfield",
+                    "setflags"}
 MUTATING_FUNCTIONS = {np.fill_diagonal, np.random.shuffle, np.put, np.place, np.putmask,
                       np.copyto}
 
+# Primitives whose result may share memory with their first operand (NumPy returns a view
+# where it can): writing into that result would write into the operand unseen.
+MAY_RETURN_VIEW = {np.reshape, np.ravel, np.transpose, np.atleast_1d, np.atleast_2d,
+                   np.atleast_3d, np.expand_dims, np.asarray, np.ascontiguousarray, np.flip,
+                   np.fliplr, np.flipud, np.swapaxes, np.squeeze, np.asfortranarray,
+                   np.broadcast_to, np.diagonal, np.moveaxis, np.real, np.imag}
+VIEW_METHODS = {"reshape", "ravel", "transpose", "view", "squeeze", "swapaxes", "T",
+                "real", "imag", "diagonal"}
 
+
+def out_position(fn):
+    """The position of the ``out`` argument of a NumPy callable (a ufunc's first output
+    follows its inputs), or None when it has none."""
+    if isinstance(fn, np.ufunc):
+        return fn.nin
+    if getattr(fn, "__module__", None) is None or not str(fn.__module__).startswith("numpy"):
+        return None
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+    return params.index("out") if "out" in params else None
+
+
+def method_out_position(name):
+    """The position, after the receiver, of the ``out`` argument of the array method
+    ``name`` (``x.clip(lo, hi, out)``), read off the NumPy function of that name."""
+    fn = getattr(np, name, None)
+    k = out_position(fn) if callable(fn) and not isinstance(fn, np.ufunc) else None
+    return None if k is None or k == 0 else k - 1
+
+
+# Calls that write into no array they are given and that are not NumPy's (whose writes
+# are its ``out`` arguments and the lists above): builtins, math, operators but the
+# in-place ones (rewritten by the capture).
+_PURE_MODULES = (math, cmath)
+PURE_BUILTINS = {getattr(builtins, n) for n in (
+    "len", "range", "min", "max", "abs", "float", "int", "bool", "complex", "round",
+    "sum", "pow", "divmod", "print", "isinstance", "tuple", "list", "enumerate", "zip",
+    "iter", "next", "hash", "str", "sorted", "any", "all", "reversed", "slice", "type",
+    "map", "filter", "repr", "dict", "set", "ord", "chr", "callable")}
+
+
+def writes_nothing(fn):
+    """Is ``fn`` a known function of its arguments' values, writing into none of them
+    (when given no ``out``)?"""
+    if fn in PURE_BUILTINS or fn in MUTATING_FUNCTIONS:
+        return fn in PURE_BUILTINS
+    mod = getattr(fn, "__module__", None) or ""
+    if isinstance(fn, np.ufunc) or mod.startswith("numpy"):
+        return True
+    if any(getattr(m, getattr(fn, "__name__", ""), None) is fn for m in _PURE_MODULES):
+        return True
+    if mod in ("_operator", "operator"):
+        return not getattr(fn, "__name__", "").startswith("i")
+    return False

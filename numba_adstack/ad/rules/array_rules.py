@@ -161,6 +161,8 @@ ARRAY_RULES = {
     np.sinc: _elementwise(np.sinc, CALL_RULES[np.sinc], ("x",)),
     np.real: _rule("val", "{g}"),
     np.imag: _rule("val"),
+    # Rounding is a step function: no gradient (as np.floor).
+    np.round: _rule("a decimals=0"), np.around: _rule("a decimals=0"),
     np.angle: _rule("z deg=False"),
     np.where: _ew("condition x y_", None, "{g} * ({condition} != 0)",
                   "{g} * ({condition} == 0)",
@@ -359,12 +361,6 @@ for _inplace, _op in INPLACE_TO_BINOP.items():
     ARRAY_RULES[_inplace] = ARRAY_RULES[_op]
 ARRAY_RULES[operator.imatmul] = ARRAY_RULES[operator.matmul]
 
-# Primitives whose result may share memory with their first operand (NumPy returns a view
-# where it can): writing into that result would write into the operand unseen.
-MAY_RETURN_VIEW = {np.reshape, np.ravel, np.transpose, np.atleast_1d, np.atleast_2d,
-                   np.atleast_3d, np.expand_dims, np.asarray, np.ascontiguousarray, np.flip,
-                   np.fliplr, np.flipud, np.swapaxes}
-
 # Methods and attributes of arrays, by name: the receiver is the rule's first parameter.
 # ``x.reshape(3, 4)`` and ``x.transpose(1, 0)`` pass their shape / axes as one tuple.
 METHODS = {
@@ -372,7 +368,7 @@ METHODS = {
     "var": np.var, "std": np.std, "cumsum": np.cumsum, "cumprod": np.cumprod, "dot": np.dot,
     "T": np.transpose, "transpose": np.transpose, "reshape": np.reshape, "ravel": np.ravel,
     "flatten": np.ndarray.flatten, "copy": np.copy, "astype": np.ndarray.astype,
-    "clip": np.clip, "real": np.real, "imag": np.imag, "conj": np.conjugate,
+    "clip": np.clip, "round": np.round, "real": np.real, "imag": np.imag, "conj": np.conjugate,
     "conjugate": np.conjugate,
 }
 

@@ -124,6 +124,9 @@ for _np_fn, _math_fn in _NUMPY_TWINS.items():
 for _np_fn in (np.sum, np.prod, np.mean, np.max, np.min, np.amax, np.amin, np.nansum,
                np.nanprod, np.nanmean, np.nanmax, np.nanmin, np.median, np.nanmedian):
     CALL_RULES.setdefault(_np_fn, ("{g}",))
+# Rounding (np.round(x, 2) of a float): a step function.
+for _np_fn in (np.round, np.around):
+    CALL_RULES.setdefault(_np_fn, (None, None))
 # The spread of one float is 0, whatever the float.
 for _np_fn in (np.std, np.var, np.nanstd, np.nanvar):
     CALL_RULES.setdefault(_np_fn, (None,))

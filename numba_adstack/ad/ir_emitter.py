@@ -1,0 +1,98 @@
+"""Statements added to the untyped IR by the capture's rewriting passes (loop forms,
+writes made explicit): one fresh variable per statement, in the scope of one function."""
+import operator
+
+from numba.core import ir
+from numba.core.ir_utils import GuardException, find_callname
+
+from .facts import raise_non_differentiable
+
+
+class Tuple:
+    """An item that is a tuple: the variable holding it and the items inside."""
+
+    def __init__(self, var, items):
+        self.var = var
+        self.items = items
+
+
+def var_of(item):
+    return item.var if isinstance(item, Tuple) else item
+
+
+class Emitter:
+    """Appends statements to ``out`` in the scope of one function, one fresh variable
+    each; ``refuse`` raises NonDifferentiableError at the statement's line."""
+
+    def __init__(self, state, scope, loc, indices=()):
+        self.state = state
+        self.indices = indices  # names of the loop indices made so far (integers)
+        self.fir = state.func_ir
+        self.scope = scope
+        self.loc = loc
+        self.out = []
+        self.made = []          # every statement made, to drop those left unused
+
+    def refuse(self, what):
+        raise_non_differentiable(self.state.func_id.func_qualname, what, self.loc)
+
+    def emit(self, stmt):
+        self.out.append(stmt)
+        self.made.append(stmt)
+        return stmt
+
+    def assign(self, value, name="$loopform"):
+        var = self.scope.redefine(name, self.loc)
+        self.emit(ir.Assign(value, var, self.loc))
+        return var
+
+    def const(self, value):
+        return self.assign(ir.Const(value, self.loc))
+
+    def global_(self, fn):
+        return self.assign(ir.Global(getattr(fn, "__name__", str(fn)), fn, self.loc))
+
+    def call(self, fn, *args, kws=()):
+        return self.assign(ir.Expr.call(self.global_(fn), list(args), list(kws), self.loc))
+
+    def binop(self, fn, lhs, rhs):
+        return self.assign(ir.Expr.binop(fn, lhs, rhs, self.loc))
+
+    def getitem(self, value, index):
+        return self.assign(ir.Expr.getitem(value, index, self.loc))
+
+    def static_getitem(self, value, index):
+        return self.assign(ir.Expr.static_getitem(value, index, None, self.loc))
+
+    def tuple(self, items):
+        var = self.assign(ir.Expr.build_tuple([var_of(i) for i in items], self.loc))
+        return Tuple(var, items)
+
+    def definition(self, var):
+        try:
+            return self.fir.get_definition(var)
+        except KeyError:
+            return None
+
+    def callname(self, expr):
+        try:
+            return find_callname(self.fir, expr)
+        except (GuardException, KeyError):
+            return None
+
+
+def product(em, dims):
+    out = dims[0]
+    for d in dims[1:]:
+        out = em.binop(operator.mul, out, d)
+    return out
+
+
+def unravel(em, k, dims):
+    """The C-order index (i0, ..., i[n-1]) of flat index ``k`` in an array of ``dims``."""
+    idx, rest = [], k
+    for d in reversed(dims[1:]):
+        idx.append(em.binop(operator.mod, rest, d))
+        rest = em.binop(operator.floordiv, rest, d)
+    idx.append(rest)
+    return idx[::-1]

@@ -1,0 +1,254 @@
+"""Writes made explicit: the spellings that write into an array through a call become the
+stores and in-place operators the rest of the rewrite reads and differentiates.
+
+Reads the untyped IR (before SSA, after the Numba callees are inlined and the loop forms
+rewritten) and rewrites, statement by statement::
+
+    r = np.sin(x, out)  /  np.sin(x, out=out)   ->  t = np.sin(x); out[:] = t; r = out
+    r = np.dot(A, x, out) (any NumPy ``out``)    ->  t = np.dot(A, x); out[:] = t; r = out
+    r = a.clip(lo, hi, out)                       ->  t = a.clip(lo, hi); out[:] = t; r = out
+    r = operator.imul(a, b)                       ->  r = a *= b   (the in-place operator)
+    np.copyto(dst, src)                           ->  dst[:] = src
+    a.fill(v)                                     ->  a[:] = v
+    a.sort()                                      ->  a[:] = np.sort(a)
+    np.nan_to_num(a, copy=False)                  ->  a[:] = np.nan_to_num(a)
+    a.flat[k] = v  /  v = a.flat[k]               ->  a[k // m, k % m] = v  /  v = a[...]
+
+Each replacement computes the same values into the same memory as the call (``out[:] =
+t`` casts as the ufunc's ``out`` does). What is not rewritten here is named by the effect
+table (:mod:`.rules.array_effects`) and refused by the checks where the gradient reads
+the memory written.
+"""
+import operator
+
+import numpy as np
+from numba.core import ir
+from numba.core.compiler import _EarlyPipelineCompletion
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.ir_utils import build_definitions
+
+from ..errors import NonDifferentiableError
+from .ir_emitter import Emitter, unravel
+from .loopforms import ndim_before_typing
+from .rules.array_effects import method_out_position, out_position
+from .rules.scalar import INPLACE_TO_BINOP
+
+# operator.iadd ... operator.ipow, operator.imatmul: the in-place operators as functions.
+_INPLACE_FUNCTIONS = {**INPLACE_TO_BINOP, operator.imatmul: operator.matmul}
+
+
+def _global_value(em, var):
+    """The object a variable holds when it is a global or a module attribute (``np.sin``,
+    ``operator.imul``), else None."""
+    d = em.definition(var)
+    if isinstance(d, (ir.Global, ir.FreeVar)):
+        return d.value
+    if isinstance(d, ir.Expr) and d.op == "getattr":
+        base = _global_value(em, d.value)
+        return getattr(base, d.attr, None) if base is not None else None
+    return None
+
+
+def _method(em, var):
+    """``(receiver, name)`` when the called variable is ``receiver.name``; else None."""
+    d = em.definition(var)
+    if isinstance(d, ir.Expr) and d.op == "getattr" and _global_value(em, var) is None:
+        return d.value, d.attr
+    return None
+
+
+def _is_none(em, var):
+    d = em.definition(var)
+    return isinstance(d, ir.Const) and d.value is None
+
+
+def _const(em, var):
+    d = em.definition(var)
+    return d.value if isinstance(d, ir.Const) else d
+
+
+def _split_out(em, e, position):
+    """``(args, kws, out)`` of a call whose ``out`` is at ``position`` (or keyword): the
+    arguments without it, and the array written (None when no ``out`` is given)."""
+    args, kws = list(e.args), list(e.kws)
+    out = None
+    if position is not None and len(args) > position:
+        out = args.pop(position)
+    for k, (name, v) in enumerate(kws):
+        if name == "out":
+            out = v
+            del kws[k]
+            break
+    if out is None or _is_none(em, out):
+        return args, kws, None
+    d = em.definition(out)
+    if isinstance(d, ir.Expr) and d.op == "build_tuple":
+        if len(d.items) != 1:
+            em.refuse("a ufunc given %d `out` arrays" % len(d.items))
+        out = d.items[0]
+    return args, kws, out
+
+
+def _store_all(em, target, value):
+    """``target[:] = value`` (what ``target[...] = value`` does to an array of one or more
+    dimensions; Numba reads no ``a[...]``, which the reverse of the store would)."""
+    none = em.const(None)
+    em.emit(ir.SetItem(target, em.call(slice, none, none), value, em.loc))
+
+
+def _rewrite_assign(em, stmt):
+    """The statements replacing ``stmt`` (an assignment of a call), or None to keep it."""
+    e = stmt.value
+    fn = _global_value(em, e.func)
+    method = _method(em, e.func) if fn is None else None
+    if fn in _INPLACE_FUNCTIONS and len(e.args) == 2 and not e.kws:
+        # ``a op= b`` (floats: a new value; arrays: written into a's memory).
+        stmt.value = ir.Expr.inplace_binop(fn, _INPLACE_FUNCTIONS[fn], e.args[0], e.args[1],
+                                           e.loc)
+        return [stmt]
+    if fn is np.copyto and len(e.args) == 2 and not e.kws:
+        _store_all(em, e.args[0], e.args[1])
+        return em.out + [ir.Assign(ir.Const(None, e.loc), stmt.target, e.loc)]
+    if fn is np.nan_to_num and e.args and any(
+            k == "copy" and _const(em, v) is False for k, v in e.kws):
+        kws = [(k, v) for k, v in e.kws if k != "copy"]
+        t = em.assign(ir.Expr.call(e.func, list(e.args), kws, e.loc), "$written")
+        _store_all(em, e.args[0], t)
+        return em.out + [ir.Assign(e.args[0], stmt.target, e.loc)]
+    if method is not None:
+        receiver, name = method
+        if name == "fill" and len(e.args) == 1 and not e.kws:
+            _store_all(em, receiver, e.args[0])
+            return em.out + [ir.Assign(ir.Const(None, e.loc), stmt.target, e.loc)]
+        if name == "sort" and not e.args and not e.kws and _known_array(em, receiver):
+            _store_all(em, receiver, em.call(np.sort, receiver))
+            return em.out + [ir.Assign(ir.Const(None, e.loc), stmt.target, e.loc)]
+        position = method_out_position(name)
+    elif fn is not None and e.vararg is None:
+        position = out_position(fn)
+    else:
+        return None
+    if position is None and not any(k == "out" for k, _ in e.kws):
+        return None
+    args, kws, out = _split_out(em, e, position)
+    if out is None:
+        if len(args) != len(e.args) or len(kws) != len(e.kws):     # out=None given
+            stmt.value = ir.Expr.call(e.func, args, kws, e.loc)
+            return [stmt]
+        return None
+    t = em.assign(ir.Expr.call(e.func, args, kws, e.loc), "$written")
+    _store_all(em, out, t)
+    return em.out + [ir.Assign(out, stmt.target, e.loc)]
+
+
+def _known_array(em, var):
+    """Is ``var`` known before typing to be an array (not a list, which sorts too)?"""
+    if ndim_before_typing(em, var) is not None:
+        return True
+    d = em.definition(var)
+    if isinstance(d, ir.Expr) and d.op in ("binop", "inplace_binop", "unary"):
+        return True
+    return isinstance(d, ir.Expr) and d.op == "call" and isinstance(
+        _global_value(em, d.func), np.ufunc)
+
+
+def _flat_of(em, var):
+    """The array ``a`` when ``var`` is ``a.flat``, else None."""
+    d = em.definition(var)
+    if isinstance(d, ir.Expr) and d.op == "getattr" and d.attr == "flat":
+        return d.value
+    return None
+
+
+def _flat_index(em, array, k):
+    """The index of ``array`` that ``array.flat[k]`` names, or None when the array's
+    dimensions are not known before typing."""
+    ndim = ndim_before_typing(em, array)
+    if ndim is None:
+        return None
+    if ndim == 1:
+        return k
+    shape = em.assign(ir.Expr.getattr(array, "shape", em.loc))
+    dims = [em.static_getitem(shape, j) for j in range(ndim)]
+    return em.tuple(unravel(em, k, dims)).var
+
+
+def _rewrite(em, stmt):
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        array = _flat_of(em, stmt.target)
+        if array is None:
+            return None
+        k = stmt.index if isinstance(stmt, ir.SetItem) else (
+            stmt.index_var or em.const(stmt.index))
+        idx = _flat_index(em, array, k)
+        if idx is None:
+            return None
+        return em.out + [ir.SetItem(array, idx, stmt.value, stmt.loc)]
+    if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)):
+        return None
+    e = stmt.value
+    if e.op in ("getitem", "static_getitem"):
+        array = _flat_of(em, e.value)
+        if array is None:
+            return None
+        k = e.index if e.op == "getitem" else (e.index_var or em.const(e.index))
+        idx = _flat_index(em, array, k)
+        if idx is None:
+            return None
+        stmt.value = ir.Expr.getitem(array, idx, e.loc)
+        return em.out + [stmt]
+    if e.op == "call":
+        return _rewrite_assign(em, stmt)
+    return None
+
+
+def _drop_unused_methods(fir):
+    """Drop the ``a.fill``/``a.sort`` attributes whose call was rewritten away (Numba
+    would type them, as bound methods, for nothing)."""
+    used = set()
+    for blk in fir.blocks.values():
+        for stmt in blk.body:
+            for v in stmt.list_vars():
+                if not (isinstance(stmt, ir.Assign) and v.name == stmt.target.name):
+                    used.add(v.name)
+    for blk in fir.blocks.values():
+        blk.body = [s for s in blk.body if not (
+            isinstance(s, ir.Assign) and isinstance(s.value, ir.Expr)
+            and s.value.op == "getattr" and s.value.attr in ("fill", "sort", "flat")
+            and s.target.name not in used)]
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class RewriteWrites(FunctionPass):
+    """Make writes through calls explicit stores and in-place operators (see
+    :mod:`.writes`)."""
+    _name = "numba_adstack_rewrite_writes"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        try:
+            return self._run(state)
+        except NonDifferentiableError as exc:
+            raise _EarlyPipelineCompletion(exc)
+
+    def _run(self, state):
+        fir = state.func_ir
+        fir._definitions = build_definitions(fir.blocks)
+        changed = False
+        for blk in fir.blocks.values():
+            body = []
+            for stmt in blk.body:
+                em = Emitter(state, blk.scope, stmt.loc)
+                new = _rewrite(em, stmt)
+                if new is None:
+                    body.append(stmt)
+                else:
+                    body.extend(new)
+                    changed = True
+            blk.body = body
+        if changed:
+            _drop_unused_methods(fir)
+            fir._definitions = build_definitions(fir.blocks)
+        return changed
