@@ -12,6 +12,7 @@ import numpy as np
 from numba.core import ir, types
 
 from . import rules as R
+from .rules import array_effects as effects
 from .rule_binding import bind_expr
 from .rules.vjp_sequence import take_index_parts
 from .tuples import namedtuple_class
@@ -214,20 +215,59 @@ class ArrayFacts:
         return []
 
     def mutated_arrays(self, e):
-        """Float arrays a call writes into (``y`` of ``y.fill(v)``), by the lists in
-        rules; [] for anything else."""
+        """Float arrays a call may write into, by the effect table
+        (:mod:`.rules.array_effects`); [] for anything else."""
+        return [a for a in self.call_writes(e)[0] if is_float_array(self.ty(a))]
+
+    def call_writes(self, e):
+        """``(arrays, what)``: the variables a call may write into (a ``out`` left, the
+        receiver of a writing method, the arguments of a writing function, or every array
+        given to a call the effect table does not know) and how to name the call; ``([],
+        None)`` for anything else."""
         if not (isinstance(e, ir.Expr) and e.op == "call"):
-            return []
+            return [], None
         fn = self.resolve_global(e.func)
         d = self.def_expr(e.func.name)
-        if fn is None and isinstance(d, ir.Expr) and d.op == "getattr" \
-                and d.attr in R.MUTATING_METHODS:
-            arrays = [d.value]
-        elif fn in R.MUTATING_FUNCTIONS:
-            arrays = list(e.args)
-        else:
-            return []
-        return [a for a in arrays if is_float_array(self.ty(a))]
+        if fn is None and isinstance(d, ir.Expr) and d.op == "getattr":
+            if isinstance(self.ty(d.value), types.Array) and (
+                    d.attr in R.MUTATING_METHODS
+                    or self._out_given(e, effects.method_out_position(d.attr))):
+                return [d.value], "the method .%s()" % d.attr
+            return [], None
+        if fn is None:
+            return [], None
+        what = "%s()" % getattr(fn, "__name__", fn)
+        if fn in R.MUTATING_FUNCTIONS:
+            return list(e.args[:1]), what
+        out = self._out_given(e, effects.out_position(fn))
+        if out is not None:
+            return [out], what
+        if effects.writes_nothing(fn) or fn in R.ARRAY_CONSTRUCTORS or \
+                self._known_primitive(e, fn):
+            return [], None
+        args = list(e.args) + [v for _, v in e.kws]
+        return [a for a in args if isinstance(self.ty(a), types.Array)], what
+
+    def _out_given(self, e, position):
+        """The ``out`` argument a call is given (at ``position``, or by keyword), else
+        None."""
+        out = dict(e.kws).get("out")
+        if out is None and position is not None and len(e.args) > position:
+            out = e.args[position]
+        if out is None or not isinstance(self.ty(out), (types.Array, types.BaseTuple)):
+            return None
+        return out
+
+    def _known_primitive(self, e, fn):
+        """A call the rewrite differentiates or gives a rule (a primitive of the rules, a
+        Numba function with a rule of its own, the package's own primitives): it writes
+        nothing it is given."""
+        if bind_expr(self, e) is not None:
+            return True
+        mod = getattr(fn, "__module__", None) or getattr(type(fn), "__module__", "")
+        if mod.startswith("numba_adstack") or mod.startswith("numba.cuda"):
+            return not _is_atomic(fn)
+        return isinstance(self.typemap.get(e.func.name), types.Dispatcher)
 
     def array_update(self, stmt):
         """``(array, value)`` when ``stmt`` writes ``value`` into an element of ``array``
@@ -422,3 +462,9 @@ class ArrayFacts:
                and self.array_root(o.target.name) == root for o in body[j + 1:k]):
             return None
         return e.lhs.name
+
+
+def _is_atomic(fn):
+    """A CUDA atomic operation (it writes into its first argument)."""
+    return "atomic" in (getattr(fn, "__qualname__", "") or "") or \
+        "atomic" in (getattr(fn, "__module__", "") or "")

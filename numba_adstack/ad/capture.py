@@ -36,7 +36,7 @@ from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .accumulators import RewriteElementAccumulators
 from .loopforms import RewriteLoopForms
-from .writes import RewriteWrites
+from .writes import RewriteWrites, rebind_in_place_results
 from .numba_pipeline import cheaper_analyses
 from .specialize import SpecialiseArguments
 
@@ -402,6 +402,7 @@ class CaptureTypedIR(FunctionPass):
         except NonDifferentiableError as exc:
             raise _EarlyPipelineCompletion(exc)
         tuples.read_fields_by_index(state)
+        rebind_in_place_results(state.func_ir, state.typemap)
         raise _EarlyPipelineCompletion(TypedIR(state.func_ir, dict(state.typemap),
                                                state.calltypes, state.return_type,
                                                tuple(state.args)))

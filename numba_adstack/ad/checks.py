@@ -11,14 +11,14 @@ from . import rules as R
 from .facts import is_range
 from .structure import successors
 from .rule_binding import bind_expr
-from .rules.array_effects import MAY_RETURN_VIEW
+from .view_checks import check_views
 from .typeinfo import is_float, is_float_array
 from .operators import OPS, UNARY
 
 
 def check(facts, activity):
     _check_aliased_writes(facts, activity)
-    _check_writes_into_views(facts, activity)
+    check_views(facts, activity)
     for blk in facts.fir.blocks.values():
         for stmt in blk.body:
             if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
@@ -41,30 +41,6 @@ def _check_expr(facts, activity, name, e, stmt):
         _check_array_def(facts, name, e, stmt)
     if name in activity.useful:
         _check_optional_inputs(facts, activity, e)
-
-
-def _check_writes_into_views(facts, activity):
-    """Refuse writing into the result of a primitive that may return a view of its operand
-    (``y = x.reshape(6); y[0] = v``): the write would change the operand unseen."""
-    for blk in facts.fir.blocks.values():
-        for stmt in blk.body:
-            upd = facts.array_update(stmt)
-            targets = [upd[0]] if upd is not None else []
-            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
-                e = stmt.value
-                if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array):
-                    targets.append(e.lhs)
-                targets.extend(facts.mutated_arrays(e))
-            for t in targets:
-                root = facts.array_root(t.name)
-                bound = bind_expr(facts, facts.def_expr(root))
-                if bound is None or bound.fn not in MAY_RETURN_VIEW:
-                    continue
-                viewed = facts.array_root(bound.operands[0].name)
-                if {root, viewed} & (activity.useful_roots | activity.varied):
-                    facts.error("writing into %r, the result of %s, which may share memory "
-                                "with %r; copy it first (`.copy()`)"
-                                % (root, _primitive_name(bound.fn), viewed), stmt.loc)
 
 
 def _primitive_name(fn):
@@ -150,18 +126,25 @@ def _check_sequence_operands(facts, activity, e, name):
 
 
 def _check_mutating_call(facts, activity, e):
-    """Refuse a call that writes into an array the gradient reads (``y.fill(v)``,
-    ``np.fill_diagonal(y, v)``): what it writes is invisible to the rewrite."""
-    arrays = facts.mutated_arrays(e)
-    if not arrays:
-        return
-    fn = facts.resolve_global(e.func)
-    what = "%s()" % getattr(fn, "__name__", fn) if fn is not None else \
-        "the method .%s()" % facts.def_expr(e.func.name).attr
+    """Refuse a call that writes into an array the gradient reads (``y.put(i, v)``,
+    ``np.fill_diagonal(y, v)``, a call the effect table does not know, which may write
+    every array it is given): what it writes is invisible to the rewrite."""
+    arrays, what = facts.call_writes(e)
+    known = facts.resolve_global(e.func) is None or \
+        facts.resolve_global(e.func) in R.MUTATING_FUNCTIONS or \
+        facts._out_given(e, None) is not None
     for a in arrays:
-        if facts.array_root(a.name) in activity.useful_roots:
+        root = facts.array_root(a.name)
+        if root not in activity.useful_roots and a.name not in activity.varied:
+            continue
+        if known:
             facts.error("%s writes into the array %r, which the gradient reads; write the "
-                        "element-wise loop" % (what, facts.array_root(a.name)), e.loc)
+                        "element-wise loop, or compute into a new array" % (what, root),
+                        e.loc)
+        facts.error("the call to %s may write into the array %r, which the gradient "
+                    "reads: the rewrite knows what NumPy, math and Numba functions write, "
+                    "not this call; pass it a copy (`%s.copy()`), or give the call a "
+                    "derivative with numba_adstack.custom_vjp" % (what, root, root), e.loc)
 
 
 def _check_array_def(facts, name, e, stmt):

@@ -22,7 +22,8 @@ the memory written.
 import operator
 
 import numpy as np
-from numba.core import ir
+from numba.core import ir, types
+from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.compiler import _EarlyPipelineCompletion
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import build_definitions
@@ -200,6 +201,55 @@ def _rewrite(em, stmt):
     if e.op == "call":
         return _rewrite_assign(em, stmt)
     return None
+
+
+def rebind_in_place_results(fir, typemap):
+    """After typing: where ``r = operator.imul(a, b)`` wrote into the array ``a`` (its
+    result is ``a`` itself), the reads of ``a`` that follow read ``r``, as after ``a *=
+    b``, so that the rewrite sees them read what was written. (Of floats the call made a
+    new value and ``a`` is unchanged: nothing to do.)"""
+    doms = compute_cfg_from_blocks(fir.blocks).dominators()
+    for label, blk in fir.blocks.items():
+        for k, stmt in enumerate(blk.body):
+            e = stmt.value if isinstance(stmt, ir.Assign) else None
+            if not (isinstance(e, ir.Expr) and e.op == "inplace_binop"
+                    and isinstance(typemap.get(e.lhs.name), types.Array)
+                    and _unversioned(stmt.target.name) != _unversioned(e.lhs.name)):
+                continue
+            old, new = e.lhs.name, stmt.target
+            for other, oblk in fir.blocks.items():
+                if other == label:
+                    later = oblk.body[k + 1:]
+                elif label in doms[other]:
+                    later = oblk.body
+                else:
+                    continue
+                for s2 in later:
+                    _replace_reads(s2, old, new)
+
+
+def _replace_reads(node, old, new):
+    """Point the variables ``node`` reads (not a definition's target) named ``old`` at
+    ``new``, inside expressions, lists and keyword pairs too."""
+    def swap(v):
+        if isinstance(v, ir.Var):
+            return new if v.name == old else v
+        if isinstance(v, ir.Expr):
+            _replace_reads(v, old, new)
+        elif isinstance(v, list):
+            v[:] = [swap(x) for x in v]
+        elif isinstance(v, tuple):
+            return tuple(swap(x) for x in v)
+        return v
+    fields = node._kws if isinstance(node, ir.Expr) else vars(node)
+    for key, value in list(fields.items()):
+        if key in ("loc", "scope") or (key == "target" and isinstance(node, ir.Assign)):
+            continue
+        fields[key] = swap(value)
+
+
+def _unversioned(name):
+    return name.split(".")[0]
 
 
 def _drop_unused_methods(fir):
