@@ -304,8 +304,7 @@ def integer_arguments_in_float_arithmetic(facts, wrt):
     out = []
     for k, arg in enumerate(facts.arg_vars):
         t = facts.ty(arg)
-        if not isinstance(t, types.Integer) or isinstance(t, types.Boolean) \
-                or (wrt is not None and k not in wrt):
+        if not _integer(t) or (wrt is not None and k not in wrt):
             continue
         todo, seen = [arg], {arg}
         while todo and k not in out:
@@ -316,13 +315,23 @@ def integer_arguments_in_float_arithmetic(facts, wrt):
                 rt = facts.typemap.get(target)
                 arithmetic = isinstance(e, ir.Expr) and (
                     e.op in ("binop", "inplace_binop", "unary", "phi")
-                    or (e.op == "call" and facts.resolve_global(e.func) is float))
+                    or (e.op == "call" and facts.resolve_global(e.func) is float)
+                    # an element or a slice of an integer array
+                    or (e.op in ("getitem", "static_getitem")
+                        and isinstance(facts.ty(e.value), types.Array)))
                 if not (arithmetic or isinstance(e, ir.Var)):
                     continue
                 if is_float(rt) or is_float_array(rt):
                     out.append(k)
                     break
-                if isinstance(rt, types.Integer) and target not in seen:
+                if _integer(rt) and target not in seen:
                     seen.add(target)
                     todo.append(target)
     return out
+
+
+def _integer(t):
+    """An integer (not a boolean), or an array of them."""
+    if isinstance(t, types.Array):
+        t = t.dtype
+    return isinstance(t, types.Integer) and not isinstance(t, types.Boolean)

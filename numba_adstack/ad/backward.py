@@ -8,6 +8,7 @@ backward with ``numba.njit`` and runs it: ``(value, gradients)``. ``grad`` and
 and gradients called from jitted code (:mod:`.jitted`) all use it. :func:`wrt_indices` is
 the normalisation of ``wrt=`` they share.
 """
+import inspect
 import os
 import sys
 import warnings
@@ -24,6 +25,7 @@ from .generated_source import exec_source
 from .numba_pipeline import GeneratedCodeCompiler
 from .activity import integer_arguments_in_float_arithmetic
 from .capture import typed_ir
+from .facts import raise_non_differentiable
 from . import checkpoint_schedule as CS
 from .checkpoint_schedule import CheckpointNeeded
 from .plan.checkpoint import checkpoint_note
@@ -96,6 +98,14 @@ class Backward:
     def _generate(self, wrt, parallel):
         """The backward's source and facts, from the rewrite of the typed IR."""
         py_func = self.dispatcher.py_func
+        if py_func.__code__.co_flags & inspect.CO_VARARGS:
+            code = py_func.__code__
+            raise_non_differentiable(
+                py_func.__qualname__,
+                "it takes *%s; the gradient is given per parameter, so give the extra "
+                "arguments as one tuple parameter (def f(a, args): ... f(a, (b, c))), or "
+                "call f from a function that names them"
+                % code.co_varnames[code.co_argcount + code.co_kwonlyargcount])
         typed = typed_ir(py_func, self.argtypes,
                          layout=None if self.layout.trivial else self.layout)
         rw = build_backward(typed, py_func,

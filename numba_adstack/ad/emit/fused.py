@@ -41,6 +41,11 @@ class Fused:
         return any(lp.depth == 1 and label in lp.blocks and not self.cx.plan.fused[lp]
                    for lp in self._sweeping)      # (a map loop has no sums)
 
+    @property
+    def sweeping(self):
+        """Is a loop being run again by the sweep?"""
+        return bool(self._sweeping)
+
     def _follows(self, lp):
         got = self._follow.get(lp)
         if got is None:

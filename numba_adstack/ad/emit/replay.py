@@ -264,7 +264,12 @@ class Forward:
             idx = self.src.store_index(stmt, self.src.operand)
             L("%s[%s] = %s" % (self.cx.names.n(stmt.target), idx,
                                self.src.operand(stmt.value)))
-        elif isinstance(stmt, (ir.Del, ir.Print)):
+        elif isinstance(stmt, ir.Print):
+            # Printed once per call, as the primal prints: by the replay, not by a loop
+            # the sweep runs again.
+            if not self.cx.fused.sweeping and stmt.vararg is None:
+                L("print(%s)" % ", ".join(self.src.operand(a) for a in stmt.args))
+        elif isinstance(stmt, ir.Del):
             return
         elif isinstance(stmt, (ir.StaticRaise, ir.Raise)):
             self.block_end(L, label, stmt)

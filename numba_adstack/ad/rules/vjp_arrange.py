@@ -20,8 +20,31 @@ def _kron_parts(g, a, b):
     return np.ascontiguousarray(g).reshape((m, p, n, q)), a2, b2
 
 
-@njit(cache=False)
+@by_type
 def kron_vjp_a(g, a, b):
+    """``y = np.kron(a, b)``; of a number and an array it is ``a * b``."""
+    if not isinstance(a, types.Array) or not isinstance(b, types.Array):
+        return lambda g, a, b: _scaled_vjp(g, b, a)
+    return lambda g, a, b: _kron_vjp_a(g, a, b)
+
+
+@by_type
+def kron_vjp_b(g, a, b):
+    if not isinstance(a, types.Array) or not isinstance(b, types.Array):
+        return lambda g, a, b: _scaled_vjp(g, a, b)
+    return lambda g, a, b: _kron_vjp_b(g, a, b)
+
+
+@by_type
+def _scaled_vjp(g, other, x):
+    """The adjoint of ``x`` in ``y = x * other`` (one of them a number)."""
+    if isinstance(x, types.Array):
+        return lambda g, other, x: np.ascontiguousarray(g * other).reshape(x.shape)
+    return lambda g, other, x: np.sum(g * other)
+
+
+@njit(cache=False)
+def _kron_vjp_a(g, a, b):
     g4, a2, b2 = _kron_parts(g, a, b)
     m, p, n, q = g4.shape
     out = np.zeros((m, n))
@@ -34,7 +57,7 @@ def kron_vjp_a(g, a, b):
 
 
 @njit(cache=False)
-def kron_vjp_b(g, a, b):
+def _kron_vjp_b(g, a, b):
     g4, a2, b2 = _kron_parts(g, a, b)
     m, p, n, q = g4.shape
     out = np.zeros((p, q))

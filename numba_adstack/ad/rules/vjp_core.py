@@ -486,6 +486,8 @@ def unreduce(g, x, axis, keepdims=False):
         return lambda g, x, axis, keepdims=False: np.full(shape_of(x), g)
     if not isinstance(g, types.Array) or is_none(axis):
         raise TypingError("unreduce: a %s adjoint with axis %s" % (g, axis))
+    if isinstance(axis, types.BaseTuple) and len(axis) == 0:
+        return lambda g, x, axis, keepdims=False: np.ascontiguousarray(g).copy()  # none
     if isinstance(axis, types.UniTuple) and isinstance(axis.dtype, types.Integer):
         kept = g.ndim == nd                 # (a tuple of literals arrives as a UniTuple too)
         return lambda g, x, axis, keepdims=False: _unreduce_axes(g, shape_of(x), axis, kept)
