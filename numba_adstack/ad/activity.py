@@ -69,7 +69,10 @@ def _varied(facts, wrt):
             inputs = [v.name for v in facts.phi_incoming(name).values()
                       if isinstance(v, ir.Var)]
         elif isinstance(e, ir.Expr):
-            inputs = facts.expr_inputs(e)
+            # An item of a tuple built in the function depends on that item only (the
+            # grid of a library's ``f(grid, values, points)`` packed as its *args).
+            item = facts.tuple_item(e) if e.op in ("getitem", "static_getitem") else None
+            inputs = [item.name] if item is not None else facts.expr_inputs(e)
         elif isinstance(e, ir.Var):
             inputs = [e.name]
         else:

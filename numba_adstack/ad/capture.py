@@ -16,11 +16,13 @@ import inspect
 import operator
 import types as pytypes
 
+import numba
+
 from numba.core import ir
 from numba.core.compiler import (CompilerBase, DefaultPassBuilder, Flags, compile_extra,
                                  _EarlyPipelineCompletion)
 from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
-from numba.core.untyped_passes import FixupArgs, InlineInlinables
+from numba.core.untyped_passes import FindLiterallyCalls, FixupArgs, InlineInlinables
 from numba.core.typed_passes import NopythonTypeInference
 from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.ir_utils import build_definitions, simplify_CFG
@@ -294,6 +296,7 @@ class InlineDispatcherCalls(FunctionPass):
         from numba.core.inline_closurecall import InlineWorker, callee_ir_validator
         worker = InlineWorker(state.typingctx, state.targetctx, state.locals, state.pipeline,
                               state.flags, validator=callee_ir_validator)
+        worker._compiler_pipeline = _untyped_for_inlining
         # Rebuilt: Numba's bytecode translation leaves some loads (the ``tuple`` of
         # ``f(*args)``) out of them.
         state.func_ir._definitions = build_definitions(state.func_ir.blocks)
@@ -307,6 +310,7 @@ class InlineDispatcherCalls(FunctionPass):
                 if new_blocks is not None:
                     work.extend(new_blocks)
                     modified = True
+            _read_literally_as_its_argument(state.func_ir)
             # Calls whose implementation Numba chooses while typing (library_calls),
             # found by typing a copy of the IR: without the functions inlined already.
             _drop_unused_callee_globals(state.func_ir)
@@ -386,6 +390,37 @@ class InlineDispatcherCalls(FunctionPass):
                                          lambda v: _defined_value(fir, v))
             return new_blocks
         return None
+
+
+def _read_literally_as_its_argument(func_ir):
+    """``k = numba.literally(v)`` in an inlined callee becomes ``k = v``: ``v`` is the call
+    site's constant, which keeps its literal type through a copy (the call would type
+    its result as a plain integer or string, and the overloads that read the literal
+    would fail)."""
+    func_ir._definitions = build_definitions(func_ir.blocks)
+    for blk in func_ir.blocks.values():
+        for stmt in blk.body:
+            e = stmt.value if isinstance(stmt, ir.Assign) else None
+            if isinstance(e, ir.Expr) and e.op == "call" and len(e.args) == 1 \
+                    and not e.kws and _defined_value(func_ir, e.func) is not None \
+                    and _global_of(func_ir, e.func) is numba.literally:
+                stmt.value = e.args[0]
+    func_ir._definitions = build_definitions(func_ir.blocks)
+
+
+def _global_of(func_ir, var):
+    d = _defined_value(func_ir, var)
+    return d.value if isinstance(d, (ir.Global, ir.FreeVar)) else None
+
+
+def _untyped_for_inlining(state):
+    """Numba's untyped pipeline for a callee about to be inlined, less its search for
+    ``numba.literally(k)`` of an argument (``interpolation``'s ``eval_spline``): the
+    argument is the call site's value, a constant once inlined, and the pipeline of the
+    function around it checks it then."""
+    pm = DefaultPassBuilder.define_untyped_pipeline(state)
+    pm.passes = [p for p in pm.passes if p[0] is not FindLiterallyCalls]
+    return pm
 
 
 @register_pass(mutates_CFG=False, analysis_only=True)

@@ -223,22 +223,26 @@ def _vectorized(typingctx, dufunc, args):
 
 def _from_templates(fnty, args, kws):
     """The implementation a library template made for these argument types: the one
-    Python function of its cache entries for them, or None."""
-    want = (tuple(types.unliteral(a) for a in args),
-            tuple((k, types.unliteral(v)) for k, v in kws))
-    out = {}
-    for t in fnty.templates:
-        if not _is_library_template(t):
-            continue
-        for key, value in list(getattr(t, "_impl_cache", {}).items()):
-            disp = value[0] if isinstance(value, tuple) else None
-            if disp is None or not hasattr(disp, "py_func"):
+    Python function of its cache entries for them, or None. Entries for these very
+    types, literals included, come first (``eval_spline``'s order ``k``, 1 or 3, chooses
+    the code); then those for the same types but literals."""
+    for same in (lambda a: a, types.unliteral):
+        want = (tuple(same(a) for a in args), tuple((k, same(v)) for k, v in kws))
+        out = {}
+        for t in fnty.templates:
+            if not _is_library_template(t):
                 continue
-            got = (tuple(types.unliteral(a) for a in key[1]),
-                   tuple((k, types.unliteral(v)) for k, v in key[2]))
-            if got == want:
-                out.setdefault(_same_code(disp.py_func), disp.py_func)
-    return next(iter(out.values())) if len(out) == 1 else None
+            for key, value in list(getattr(t, "_impl_cache", {}).items()):
+                disp = value[0] if isinstance(value, tuple) else None
+                if disp is None or not hasattr(disp, "py_func"):
+                    continue
+                got = (tuple(same(a) for a in key[1]),
+                       tuple((k, same(v)) for k, v in key[2]))
+                if got == want:
+                    out.setdefault(_same_code(disp.py_func), disp.py_func)
+        if out:
+            return next(iter(out.values())) if len(out) == 1 else None
+    return None
 
 
 def _same_code(py_func):

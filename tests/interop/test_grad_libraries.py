@@ -184,6 +184,24 @@ def test_interpolation_interp():
     check_fd_compiled(interpolated_loss, ys, 0.61, 0.2)
 
 
+# ``eval_linear``/``eval_cubic`` through the package's public API: overloads chosen by
+# the number of arguments, ``numba.literally`` of their options, code generated per grid.
+from interpolation.splines import UCGrid, eval_cubic, eval_linear, filter_cubic  # noqa: E402
+
+UCGRID = UCGrid((0.0, 1.0, 10))
+
+
+@nad.grad_jit
+def spline_loss(values, coeffs, p):
+    pts = np.array([[p], [p * 0.5]])
+    return np.sum(eval_linear(UCGRID, values, pts)) + np.sum(eval_cubic(UCGRID, coeffs, pts))
+
+
+def test_interpolation_eval_linear_and_eval_cubic():
+    values = np.sin(np.linspace(0.0, 1.0, 10))
+    check_fd_compiled(spline_loss, values, filter_cubic(UCGRID, values), 0.33)
+
+
 # ---------------------------------------------------------------- refusals
 def test_cython_special_pointer_is_refused_by_name():
     import ctypes
