@@ -237,12 +237,12 @@ class ArrayFacts:
         if fn is None:
             return [], None
         what = "%s()" % getattr(fn, "__name__", fn)
-        if fn in R.MUTATING_FUNCTIONS:
+        if effects.writes_into_first(fn):
             return list(e.args[:1]), what
         out = self._out_given(e, effects.out_position(fn))
         if out is not None:
             return [out], what
-        if effects.writes_nothing(fn) or fn in R.ARRAY_CONSTRUCTORS or \
+        if effects.writes_nothing(fn) or effects.member(fn, R.ARRAY_CONSTRUCTORS) or \
                 self._known_primitive(e, fn):
             return [], None
         args = list(e.args) + [v for _, v in e.kws]

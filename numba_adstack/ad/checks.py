@@ -11,6 +11,7 @@ from . import rules as R
 from .facts import is_range
 from .structure import successors
 from .rule_binding import bind_expr
+from .rules import array_effects as effects
 from .view_checks import check_views
 from .typeinfo import is_float, is_float_array
 from .operators import OPS, UNARY
@@ -131,7 +132,7 @@ def _check_mutating_call(facts, activity, e):
     every array it is given): what it writes is invisible to the rewrite."""
     arrays, what = facts.call_writes(e)
     known = facts.resolve_global(e.func) is None or \
-        facts.resolve_global(e.func) in R.MUTATING_FUNCTIONS or \
+        effects.writes_into_first(facts.resolve_global(e.func)) or \
         facts._out_given(e, None) is not None
     for a in arrays:
         root = facts.array_root(a.name)

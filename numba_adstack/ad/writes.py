@@ -58,6 +58,14 @@ def _method(em, var):
     return None
 
 
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _is_none(em, var):
     d = em.definition(var)
     return isinstance(d, ir.Const) and d.value is None
@@ -102,7 +110,7 @@ def _rewrite_assign(em, stmt):
     e = stmt.value
     fn = _global_value(em, e.func)
     method = _method(em, e.func) if fn is None else None
-    if fn in _INPLACE_FUNCTIONS and len(e.args) == 2 and not e.kws:
+    if _hashable(fn) and fn in _INPLACE_FUNCTIONS and len(e.args) == 2 and not e.kws:
         # ``a op= b`` (floats: a new value; arrays: written into a's memory).
         stmt.value = ir.Expr.inplace_binop(fn, _INPLACE_FUNCTIONS[fn], e.args[0], e.args[1],
                                            e.loc)

@@ -86,11 +86,23 @@ PURE_BUILTINS = {getattr(builtins, n) for n in (
     "map", "filter", "repr", "dict", "set", "ord", "chr", "callable")}
 
 
+def member(fn, table):
+    try:
+        return fn in table
+    except TypeError:           # unhashable (a ctypes function pointer)
+        return False
+
+
+def writes_into_first(fn):
+    """Does ``fn`` write into its first argument (``np.fill_diagonal``...)?"""
+    return member(fn, MUTATING_FUNCTIONS)
+
+
 def writes_nothing(fn):
     """Is ``fn`` a known function of its arguments' values, writing into none of them
     (when given no ``out``)?"""
-    if fn in PURE_BUILTINS or fn in MUTATING_FUNCTIONS:
-        return fn in PURE_BUILTINS
+    if member(fn, PURE_BUILTINS) or member(fn, MUTATING_FUNCTIONS):
+        return member(fn, PURE_BUILTINS)
     mod = getattr(fn, "__module__", None) or ""
     if isinstance(fn, np.ufunc) or mod.startswith("numpy"):
         return True
