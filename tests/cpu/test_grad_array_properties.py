@@ -6,7 +6,9 @@ a float ``s`` and a run-time trip count ``n``: element-wise arithmetic and ufunc
 broadcasting between matrices, vectors and scalars, ``np.sum``, ``np.dot`` and ``@``,
 ``.T``, slices such as ``x[1:]`` read and written (``x[1:] = x[1:] + y``, ``x[1:] += y``,
 ``x[1:] *= y``...), views taken under a name and updated in place once or twice (``w =
-p[1:]; w *= c; w += e``), in-place ``+=``, ``-=`` and ``*=`` on whole arrays, copies
+p[1:]; w *= c; w += e``), in-place ``+=``, ``-=`` and ``*=`` on whole arrays and their
+``operator.iadd``/``isub``/``imul`` forms (on slices too), writes through a ufunc's
+``out`` (positional, keyword, aliased with its input) and through ``.flat``, copies
 (``np.copy(e)``, ``e.copy()``, ``z = p.copy()`` then ``p`` rebound from ``z``), matrix
 products, ``np.zeros`` scratch arrays, and arrays updated or rebound to fresh values in
 ``for`` loops over ``range(n)`` (``p = np.sin(...)``, a time step), also where the loop
@@ -20,6 +22,7 @@ bounded derivatives near the inputs, so central differences are an accurate refe
 suite (``pytest --hypothesis-seed=N`` reproduces one); the suite runs a fixed, short one,
 since every example compiles a primal and its backward.
 """
+import operator
 import os
 
 import numpy as np
@@ -182,6 +185,9 @@ class _ArrayGen:
                 rhs = "(1.0 + 0.3 * np.tanh(%s))" % rhs
             else:
                 rhs = "0.5 * %s" % rhs
+            if self.draw(st.booleans()):     # the function form writes the same memory
+                return [pad + "operator.%s(%s, %s)" % (
+                    {"+=": "iadd", "-=": "isub", "*=": "imul"}[op], target, rhs)]
             return [pad + "%s %s %s" % (target, op, rhs)]
         if kind == "slice_update":
             op = self.pick(["+", "-"])
@@ -192,7 +198,17 @@ class _ArrayGen:
                 # x[1:] of a 4-vector has the length of an R vector; of an R vector, 2
                 other = self.expr("R") if cls == "K" else self.expr("S")
                 src = "0.5 * %s" % self.pick(["%s[:-1]" % self.name(cls), other])
-            form = self.pick(["written", "augmented", "scaled"])
+            form = self.pick(["written", "augmented", "scaled", "out", "function", "flat"])
+            if form == "out":            # into the whole array through a ufunc's out
+                e = self.expr(cls)
+                return [pad + self.pick(["np.tanh(%s, %s)" % (e, target),
+                                         "np.sin(%s, out=%s)" % (e, target),
+                                         "np.multiply(%s, 0.5, %s)" % (target, target)])]
+            if form == "function":       # operator.i* on the view
+                return [pad + "operator.i%s(%s[1:], %s)" % (
+                    {"+": "add", "-": "sub"}[op], target, src)]
+            if form == "flat":           # one element through .flat
+                return [pad + "%s.flat[1] = 0.5 * %s" % (target, self.expr("S"))]
             if form == "written":
                 return [pad + "%s[1:] = %s[1:] %s %s" % (target, target, op, src)]
             if form == "augmented":
@@ -262,7 +278,7 @@ def _arguments(seed, n):
 def check_program(src, seed, n):
     """``grad_jit`` of the program ``src`` against central differences of its Python
     function at random arguments."""
-    ns = {"np": np}
+    ns = {"np": np, "operator": operator}
     exec(compile(src, "<generated>", "exec"), ns)
     py = ns["f"]
     args = _arguments(seed, n)

@@ -101,6 +101,27 @@ def root_implicit(e, M):
     return res.root + res[0]
 
 
+@nad.grad_jit
+def roots_in_a_loop(e, Ms):
+    # The solver's named tuple made in every iteration; its fields read under a branch.
+    s = 0.0
+    for i in range(Ms.shape[0]):
+        res = lh.newton(lh.kepler, Ms[i], lh.kepler_prime, args=(e, Ms[i]))
+        if res.converged:
+            s += res.root * res.root
+    return s
+
+
+def test_solver_results_read_in_a_loop():
+    Ms = np.array([0.7, 1.2, 2.0])
+    ge, gM = roots_in_a_loop.grad(0.3, Ms)
+    roots = np.array([lh.newton(lh.kepler, M, lh.kepler_prime, args=(0.3, M)).root
+                      for M in Ms])
+    dE = np.array([_kepler_derivatives(0.3, M) for M in Ms])
+    np.testing.assert_allclose(ge, np.sum(2 * roots * dE[:, 0]), rtol=1e-10)
+    np.testing.assert_allclose(gM, 2 * roots * dE[:, 1], rtol=1e-10)
+
+
 def _kepler_derivatives(e, M):
     """dE/de and dE/dM at the root of E - e sin E = M, by the implicit function theorem."""
     E = lh.newton(lh.kepler, M, lh.kepler_prime, args=(e, M)).root

@@ -15,7 +15,7 @@ import operator
 
 from numba.core import ir, types
 
-from ..typeinfo import is_float
+from ..typeinfo import stack_dtype, is_float
 
 #: Operations a loop-invariant value may take to be recomputed rather than kept.
 INVARIANT_OPS = 4
@@ -55,7 +55,10 @@ class Recompute:
         if e.op in ("getitem", "static_getitem"):
             vt = f.ty(e.value)
             if isinstance(vt, types.BaseTuple):
-                return True
+                # An item of a tuple the sweep would have to keep from every iteration (a
+                # solver's named tuple in a loop) is kept itself: a tuple cannot be.
+                return stack_dtype(t) is None or not self.kept_on_stack(
+                    self._copied(e.value.name))
             if isinstance(vt, types.Array):
                 return isinstance(t, types.Array) or f.is_readonly_array(e.value.name)
             return False
@@ -67,6 +70,15 @@ class Recompute:
             if fn in (len, slice) and not e.kws:
                 return True
         return self._invariant_cost(name) is not None or self._cheap(name)
+
+    def _copied(self, name):
+        """The value ``name`` is a copy of (through copies), or ``name``."""
+        for _ in range(100):
+            e = self.facts.def_expr(name)
+            if not isinstance(e, ir.Var) or name in self.facts.phis:
+                return name
+            name = e.name
+        return name
 
     def _cheap(self, name):
         """A float of one or two operations on values the sweep has for free (loads from
