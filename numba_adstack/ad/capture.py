@@ -38,7 +38,8 @@ from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .accumulators import RewriteElementAccumulators
 from .loopforms import RewriteLoopForms
-from .writes import RewriteWrites, rebind_in_place_results
+from . import writes
+from .writes import RewriteWrites, ScalarInPlaceSites, scalar_sites
 from .numba_pipeline import cheaper_analyses
 from .specialize import SpecialiseArguments
 
@@ -437,7 +438,10 @@ class CaptureTypedIR(FunctionPass):
         except NonDifferentiableError as exc:
             raise _EarlyPipelineCompletion(exc)
         tuples.read_fields_by_index(state)
-        rebind_in_place_results(state.func_ir, state.typemap)
+        wrongly_rebound = scalar_sites(state.func_ir, state.typemap) - set(
+            getattr(state.pipeline, "scalar_inplace_sites", ()))
+        if wrongly_rebound:
+            raise _EarlyPipelineCompletion(ScalarInPlaceSites(wrongly_rebound))
         raise _EarlyPipelineCompletion(TypedIR(state.func_ir, dict(state.typemap),
                                                state.calltypes, state.return_type,
                                                tuple(state.args)))
@@ -518,12 +522,41 @@ def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None):
         if prepare is not None:
             py_func = prepare(py_func)
     with global_compiler_lock:
-        try:
-            out = compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags,
-                                {}, pipeline_class=pipeline)
-        except errors.TypingError:
-            implicit.raise_pending()
-            raise
-    if isinstance(out, NonDifferentiableError):
+        out = _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline)
+        if isinstance(out, ScalarInPlaceSites):
+            # operator.iadd(a, b)... on numbers: typed again without rebinding ``a``.
+            pipeline = type("_CapturePipeline", (pipeline,),
+                            {"scalar_inplace_sites": out.sites})
+            out = _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline)
+    if isinstance(out, (NonDifferentiableError, ScalarInPlaceSites)):
         raise out
     return out
+
+
+def _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline):
+    writes.REBOUND.clear()
+    try:
+        return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags,
+                             {}, pipeline_class=pipeline)
+    except errors.TypingError:
+        implicit.raise_pending()
+        if not writes.REBOUND or \
+                getattr(pipeline, "scalar_inplace_sites", None) is _EVERY_SITE:
+            raise
+        # (A rebinding of an integer to a float result may not type at all.)
+        pipeline = type("_CapturePipeline", (pipeline,),
+                        {"scalar_inplace_sites": _EVERY_SITE})
+        try:
+            return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None,
+                                 flags, {}, pipeline_class=pipeline)
+        except errors.TypingError:
+            implicit.raise_pending()
+        raise
+
+
+class _Every:
+    def __contains__(self, site):
+        return True
+
+
+_EVERY_SITE = _Every()

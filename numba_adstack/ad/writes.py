@@ -23,7 +23,6 @@ import operator
 
 import numpy as np
 from numba.core import ir, types
-from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.compiler import _EarlyPipelineCompletion
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import build_definitions
@@ -111,10 +110,17 @@ def _rewrite_assign(em, stmt):
     fn = _global_value(em, e.func)
     method = _method(em, e.func) if fn is None else None
     if _hashable(fn) and fn in _INPLACE_FUNCTIONS and len(e.args) == 2 and not e.kws:
-        # ``a op= b`` (floats: a new value; arrays: written into a's memory).
+        # ``a op= b``: of an array, written into a's memory and ``a`` is the result, so it
+        # is rebound as the operator rebinds it (the reads after it, and a loop around it,
+        # see the value written); of a number, a new value and ``a`` unchanged: the sites
+        # typing found on numbers are rewritten again without it (:func:`scalar_sites`).
         stmt.value = ir.Expr.inplace_binop(fn, _INPLACE_FUNCTIONS[fn], e.args[0], e.args[1],
                                            e.loc)
-        return [stmt]
+        a = e.args[0]
+        if a.name.startswith("$") or _site(e.loc) in em.scalar_sites:
+            return [stmt]
+        REBOUND.add(_site(e.loc))
+        return [stmt, ir.Assign(stmt.target, a, e.loc)]
     if fn is np.copyto and len(e.args) == 2 and not e.kws:
         _store_all(em, e.args[0], e.args[1])
         return em.out + [ir.Assign(ir.Const(None, e.loc), stmt.target, e.loc)]
@@ -211,53 +217,35 @@ def _rewrite(em, stmt):
     return None
 
 
-def rebind_in_place_results(fir, typemap):
-    """After typing: where ``r = operator.imul(a, b)`` wrote into the array ``a`` (its
-    result is ``a`` itself), the reads of ``a`` that follow read ``r``, as after ``a *=
-    b``, so that the rewrite sees them read what was written. (Of floats the call made a
-    new value and ``a`` is unchanged: nothing to do.)"""
-    doms = compute_cfg_from_blocks(fir.blocks).dominators()
-    for label, blk in fir.blocks.items():
-        for k, stmt in enumerate(blk.body):
+# The sites rebound by the last capture (read under Numba's compiler lock).
+REBOUND = set()
+
+
+def _site(loc):
+    return (loc.filename, loc.line, loc.col)
+
+
+class ScalarInPlaceSites(Exception):
+    """Typing found ``operator.iadd(a, b)``... rebound on numbers at these sites: the
+    capture runs again without rebinding them."""
+
+    def __init__(self, sites):
+        super().__init__(sites)
+        self.sites = frozenset(sites)
+
+
+def scalar_sites(fir, typemap):
+    """The sites of ``operator.i*(a, b)`` function forms whose ``a`` typed as no array
+    (the rebinding this pass added is wrong for them), or raise nothing."""
+    found = set()
+    for blk in fir.blocks.values():
+        for stmt in blk.body:
             e = stmt.value if isinstance(stmt, ir.Assign) else None
-            if not (isinstance(e, ir.Expr) and e.op == "inplace_binop"
-                    and isinstance(typemap.get(e.lhs.name), types.Array)
-                    and _unversioned(stmt.target.name) != _unversioned(e.lhs.name)):
-                continue
-            old, new = e.lhs.name, stmt.target
-            for other, oblk in fir.blocks.items():
-                if other == label:
-                    later = oblk.body[k + 1:]
-                elif label in doms[other]:
-                    later = oblk.body
-                else:
-                    continue
-                for s2 in later:
-                    _replace_reads(s2, old, new)
-
-
-def _replace_reads(node, old, new):
-    """Point the variables ``node`` reads (not a definition's target) named ``old`` at
-    ``new``, inside expressions, lists and keyword pairs too."""
-    def swap(v):
-        if isinstance(v, ir.Var):
-            return new if v.name == old else v
-        if isinstance(v, ir.Expr):
-            _replace_reads(v, old, new)
-        elif isinstance(v, list):
-            v[:] = [swap(x) for x in v]
-        elif isinstance(v, tuple):
-            return tuple(swap(x) for x in v)
-        return v
-    fields = node._kws if isinstance(node, ir.Expr) else vars(node)
-    for key, value in list(fields.items()):
-        if key in ("loc", "scope") or (key == "target" and isinstance(node, ir.Assign)):
-            continue
-        fields[key] = swap(value)
-
-
-def _unversioned(name):
-    return name.split(".")[0]
+            if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
+                    and stmt.target.name.startswith("$") \
+                    and not isinstance(typemap.get(e.lhs.name), types.Array):
+                found.add(_site(e.loc))
+    return found
 
 
 def _drop_unused_methods(fir):
@@ -299,6 +287,7 @@ class RewriteWrites(FunctionPass):
             body = []
             for stmt in blk.body:
                 em = Emitter(state, blk.scope, stmt.loc)
+                em.scalar_sites = getattr(state.pipeline, "scalar_inplace_sites", ())
                 new = _rewrite(em, stmt)
                 if new is None:
                     body.append(stmt)
