@@ -198,3 +198,27 @@ def test_a_call_the_effect_table_does_not_know_may_write_what_it_is_given():
         return np.sum(z * z)
     with pytest.raises(NonDifferentiableError, match="may write into the array 'z'"):
         nad.grad_jit(f).grad(X)
+
+
+_REFUSED_ALIASES = {
+    "flat of unknown rank": (
+        "z = np.outer(x, y)\n    z.flat[2] = y[0]\n    return np.sum(z * z)",
+        "a store through `.flat` of 'z'"),
+    "a list of arrays": (
+        "a = x.copy()\n    lst = [a, y.copy()]\n    lst[0][1] = y[2]\n    return np.sum(a * a)",
+        "writing into an array read out of 'lst'"),
+    "as_strided": (
+        "z = x.copy()\n    v = np.lib.stride_tricks.as_strided(z, (2,), (8,))\n"
+        "    v[0] = y[0]\n    return np.sum(z * z)",
+        "the result of `as_strided`, which may share memory with 'z'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_REFUSED_ALIASES))
+def test_writes_through_aliases_the_rewrite_does_not_follow_are_refused(case):
+    body, message = _REFUSED_ALIASES[case]
+    ns = {"np": np}
+    exec("def f(x, y):\n    %s\n" % body, ns)
+    with pytest.raises(NonDifferentiableError, match=None) as info:
+        nad.grad_jit(ns["f"]).grad(X[:3].copy(), Y[:3].copy())
+    assert message in str(info.value), str(info.value)

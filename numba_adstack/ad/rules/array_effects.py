@@ -48,7 +48,9 @@ MUTATING_FUNCTIONS = {np.fill_diagonal, np.random.shuffle, np.put, np.place, np.
 MAY_RETURN_VIEW = {np.reshape, np.ravel, np.transpose, np.atleast_1d, np.atleast_2d,
                    np.atleast_3d, np.expand_dims, np.asarray, np.ascontiguousarray, np.flip,
                    np.fliplr, np.flipud, np.swapaxes, np.squeeze, np.asfortranarray,
-                   np.broadcast_to, np.diagonal, np.moveaxis, np.real, np.imag}
+                   np.broadcast_to, np.diagonal, np.moveaxis, np.real, np.imag,
+                   np.lib.stride_tricks.as_strided,
+                   np.lib.stride_tricks.sliding_window_view}
 VIEW_METHODS = {"reshape", "ravel", "transpose", "view", "squeeze", "swapaxes", "T",
                 "real", "imag", "diagonal"}
 
