@@ -38,6 +38,7 @@ from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .accumulators import RewriteElementAccumulators
 from .loopforms import RewriteLoopForms
+from .plain_builtins import RewritePlainBuiltins
 from . import writes
 from .writes import RewriteWrites, ScalarInPlaceSites, scalar_sites
 from .numba_pipeline import cheaper_analyses
@@ -484,7 +485,8 @@ class _CapturePipeline(CompilerBase):
         pm.add_pass_after(InlineDispatcherCalls, InlineInlinables)
         pm.add_pass_after(RewriteLoopForms, InlineDispatcherCalls)
         pm.add_pass_after(RewriteWrites, RewriteLoopForms)
-        pm.add_pass_after(RewriteElementAccumulators, RewriteWrites)
+        pm.add_pass_after(RewritePlainBuiltins, RewriteWrites)
+        pm.add_pass_after(RewriteElementAccumulators, RewritePlainBuiltins)
         if self.layout is not None:
             pm.add_pass_after(SpecialiseArguments, FixupArgs)
         pm.add_pass(NopythonTypeInference, "nopython frontend")

@@ -176,7 +176,8 @@ class IRFacts(ArrayFacts):
             base = self.resolve_global(e.value)
             if base is not None:
                 return getattr(base, e.attr, None)
-        return None
+        # ``type(z)`` of a number: its class, fixed by typing (``type(a)(b)`` casts).
+        return _scalar_class(self.typemap.get(var.name))
 
     def static_form(self, name):
         """How a value known before the function runs is written, or None: ``("const",

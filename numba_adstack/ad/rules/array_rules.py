@@ -42,6 +42,7 @@ written here are parsed once, when their rule is made (``ArrayRule``).
 A contribution may be ``g`` itself or a view of it: add it into the adjoint, never write
 into it. ``instantiate`` fills a rule's templates in.
 """
+import builtins
 import math
 import operator
 import sys
@@ -192,6 +193,11 @@ ARRAY_RULES = {
                             "weights": "np.sum(average_vjp_weights(1.0, {y}, {a}, "
                                        "{weights}) * {d})"}),
     # Ties split the gradient equally (as JAX).
+    # x.item() of an array of one element: that element.
+    np.ndarray.item: _rule("a", "np.full({a}.shape, {g})", jvps={"a": "np.sum({d})"}),
+    # The builtins over an array iterate its first axis: sum(X) of a matrix is a row.
+    builtins.sum: _rule("a", "unreduce({g}, {a}, 0, False)"),
+    builtins.max: _rule("a", _EXTREME), builtins.min: _rule("a", _EXTREME),
     np.max: _rule("a", _EXTREME), np.amax: _rule("a", _EXTREME),
     np.min: _rule("a", _EXTREME), np.amin: _rule("a", _EXTREME),
     np.var: _rule("a", "np.ascontiguousarray({g} * (2.0 / {a}.size) * ({a} - np.mean({a})))",
@@ -368,7 +374,7 @@ METHODS = {
     "var": np.var, "std": np.std, "cumsum": np.cumsum, "cumprod": np.cumprod, "dot": np.dot,
     "T": np.transpose, "transpose": np.transpose, "reshape": np.reshape, "ravel": np.ravel,
     "flatten": np.ndarray.flatten, "copy": np.copy, "astype": np.ndarray.astype,
-    "clip": np.clip, "round": np.round, "real": np.real, "imag": np.imag, "conj": np.conjugate,
+    "clip": np.clip, "round": np.round, "item": np.ndarray.item, "real": np.real, "imag": np.imag, "conj": np.conjugate,
     "conjugate": np.conjugate,
 }
 

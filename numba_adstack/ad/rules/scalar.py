@@ -68,6 +68,9 @@ CALL_RULES = RuleTable({
     math.trunc: (None,),
     math.copysign: ("{g} * (math.copysign(1.0, {0}) * math.copysign(1.0, {1}))", None),
     math.fabs: ("{g} * math.copysign(1.0, {0})",),
+    # a * 2**e: e an integer; the next float after a moves with a.
+    math.ldexp: ("{g} * math.ldexp(1.0, {1})", None),
+    math.nextafter: ("{g}", None),
     abs: ("{g} * math.copysign(1.0, {0})",),
     float: ("{g}",),
     # min/max: the gradient goes to the operand the primal returned. Python and Numba
@@ -113,7 +116,8 @@ _NUMPY_TWINS = {
     np.sqrt: math.sqrt, np.hypot: math.hypot, np.power: math.pow, np.floor: math.floor,
     np.ceil: math.ceil, np.trunc: math.trunc, np.copysign: math.copysign,
     np.fmod: math.fmod,
-    np.fabs: math.fabs, np.abs: abs, np.absolute: abs,
+    np.fabs: math.fabs, np.abs: abs, np.absolute: abs, np.nextafter: math.nextafter,
+    np.ldexp: math.ldexp,
     np.float64: float, np.float32: float,
 }
 for _np_fn, _math_fn in _NUMPY_TWINS.items():

@@ -1,0 +1,85 @@
+"""Builtins written as the operations the rules know, before typing::
+
+    pow(a, b)                  ->  a ** b
+    max(a, b, c)               ->  max(max(a, b), c)          (min likewise)
+    max((a, b, c)), max([..])  ->  max(max(a, b), c)          (items written at the call)
+
+Python's ``max`` keeps the first of equal items and replaces it only by a strictly larger
+one, as the nested pairs do, so the value (and which operand gets the gradient) is the
+same, NaN included. ``sum``/``max``/``min`` of an array are primitives with rules of their
+own (rules/array_rules.py).
+"""
+import builtins
+import operator
+
+from numba.core import ir
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.ir_utils import build_definitions
+
+from .ir_emitter import Emitter
+
+
+def _builtin(em, var):
+    d = em.definition(var)
+    if isinstance(d, (ir.Global, ir.FreeVar)) and d.value in (builtins.pow, builtins.max,
+                                                              builtins.min):
+        return d.value
+    return None
+
+
+def _items(em, e):
+    """The operands of ``max``/``min``: its arguments, or the items of the one tuple or
+    list written at the call."""
+    if len(e.args) == 1:
+        d = em.definition(e.args[0])
+        if isinstance(d, ir.Expr) and d.op in ("build_tuple", "build_list") and d.items:
+            return list(d.items)
+        return None
+    return list(e.args) if len(e.args) > 2 else None
+
+
+def _rewrite(em, stmt):
+    e = stmt.value
+    if not (isinstance(e, ir.Expr) and e.op == "call") or e.kws or e.vararg is not None:
+        return None
+    fn = _builtin(em, e.func)
+    if fn is builtins.pow and len(e.args) == 2:
+        stmt.value = ir.Expr.binop(operator.pow, e.args[0], e.args[1], e.loc)
+        return [stmt]
+    if fn in (builtins.max, builtins.min):
+        items = _items(em, e)
+        if items is None:
+            return None
+        acc = items[0]
+        for item in items[1:-1]:
+            acc = em.assign(ir.Expr.call(e.func, [acc, item], (), e.loc), "$builtin")
+        stmt.value = ir.Expr.call(e.func, [acc, items[-1]], (), e.loc)
+        return em.out + [stmt]
+    return None
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class RewritePlainBuiltins(FunctionPass):
+    """``pow``, and ``max``/``min`` of several operands, as the rules read them (see
+    :mod:`.plain_builtins`)."""
+    _name = "numba_adstack_rewrite_plain_builtins"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        fir = state.func_ir
+        fir._definitions = build_definitions(fir.blocks)
+        changed = False
+        for blk in fir.blocks.values():
+            body = []
+            for stmt in blk.body:
+                new = None
+                if isinstance(stmt, ir.Assign):
+                    new = _rewrite(Emitter(state, blk.scope, stmt.loc), stmt)
+                body.extend([stmt] if new is None else new)
+                changed |= new is not None
+            blk.body = body
+        if changed:
+            fir._definitions = build_definitions(fir.blocks)
+        return changed

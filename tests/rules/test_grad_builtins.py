@@ -1,0 +1,32 @@
+"""Builtins and small functions as ordinary Numba code writes them: pow, max/min of several
+operands or of a tuple or list written at the call, sum/max/min of an array, type(a)(b),
+math.ldexp, nextafter, round(x, n), x.item(); each against central finite differences."""
+import math
+
+import numpy as np
+
+import numba_adstack as nad
+
+from conftest import check_fd
+
+
+@nad.grad_jit
+def scalar_builtins(a, b):
+    return (pow(a, b) + pow(a, 2) + max(a, b, a * b) + min(a, b, a + b)
+            + max((a, b, 0.5)) * min([a, b, 2.0]) + type(a)(b) * a
+            + math.ldexp(a, 3) * b + math.nextafter(a, b) + np.nextafter(b, 2.0)
+            + round(a, 1) + np.round(a * b, 2))
+
+
+@nad.grad_jit
+def array_builtins(x, a):
+    return sum(x) * a + max(x) * a * a + min(x) + x[1:2].item() * a
+
+
+def test_scalar_builtins():
+    check_fd(scalar_builtins, 1.3, 0.7)
+    check_fd(scalar_builtins, 0.7, 1.3)      # the other operand is the largest
+
+
+def test_array_builtins():
+    check_fd(array_builtins, np.array([0.3, 1.7, 1.1, 0.2]), 1.3)
