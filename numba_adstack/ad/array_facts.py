@@ -237,6 +237,8 @@ class ArrayFacts:
         if fn is None:
             return [], None
         what = "%s()" % getattr(fn, "__name__", fn)
+        if isinstance(self.typemap.get(e.func.name), types.ObjModeDispatcher):
+            what = "a `with numba.objmode()` block"
         if effects.writes_into_first(fn):
             return list(e.args[:1]), what
         out = self._out_given(e, effects.out_position(fn))
@@ -267,7 +269,8 @@ class ArrayFacts:
         mod = getattr(fn, "__module__", None) or getattr(type(fn), "__module__", "")
         if mod.startswith("numba_adstack") or mod.startswith("numba.cuda"):
             return not _is_atomic(fn)
-        return isinstance(self.typemap.get(e.func.name), types.Dispatcher)
+        t = self.typemap.get(e.func.name)
+        return isinstance(t, types.Dispatcher) and not isinstance(t, types.ObjModeDispatcher)
 
     def array_update(self, stmt):
         """``(array, value)`` when ``stmt`` writes ``value`` into an element of ``array``

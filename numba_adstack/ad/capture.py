@@ -376,7 +376,11 @@ class InlineDispatcherCalls(FunctionPass):
                 continue
             count[0] += 1
             if count[0] > _MAX_INLINES:
-                _refuse(state, "too many nested calls to inline (recursion?)", stmt.loc)
+                _refuse(state, "the call to %s nests more than %d calls deep, as a recursive "
+                        "function does: the rewrite inlines every call, so recursion is "
+                        "not differentiated; write it as a loop (the values a recursion "
+                        "would keep on its call stack in an array, or on an adstack)"
+                        % (getattr(callee, "__name__", callee), _MAX_INLINES), stmt.loc)
             prepare = getattr(state.pipeline, "prepare", None)
             if prepare is not None:
                 callee = prepare(callee)
@@ -386,6 +390,11 @@ class InlineDispatcherCalls(FunctionPass):
             try:
                 _, inlined, _, new_blocks = worker.inline_function(fir, block, i, callee)
             except (errors.UnsupportedError, NotImplementedError) as exc:
+                if callee.__code__.co_flags & inspect.CO_GENERATOR:
+                    _refuse(state, "a loop over the generator %s: the rewrite does not "
+                            "differentiate through generators; return an array of the "
+                            "values, or write the loop in place of the generator"
+                            % callee.__name__, stmt.loc)
                 _refuse(state, "the call to %s cannot be inlined (%s)" % (
                     callee.__name__, str(exc).splitlines()[0].strip()), stmt.loc)
             tuples.merge_returned_tuples(fir, stmt.target, inlined, new_blocks[0][0],
@@ -457,6 +466,8 @@ def _check_calls(state):
                     and stmt.value.op == "call"):
                 continue
             t = state.typemap.get(stmt.value.func.name)
+            if isinstance(t, types.ObjModeDispatcher):
+                continue        # a `with numba.objmode()` block: run as it is (checks.py)
             if isinstance(t, types.Dispatcher) and not _called_as_is(t.dispatcher):
                 _refuse(state, "a call to the Numba function %s through %r, which is not "
                         "known before the function runs (pass the function itself, as an "

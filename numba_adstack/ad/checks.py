@@ -29,6 +29,9 @@ def check(facts, activity):
 
 
 def _check_expr(facts, activity, name, e, stmt):
+    if e.op == "call" and isinstance(facts.typemap.get(e.func.name),
+                                     types.ObjModeDispatcher):
+        _check_object_mode(facts, activity, e, name)
     if e.op == "call" and facts.target.atomic_update(facts, stmt) is None \
             and not is_range(facts.resolve_global(e.func)):
         check_call(facts, activity, e, name)
@@ -124,6 +127,22 @@ def _check_sequence_operands(facts, activity, e, name):
                         "gradient reaches the arrays of a tuple written at the call only; "
                         "make the floats an array first (`np.array([a, b])`)"
                         % (_call_description(facts, e), facts.ty(op)), e.loc)
+
+
+def _check_object_mode(facts, activity, e, name):
+    """A ``with numba.objmode()`` block runs as it is; one whose results depend on what
+    the gradient differentiates, and reach it, has no derivative."""
+    if name in activity.useful or (name in activity.varied and any(
+            v in activity.useful for v, _ in _uses_of(facts, name))):
+        facts.error("a value computed in a `with numba.objmode()` block from values the "
+                    "gradient differentiates: object mode has no derivative; compute it "
+                    "in nopython code, or pass it in as an argument", e.loc)
+
+
+def _uses_of(facts, name):
+    """``(target, statement)`` of the assignments reading ``name``."""
+    return [(s.target.name, s) for _, s in facts.uses.get(name, ())
+            if isinstance(s, ir.Assign)]
 
 
 def _check_mutating_call(facts, activity, e):

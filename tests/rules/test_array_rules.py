@@ -7,6 +7,7 @@ These tests check values, not speed: LLVM optimises at -O0 while they run, which
 their small functions about twice as fast (floating-point results do not depend on the
 level without fast-math). Every rule runs; NUMBA_ADSTACK_ARRAY_RULES_FULL=1 adds more shapes,
 layouts and arguments per rule (a few minutes)."""
+import builtins
 import functools
 import operator
 import os
@@ -654,12 +655,14 @@ DEDICATED = {
     np.nan_to_num, np.linspace, D.split_item, D.array_split_item,
     np.linalg.eigvalsh, D.svd_u, D.svd_vh, D.eig_values, D.eig_vectors, np.linalg.eigvals,
     D.hsplit_item, D.vsplit_item, D.dsplit_item, np.partition, np.percentile, np.quantile,
-    *([np.row_stack] if hasattr(np, "row_stack") else [])}
+    *([np.row_stack] if hasattr(np, "row_stack") else []),
+    # (tests/rules/test_grad_builtins.py)
+    builtins.sum, builtins.max, builtins.min, np.ndarray.item}
 
 
 # In-place operators share their operator's rule; floor division has no gradient.
 SHARED_OR_NONE = set(A.INPLACE_TO_BINOP) | {operator.imatmul, operator.floordiv, np.imag,
-                                             np.angle, D.slogdet_sign}
+                                             np.angle, D.slogdet_sign, np.round, np.around}
 
 
 def test_every_rule_is_tested():

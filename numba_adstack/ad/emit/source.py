@@ -100,6 +100,11 @@ class Source:
             return "[%s]" % ", ".join(r(v) for v in e.items)
         if op in ("exhaust_iter", "cast"):
             return r(e.value)
+        if op in ("build_map", "build_set"):
+            self.facts.error("a %s literal on the gradient path: the rewrite does not "
+                             "follow values through dicts and sets; keep them in local "
+                             "variables or a tuple" % ("dict" if op == "build_map" else "set"),
+                             e.loc)
         self.facts.error("the construct %r" % op, e.loc)
 
     def hoisted(self, h):
