@@ -84,9 +84,10 @@ def check_call(facts, activity, e, name):
             f = facts.def_expr(e.func.name)
             fname = ("the method %s" % f.attr if isinstance(f, ir.Expr)
                      and f.op == "getattr" else str(fn))
-        table = "array_rules.ARRAY_RULES" if on_arrays else "CALL_RULES"
-        facts.error("the call to %s has no adjoint rule (add one to "
-                    "numba_adstack.ad.rules.%s)" % (fname, table), e.loc)
+        facts.error("the call to %s has no derivative rule%s: write it with functions "
+                    "that have one (docs/grad_jit.md lists them), or give it one with "
+                    "numba_adstack.custom_vjp (docs/grad_jit.md, custom derivatives)"
+                    % (fname, " for arrays" if on_arrays else ""), e.loc)
 
 
 def _check_optional_inputs(facts, activity, e):
@@ -215,8 +216,8 @@ def array_expr_message(facts, name):
                         "changed in place; see docs/array_rules.md)" % item)
     target = "" if name.startswith("$") else ", assigned to %r," % name
     return ("%s%s producing %s has no array rule (the supported primitives are listed in "
-            "docs/array_rules.md): write the element-wise loop"
-            % (what, target, facts.ty(name)))
+            "docs/array_rules.md): write the element-wise loop, or give the function a "
+            "derivative with numba_adstack.custom_vjp" % (what, target, facts.ty(name)))
 
 
 def _tuple_item_description(facts, e):
