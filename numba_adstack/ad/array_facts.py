@@ -250,6 +250,18 @@ class ArrayFacts:
         args = list(e.args) + [v for _, v in e.kws]
         return [a for a in args if isinstance(self.ty(a), types.Array)], what
 
+    def draws_random(self, e):
+        """Is ``e`` a call that draws from a random generator (module functions, or a
+        method of a ``np.random.Generator``)?"""
+        if not (isinstance(e, ir.Expr) and e.op == "call"):
+            return False
+        if effects.draws_random(self.resolve_global(e.func)):
+            return True
+        d = self.def_expr(e.func.name)
+        return isinstance(d, ir.Expr) and d.op == "getattr" and isinstance(
+            self.ty(d.value), (types.NumPyRandomGeneratorType,
+                               types.NumPyRandomBitGeneratorType))
+
     def _out_given(self, e, position):
         """The ``out`` argument a call is given (at ``position``, or by keyword), else
         None."""

@@ -657,7 +657,9 @@ DEDICATED = {
     D.hsplit_item, D.vsplit_item, D.dsplit_item, np.partition, np.percentile, np.quantile,
     *([np.row_stack] if hasattr(np, "row_stack") else []),
     # (tests/rules/test_grad_builtins.py)
-    builtins.sum, builtins.max, builtins.min, np.ndarray.item}
+    builtins.sum, builtins.max, builtins.min, np.ndarray.item,
+    # (tests/cpu/test_grad_random.py)
+    np.random.normal, np.random.uniform, np.random.exponential}
 
 
 # In-place operators share their operator's rule; floor division has no gradient.

@@ -19,7 +19,7 @@ carries (the array given on entry may be one made before it) is left as it is.
 import warnings
 from dataclasses import dataclass
 
-from numba.core import types
+from numba.core import ir, types
 
 from ...errors import CheckpointIgnoredWarning
 from ..checkpoint_loop import mark_of
@@ -70,6 +70,10 @@ def carried_state(facts, lp):
             scalars.append((name, stack_dtype(t)))
         else:
             return "it carries %r of type %s" % (name.split(".")[0], t)
+    for b in lp.blocks:
+        for stmt in facts.fir.blocks[b].body:
+            if isinstance(stmt, ir.Assign) and facts.draws_random(stmt.value):
+                return "it draws random numbers, which a segment run again would draw anew"
     in_place = set()
     outside = set(facts.fir.blocks) - set(lp.blocks)
     for m in facts.written_members(skip=outside):

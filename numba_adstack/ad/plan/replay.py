@@ -309,6 +309,8 @@ def _plain_assign(facts, activity, lp, stmt, sums_leave=False):
             return False
         if facts.mutated_arrays(e) or facts.target.atomic_update(facts, stmt) is not None:
             return False
+        if facts.draws_random(e):       # run again, it would draw other numbers
+            return False
         if e.op == "call" and isinstance(facts.ty(name), types.Array):
             return False
     if isinstance(facts.ty(name), types.Array) and not (

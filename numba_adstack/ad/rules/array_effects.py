@@ -23,6 +23,7 @@ import cmath
 import inspect
 import math
 import operator
+import random
 
 import numpy as np
 
@@ -86,6 +87,16 @@ PURE_BUILTINS = {getattr(builtins, n) for n in (
     "sum", "pow", "divmod", "print", "isinstance", "tuple", "list", "enumerate", "zip",
     "iter", "next", "hash", "str", "sorted", "any", "all", "reversed", "slice", "type",
     "map", "filter", "repr", "dict", "set", "ord", "chr", "callable")}
+
+
+def draws_random(fn):
+    """Does ``fn`` draw from a random generator (NumPy's or Python's ``random``)? Its
+    result is not a function of its arguments: it is kept, never computed again, and a
+    loop that calls it is never run again by the reverse sweep."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (np.random.RandomState, random.Random)):
+        return True
+    return (getattr(fn, "__module__", None) or "").startswith("numpy.random")
 
 
 def member(fn, table):

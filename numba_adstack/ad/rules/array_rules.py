@@ -193,6 +193,12 @@ ARRAY_RULES = {
                             "weights": "np.sum(average_vjp_weights(1.0, {y}, {a}, "
                                        "{weights}) * {d})"}),
     # Ties split the gradient equally (as JAX).
+    # Draws of `size` numbers at scalar parameters (rules/scalar.py: the same, summed).
+    np.random.normal: _rule("loc scale size", "np.sum({g})",
+                            "np.sum({g} * (({y} - {loc}) / {scale}))"),
+    np.random.uniform: _rule("low high size", "np.sum({g} * (({high} - {y}) / ({high} - {low})))",
+                             "np.sum({g} * (({y} - {low}) / ({high} - {low})))"),
+    np.random.exponential: _rule("scale size", "np.sum({g} * ({y} / {scale}))"),
     # x.item() of an array of one element: that element.
     np.ndarray.item: _rule("a", "np.full({a}.shape, {g})", jvps={"a": "np.sum({d})"}),
     # The builtins over an array iterate its first axis: sum(X) of a matrix is a row.

@@ -128,6 +128,15 @@ for _np_fn, _math_fn in _NUMPY_TWINS.items():
 for _np_fn in (np.sum, np.prod, np.mean, np.max, np.min, np.amax, np.amin, np.nansum,
                np.nanprod, np.nanmean, np.nanmax, np.nanmin, np.median, np.nanmedian):
     CALL_RULES.setdefault(_np_fn, ("{g}",))
+# Random draws, reparameterised (a draw of the distribution at its parameters is the
+# parameters' function of a standard draw): normal loc + scale z, uniform low + (high -
+# low) u, exponential scale e. The draw is kept, never drawn again.
+CALL_RULES.update({
+    np.random.normal: ("{g}", "{g} * (({y} - {0}) / {1})"),
+    np.random.uniform: ("{g} * (({1} - {y}) / ({1} - {0}))",
+                        "{g} * (({y} - {0}) / ({1} - {0}))"),
+    np.random.exponential: ("{g} * ({y} / {0})",),
+})
 # Rounding (np.round(x, 2) of a float): a step function.
 for _np_fn in (np.round, np.around):
     CALL_RULES.setdefault(_np_fn, (None, None))
