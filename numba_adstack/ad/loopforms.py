@@ -44,6 +44,9 @@ _ITERATORS = {"nditer", "ndenumerate", "ndindex", "flatiter"}
 # Creators whose first argument is the shape of the array they make.
 _SHAPED_CREATORS = {"zeros", "ones", "empty", "full"}
 _LIKE_CREATORS = {"zeros_like", "ones_like", "empty_like", "full_like", "copy"}
+# NumPy functions whose result has a number of dimensions known from their name.
+_MADE_NDIM = {"outer": 2, "eye": 2, "identity": 2, "linspace": 1, "logspace": 1,
+              "arange": 1}
 
 
 class _Sequence:
@@ -69,6 +72,8 @@ def _sequence(em, var):
             return _range_sequence(em, defn)
         if name == ("ndindex", "numpy"):
             return _ndindex_sequence(em, defn)
+        if name == ("ndenumerate", "numpy"):
+            return _ndenumerate_sequence(em, defn)
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "flat":
         return _flat_sequence(em, defn.value)
     return _array_sequence(em, var)
@@ -162,6 +167,28 @@ def _ndindex_sequence(em, call):
                   "(pass a.shape of an argument, a tuple (n, m), or n, m)")
     dims = [em.assign(d, "$loopform_dim") for d in dims]
     return _Sequence(_product(em, dims), lambda k: em.tuple(_unravel(em, k, dims)))
+
+
+def _ndenumerate_sequence(em, call):
+    if call.kws or call.vararg is not None or len(call.args) != 1:
+        em.refuse("np.ndenumerate(...) with arguments other than (array)")
+    array = call.args[0]
+    ndim = ndim_before_typing(em, array)
+    if ndim is None:
+        em.refuse("np.ndenumerate(a) of an array whose number of dimensions is not known "
+                  "before typing (an argument, a fresh array or a reshape to a literal "
+                  "shape is): loop over np.ndindex(n, m) and index a")
+    held = em.assign(array, "$loopform_seq")
+    if ndim == 1:
+        return _Sequence(em.call(len, held), lambda k: em.tuple(
+            [em.tuple([k]), em.getitem(held, k)]))
+    shape = em.assign(ir.Expr.getattr(held, "shape", em.loc))
+    dims = [em.static_getitem(shape, j) for j in range(ndim)]
+
+    def item(k):
+        idx = em.tuple(_unravel(em, k, dims))
+        return em.tuple([idx, em.getitem(held, idx.var)])
+    return _Sequence(_product(em, dims), item)
 
 
 def _flat_sequence(em, array):
@@ -268,6 +295,8 @@ def _ndim_of(em, defn, seen):
         name = em.callname(defn)
         if name is None or name[1] != "numpy":
             return None
+        if name[0] in _MADE_NDIM:
+            return _MADE_NDIM[name[0]]
         if name[0] in _LIKE_CREATORS:
             return _ndim_of_var(em, defn.args[0], seen)
         if name[0] in _SHAPED_CREATORS:
@@ -334,7 +363,8 @@ def _is_loop_form(em, var):
     are unknown: the rest of the rewrite reads those loops directly)."""
     defn = em.definition(var)
     if isinstance(defn, ir.Expr) and defn.op == "call" and em.callname(defn) in (
-            ("zip", "builtins"), ("enumerate", "builtins"), ("ndindex", "numpy")):
+            ("zip", "builtins"), ("enumerate", "builtins"), ("ndindex", "numpy"),
+            ("ndenumerate", "numpy")):
         return True
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "flat":
         return True
@@ -453,7 +483,7 @@ def _iterator_statements(fir, roots):
         v = stmts[0].value
         pure = isinstance(v, ir.Global) or (isinstance(v, ir.Expr) and (
             v.op == "call" and getattr(_global(fir, v.func), "__name__", None) in
-            ("zip", "enumerate", "range", "ndindex")
+            ("zip", "enumerate", "range", "ndindex", "ndenumerate")
             or v.op == "getattr" and v.attr in ("flat", "ndindex")))
         if pure:
             out.add(id(stmts[0]))

@@ -287,3 +287,20 @@ def test_ndindex_of_a_shape_of_length_unknown_before_typing_is_refused_with_the_
     msg = str(ei.value)
     assert "ndindex_of_an_outer_product" in msg and "np.ndindex" in msg
     assert "for idx in np.ndindex(Y.shape)" in msg
+
+
+@nad.grad_jit
+def over_ndenumerate(X, x, w):
+    s = 0.0
+    for (i, j), v in np.ndenumerate(X):
+        s += v * v * (i + 2 * j) * w
+    for (k,), v in np.ndenumerate(x):
+        s += v * k
+    A = np.outer(x, x)                  # its rank comes from its maker's name
+    for idx in np.ndindex(A.shape):
+        s += A[idx] * (idx[0] + 1)
+    return s
+
+
+def test_ndenumerate_and_ndindex_of_a_made_shape():
+    check_fd(over_ndenumerate, np.arange(6.0).reshape(2, 3) / 7, np.array([0.3, 0.5]), 1.3)
