@@ -64,8 +64,10 @@ def test_star_args_callees():
 # ---------------------------------------------------------------- @vectorize
 @nad.grad_jit
 def through_vectorize(x, y, k):
-    # On floats (its kernel), on an array and a float, on two arrays of one shape.
-    return lh.logistic(x[0], k) + np.sum(lh.logistic(x, k) * x) + np.sum(lh.logistic(x, y))
+    # On floats (its kernel), on an array and a float, on two arrays of one shape; with
+    # and without explicit signatures.
+    return (lh.logistic(x[0], k) + np.sum(lh.logistic(x, k) * x) + np.sum(lh.logistic(x, y))
+            + np.sum(lh.softsign_scaled(x, y)) + lh.softsign_scaled(x[1], k))
 
 
 def test_vectorize_on_scalars_and_arrays():

@@ -104,3 +104,9 @@ def kepler_prime(E, e, M):
 @numba.vectorize
 def logistic(x, k):
     return 1.0 / (1.0 + math.exp(-k * x))
+
+
+@numba.vectorize(["float64(float64, float64)", "float32(float32, float32)"])
+def softsign_scaled(x, k):
+    # Built with explicit signatures: a NumPy ufunc over compiled kernels.
+    return k * x / (1.0 + abs(x))
