@@ -250,6 +250,17 @@ class ArrayFacts:
         args = list(e.args) + [v for _, v in e.kws]
         return [a for a in args if isinstance(self.ty(a), types.Array)], what
 
+    def float_itself(self, e):
+        """The float ``x`` when call ``e`` is ``x.item()`` or ``x.conjugate()`` of a float
+        (its value, unchanged), else None."""
+        if not (isinstance(e, ir.Expr) and e.op == "call") or e.args or e.kws:
+            return None
+        d = self.def_expr(e.func.name)
+        if isinstance(d, ir.Expr) and d.op == "getattr" and d.attr in (
+                "item", "conjugate", "conj") and is_float(self.ty(d.value)):
+            return d.value
+        return None
+
     def draws_random(self, e):
         """Is ``e`` a call that draws from a random generator (module functions, or a
         method of a ``np.random.Generator``)?"""

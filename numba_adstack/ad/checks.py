@@ -65,7 +65,8 @@ def _check_store(facts, activity, stmt):
 
 def check_call(facts, activity, e, name):
     """A call whose float result reaches the gradient needs an adjoint rule."""
-    if facts.reduction(e) is not None or facts.array_copy_source(e) is not None:
+    if facts.reduction(e) is not None or facts.array_copy_source(e) is not None \
+            or facts.float_itself(e) is not None:
         return
     fn = facts.resolve_global(e.func)
     t = facts.ty(name)

@@ -316,6 +316,10 @@ class IRFacts(ArrayFacts):
             return [e.value.name]
         if e.op == "cast":
             return [e.value.name]
+        if e.op == "getattr" and e.attr == "real" and is_float(self.ty(e.value)):
+            return [e.value.name]
+        if e.op == "call" and self.float_itself(e) is not None:
+            return [self.float_itself(e).name]
         if e.op == "call":
             # Float arrays passed to a call make its float result depend on them: with no
             # rule for the call, the rewrite must refuse it rather than drop the gradient.

@@ -176,6 +176,8 @@ class Adjoints:
             return []
         if e.op == "pair_first":
             return self._array_loop_value(e, g)
+        if e.op == "getattr" and is_float(facts.ty(e.value)) and e.attr in ("real", "imag"):
+            return self._plain(e.value, g) if e.attr == "real" else []    # of a float
         if e.op == "getattr":
             facts.error("the attribute `.%s` of %s" % (e.attr, facts.ty(e.value)), e.loc)
         facts.error("the expression %r producing a float" % e.op, e.loc)
@@ -406,6 +408,9 @@ class Adjoints:
 
     def _call(self, name, e):
         facts = self.facts
+        receiver = facts.float_itself(e)
+        if receiver is not None:            # x.item(), x.conjugate() of a float
+            return self._plain(receiver, self.names.bar(name))
         fn = facts.resolve_global(e.func)
         if fn in R.NON_DIFFERENTIABLE_CALLS or fn in R.ARRAY_CONSTRUCTORS:
             return []
