@@ -448,8 +448,7 @@ class CaptureTypedIR(FunctionPass):
         except NonDifferentiableError as exc:
             raise _EarlyPipelineCompletion(exc)
         tuples.read_fields_by_index(state)
-        wrongly_rebound = scalar_sites(state.func_ir, state.typemap) - set(
-            getattr(state.pipeline, "scalar_inplace_sites", ()))
+        wrongly_rebound = scalar_sites(state.func_ir, state.typemap) & writes.REBOUND
         if wrongly_rebound:
             raise _EarlyPipelineCompletion(ScalarInPlaceSites(wrongly_rebound))
         raise _EarlyPipelineCompletion(TypedIR(state.func_ir, dict(state.typemap),

@@ -235,8 +235,8 @@ class ScalarInPlaceSites(Exception):
 
 
 def scalar_sites(fir, typemap):
-    """The sites of ``operator.i*(a, b)`` function forms whose ``a`` typed as no array
-    (the rebinding this pass added is wrong for them), or raise nothing."""
+    """The sites of in-place operators whose ``a`` typed as no array (of those, the
+    ``operator.i*(a, b)`` this pass rebound, in ``REBOUND``, were rebound wrongly)."""
     found = set()
     for blk in fir.blocks.values():
         for stmt in blk.body:
