@@ -3,7 +3,7 @@ writes made explicit): one fresh variable per statement, in the scope of one fun
 import operator
 
 from numba.core import ir
-from numba.core.ir_utils import GuardException, find_callname
+from numba.core.ir_utils import GuardException, build_definitions, find_callname
 
 from .facts import raise_non_differentiable
 
@@ -96,3 +96,37 @@ def unravel(em, k, dims):
         rest = em.binop(operator.floordiv, rest, d)
     idx.append(rest)
     return idx[::-1]
+
+
+def rewrite_statements(state, rewrite, **emitter_fields):
+    """Replace each statement of the function by ``rewrite(emitter, statement)``: a list
+    of statements, or None to keep it (the emitter, one per statement, gets
+    ``emitter_fields`` as attributes). True when any was replaced; the definitions are
+    then read again."""
+    fir = state.func_ir
+    fir._definitions = build_definitions(fir.blocks)
+    changed = False
+    for blk in fir.blocks.values():
+        body = []
+        for stmt in blk.body:
+            em = Emitter(state, blk.scope, stmt.loc)
+            vars(em).update(emitter_fields)
+            new = rewrite(em, stmt)
+            body.extend([stmt] if new is None else new)
+            changed |= new is not None
+        blk.body = body
+    if changed:
+        fir._definitions = build_definitions(fir.blocks)
+    return changed
+
+
+def global_value(em, var):
+    """The object a variable holds when it is a global or a module's attribute
+    (``np.sin``, ``operator.imul``), else None."""
+    d = em.definition(var)
+    if isinstance(d, (ir.Global, ir.FreeVar)):
+        return d.value
+    if isinstance(d, ir.Expr) and d.op == "getattr":
+        base = global_value(em, d.value)
+        return getattr(base, d.attr, None) if base is not None else None
+    return None

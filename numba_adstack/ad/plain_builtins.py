@@ -14,9 +14,8 @@ import operator
 
 from numba.core import ir
 from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.ir_utils import build_definitions
 
-from .ir_emitter import Emitter
+from .ir_emitter import rewrite_statements
 
 
 def _builtin(em, var):
@@ -39,7 +38,7 @@ def _items(em, e):
 
 
 def _rewrite(em, stmt):
-    e = stmt.value
+    e = stmt.value if isinstance(stmt, ir.Assign) else None
     if not (isinstance(e, ir.Expr) and e.op == "call") or e.kws or e.vararg is not None:
         return None
     fn = _builtin(em, e.func)
@@ -68,18 +67,4 @@ class RewritePlainBuiltins(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state):
-        fir = state.func_ir
-        fir._definitions = build_definitions(fir.blocks)
-        changed = False
-        for blk in fir.blocks.values():
-            body = []
-            for stmt in blk.body:
-                new = None
-                if isinstance(stmt, ir.Assign):
-                    new = _rewrite(Emitter(state, blk.scope, stmt.loc), stmt)
-                body.extend([stmt] if new is None else new)
-                changed |= new is not None
-            blk.body = body
-        if changed:
-            fir._definitions = build_definitions(fir.blocks)
-        return changed
+        return rewrite_statements(state, _rewrite)

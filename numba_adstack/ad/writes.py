@@ -28,7 +28,7 @@ from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import build_definitions
 
 from ..errors import NonDifferentiableError
-from .ir_emitter import Emitter, unravel
+from .ir_emitter import global_value, rewrite_statements, unravel
 from .loopforms import ndim_before_typing
 from .rules.array_effects import method_out_position, out_position
 from .rules.scalar import INPLACE_TO_BINOP
@@ -37,22 +37,10 @@ from .rules.scalar import INPLACE_TO_BINOP
 _INPLACE_FUNCTIONS = {**INPLACE_TO_BINOP, operator.imatmul: operator.matmul}
 
 
-def _global_value(em, var):
-    """The object a variable holds when it is a global or a module attribute (``np.sin``,
-    ``operator.imul``), else None."""
-    d = em.definition(var)
-    if isinstance(d, (ir.Global, ir.FreeVar)):
-        return d.value
-    if isinstance(d, ir.Expr) and d.op == "getattr":
-        base = _global_value(em, d.value)
-        return getattr(base, d.attr, None) if base is not None else None
-    return None
-
-
 def _method(em, var):
     """``(receiver, name)`` when the called variable is ``receiver.name``; else None."""
     d = em.definition(var)
-    if isinstance(d, ir.Expr) and d.op == "getattr" and _global_value(em, var) is None:
+    if isinstance(d, ir.Expr) and d.op == "getattr" and global_value(em, var) is None:
         return d.value, d.attr
     return None
 
@@ -107,7 +95,7 @@ def _store_all(em, target, value):
 def _rewrite_assign(em, stmt):
     """The statements replacing ``stmt`` (an assignment of a call), or None to keep it."""
     e = stmt.value
-    fn = _global_value(em, e.func)
+    fn = global_value(em, e.func)
     method = _method(em, e.func) if fn is None else None
     if _hashable(fn) and fn in _INPLACE_FUNCTIONS and len(e.args) == 2 and not e.kws:
         # ``a op= b``: of an array, written into a's memory and ``a`` is the result, so it
@@ -164,7 +152,7 @@ def _known_array(em, var):
     if isinstance(d, ir.Expr) and d.op in ("binop", "inplace_binop", "unary"):
         return True
     return isinstance(d, ir.Expr) and d.op == "call" and isinstance(
-        _global_value(em, d.func), np.ufunc)
+        global_value(em, d.func), np.ufunc)
 
 
 def _flat_of(em, var):
@@ -280,22 +268,9 @@ class RewriteWrites(FunctionPass):
             raise _EarlyPipelineCompletion(exc)
 
     def _run(self, state):
-        fir = state.func_ir
-        fir._definitions = build_definitions(fir.blocks)
-        changed = False
-        for blk in fir.blocks.values():
-            body = []
-            for stmt in blk.body:
-                em = Emitter(state, blk.scope, stmt.loc)
-                em.scalar_sites = getattr(state.pipeline, "scalar_inplace_sites", ())
-                new = _rewrite(em, stmt)
-                if new is None:
-                    body.append(stmt)
-                else:
-                    body.extend(new)
-                    changed = True
-            blk.body = body
+        changed = rewrite_statements(state, _rewrite, scalar_sites=getattr(
+            state.pipeline, "scalar_inplace_sites", ()))
         if changed:
-            _drop_unused_methods(fir)
-            fir._definitions = build_definitions(fir.blocks)
+            _drop_unused_methods(state.func_ir)
+            state.func_ir._definitions = build_definitions(state.func_ir.blocks)
         return changed
