@@ -202,7 +202,7 @@ def test_a_call_the_effect_table_does_not_know_may_write_what_it_is_given():
 
 _REFUSED_ALIASES = {
     "flat of unknown rank": (
-        "z = np.outer(x, y)\n    z.flat[2] = y[0]\n    return np.sum(z * z)",
+        "z = np.diag(x * 1.0)\n    z.flat[2] = y[0]\n    return np.sum(z * z)",
         "a store through `.flat` of 'z'"),
     "a list of arrays": (
         "a = x.copy()\n    lst = [a, y.copy()]\n    lst[0][1] = y[2]\n    return np.sum(a * a)",
