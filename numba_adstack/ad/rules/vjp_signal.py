@@ -147,25 +147,32 @@ def conv_vjp(g, a, v, mode, correlate, of_a):
 
 # ------------------------------------------------------------------- cov, corrcoef
 @by_type
-def _variables(m, y, rowvar):
-    """The variables of ``np.cov(m, y, rowvar)`` as rows (observations along columns),
-    and how many of them come from ``m``."""
-    def rows_of(a, rowvar):
-        if a.ndim == 1:
-            return np.ascontiguousarray(a).reshape((1, a.size)).astype(np.float64)
+def _as_variables(a, rowvar):
+    """One operand of ``np.cov`` as variables along rows: a 1-d one is one variable."""
+    if a.ndim == 1:
+        return lambda a, rowvar: np.ascontiguousarray(a).reshape((1, a.size)).astype(
+            np.float64)
+
+    def impl(a, rowvar):
         if rowvar:
             return np.ascontiguousarray(a).astype(np.float64)
         return np.ascontiguousarray(a.T).astype(np.float64)
+    return impl
 
+
+@by_type
+def _variables(m, y, rowvar):
+    """The variables of ``np.cov(m, y, rowvar)`` as rows (observations along columns),
+    and how many of them come from ``m``."""
     if is_none(y):
         def impl(m, y, rowvar):
-            xm = rows_of(m, rowvar)
+            xm = _as_variables(m, rowvar)
             return xm, xm.shape[0]
         return impl
 
     def impl2(m, y, rowvar):
-        xm = rows_of(m, rowvar)
-        return np.concatenate((xm, rows_of(y, rowvar))), xm.shape[0]
+        xm = _as_variables(m, rowvar)
+        return np.concatenate((xm, _as_variables(y, rowvar))), xm.shape[0]
     return impl2
 
 
@@ -199,6 +206,22 @@ def _part(xb, first, a, rowvar):
     return impl
 
 
+@by_type(prefer_literal=True)
+def _pick(xb, km, m, y, rowvar, of_m):
+    """The contribution to ``m`` (``of_m``, a constant) or ``y``; without ``y``, to
+    ``m``."""
+    if is_none(y) or getattr(of_m, "literal_value", None) is True:
+        return lambda xb, km, m, y, rowvar, of_m: _part(xb, 0, m, rowvar)
+    if getattr(of_m, "literal_value", None) is False:
+        return lambda xb, km, m, y, rowvar, of_m: _part(xb, km, y, rowvar)
+
+    def impl(xb, km, m, y, rowvar, of_m):
+        if of_m:
+            return _part(xb, 0, m, rowvar)
+        return _part(xb, km, y, rowvar)
+    return impl
+
+
 @public
 def _centred(x):
     out = x.copy()
@@ -219,9 +242,7 @@ def cov_vjp(g, m, y, rowvar, bias, ddof, of_m):
     x, km = _variables(m, y, rowvar)
     fact = x.shape[1] - _ddof(bias, ddof)
     xb = _cov_back(_square(g, x.shape[0]), x, fact)
-    if of_m:
-        return _part(xb, 0, m, rowvar)
-    return _part(xb, km, y, rowvar)
+    return _pick(xb, km, m, y, rowvar, of_m)
 
 
 @public
@@ -242,9 +263,7 @@ def corrcoef_vjp(g, m, y, rowvar, of_m):
         sb = -(np.sum(gr[i] * r[i]) + np.sum(gr[:, i] * r[:, i])) / s[i]
         gc[i, i] += sb / (2.0 * s[i])
     xb = _cov_back(gc, x, fact)
-    if of_m:
-        return _part(xb, 0, m, rowvar)
-    return _part(xb, km, y, rowvar)
+    return _pick(xb, km, m, y, rowvar, of_m)
 
 
 # ------------------------------------------------------------------------- ediff1d
@@ -440,11 +459,19 @@ def _cov_tangent(m, y, rowvar, d, of_m):
     return x, xc, t + t.T
 
 
+@by_type
+def _shaped(out, m, y):
+    """A 0-d array for the covariance of one 1-d variable, as Numba returns it."""
+    if is_none(y) and m.ndim == 1:
+        return lambda out, m, y: out.reshape(())
+    return lambda out, m, y: out
+
+
 @public
 def cov_jvp(m, y, rowvar, bias, ddof, d, of_m):
     x, _, t = _cov_tangent(m, y, rowvar, d, of_m)
     out = t / (x.shape[1] - _ddof(bias, ddof))
-    return out if out.size > 1 else out.reshape(())
+    return _shaped(out, m, y)
 
 
 @public
@@ -456,7 +483,7 @@ def corrcoef_jvp(m, y, rowvar, d, of_m):
     s = np.sqrt(np.diag(c))
     rel = np.diag(dc) / (2.0 * s * s)            # ds / s
     out = (dc - c * (rel.reshape((-1, 1)) + rel.reshape((1, -1)))) / np.outer(s, s)
-    return out if out.size > 1 else out.reshape(())
+    return _shaped(out, m, y)
 
 
 @by_type
