@@ -356,6 +356,9 @@ ARRAY_RULES = {
 }
 if hasattr(np, "row_stack"):        # an alias of np.vstack, gone in NumPy 2.5
     ARRAY_RULES[np.row_stack] = ARRAY_RULES[np.vstack]
+# The NaN-skipping reductions, np.trapezoid, np.convolve, np.cov... (array_rules_numpy.py).
+from .array_rules_numpy import numpy_rules  # noqa: E402
+ARRAY_RULES.update(numpy_rules(_rule, _ew))
 _ITEM_RULES = {}
 
 

@@ -95,3 +95,20 @@ RULE_HELPERS.update({f.__name__: f for f in (
 #: for the rules' ``into`` templates): they write memory, so they are kept apart from the
 #: pure ``RULE_HELPERS``.
 IN_PLACE = {f.__name__: f for f in (add_dot_vjp_a, add_dot_vjp_b)}
+
+# The NaN-skipping reductions and np.ptp (vjp_nan); np.trapezoid, np.convolve,
+# np.correlate, np.cov, np.corrcoef, np.ediff1d, np.vander, polyval, np.arange
+# (vjp_signal).
+from . import vjp_nan, vjp_signal  # noqa: E402
+
+RULE_HELPERS.update({name: getattr(vjp_nan, name) for name in (
+    "nansum_vjp", "nanmean_vjp", "nanvar_vjp", "nanstd_vjp", "nanextreme_vjp",
+    "nanprod_vjp", "nanmedian_vjp", "nanpercentile_vjp_a", "nanpercentile_vjp_q",
+    "nanpercentile_jvp_a", "nanpercentile_jvp_q", "nancumsum_vjp", "nancumsum_jvp",
+    "nancumprod_vjp", "nancumprod_jvp", "ptp_vjp")})
+RULE_HELPERS.update({name: getattr(vjp_signal, name) for name in (
+    "trapezoid_vjp_y", "trapezoid_vjp_x", "trapezoid_vjp_dx", "trapezoid_jvp_dx",
+    "conv_vjp", "cov_vjp", "cov_jvp", "corrcoef_vjp", "corrcoef_jvp", "ediff1d_vjp",
+    "ediff1d_vjp_end", "ediff1d_part", "zeros_like_of", "vander_vjp", "vander_jvp",
+    "polyval_vjp_x", "polyval_vjp_c", "polyval_jvp_c", "arange_vjp_start",
+    "arange_vjp_step", "arange_jvp_start")})

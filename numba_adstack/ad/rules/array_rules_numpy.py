@@ -1,0 +1,127 @@
+"""Array rules of the rest of the NumPy that Numba compiles: the NaN-skipping reductions
+and scans, ``np.ptp``, ``np.trapezoid``, ``np.convolve``, ``np.correlate``, ``np.cov``,
+``np.corrcoef``, ``np.ediff1d``, ``np.unwrap``, ``np.vander``, ``np.diagflat``,
+``np.polynomial.polynomial.polyval``, float ``np.arange``, ``np.logspace`` and
+``np.geomspace``. Written as ``array_rules.py``'s entries are; ``array_rules`` adds them
+to ``ARRAY_RULES`` (helpers: ``vjp_nan.py``, ``vjp_signal.py``).
+"""
+import numpy as np
+import numpy.polynomial.polynomial as _poly
+
+_LN10 = "2.302585092994046"
+
+
+def _scalar(vjp):
+    """The tangent of a float result whose adjoint is ``vjp`` (with ``{g}`` in it)."""
+    return "np.sum(%s * {d})" % vjp.replace("{g}", "1.0")
+
+
+def _pair(vjp):
+    return {"vjp": vjp, "jvp": _scalar(vjp)}
+
+
+def numpy_rules(rule, ew):
+    """The entries, made by ``array_rules``' ``_rule`` and ``_ew``."""
+    def reduction(params, vjp, **kw):
+        return rule(params, vjp, jvps={params.split()[0]: _scalar(vjp)}, **kw)
+
+    conv = {"a": "conv_vjp({g}, {a}, {v}, {mode}, %s, True)",
+            "v": "conv_vjp({g}, {a}, {v}, {mode}, %s, False)"}
+    out = {
+        # NaN elements get no gradient; an all-NaN operand none anywhere.
+        np.nansum: reduction("a", "nansum_vjp({g}, {a})"),
+        np.nanmean: reduction("a", "nanmean_vjp({g}, {a})"),
+        np.nanvar: reduction("a axis=None dtype=None out=None ddof=0",
+                             "nanvar_vjp({g}, {a}, {ddof})"),
+        np.nanstd: reduction("a axis=None dtype=None out=None ddof=0",
+                             "nanstd_vjp({g}, {y}, {a}, {ddof})"),
+        np.nanmax: reduction("a", "nanextreme_vjp({g}, {y}, {a})"),
+        np.nanmin: reduction("a", "nanextreme_vjp({g}, {y}, {a})"),
+        np.nanprod: reduction("a", "nanprod_vjp({g}, {y}, {a})"),
+        np.nanmedian: reduction("a", "nanmedian_vjp({g}, {a})"),
+        np.nanpercentile: rule("a q", "nanpercentile_vjp_a({g}, {a}, {q}, 100.0)",
+                               "nanpercentile_vjp_q({g}, {a}, {q}, 100.0)",
+                               jvps={"a": "nanpercentile_jvp_a({a}, {q}, {d}, 100.0)",
+                                     "q": "nanpercentile_jvp_q({a}, {q}, {d}, 100.0)"}),
+        np.nanquantile: rule("a q", "nanpercentile_vjp_a({g}, {a}, {q}, 1.0)",
+                             "nanpercentile_vjp_q({g}, {a}, {q}, 1.0)",
+                             jvps={"a": "nanpercentile_jvp_a({a}, {q}, {d}, 1.0)",
+                                   "q": "nanpercentile_jvp_q({a}, {q}, {d}, 1.0)"}),
+        # Flat, as Numba's.
+        np.nancumsum: rule("a", "nancumsum_vjp({g}, {a})",
+                           jvps={"a": "nancumsum_jvp({a}, {d})"}),
+        np.nancumprod: rule("a", "nancumprod_vjp({g}, {a})",
+                            jvps={"a": "nancumprod_jvp({a}, {d})"}),
+        np.ptp: reduction("a", "ptp_vjp({g}, {a})"),
+        np.convolve: rule("a v mode='full'", conv["a"] % "False", conv["v"] % "False",
+                          jvps={"a": "np.convolve({d}, {v}, {mode})",
+                                "v": "np.convolve({a}, {d}, {mode})"}),
+        np.correlate: rule("a v mode='valid'", conv["a"] % "True", conv["v"] % "True",
+                           jvps={"a": "np.correlate({d}, {v}, {mode})",
+                                 "v": "np.correlate({a}, {d}, {mode})"}),
+        # np.cov's and np.trapezoid's y is named y_ here, {y} being the result (so
+        # passed by position).
+        np.cov: rule("m y_=None rowvar=True bias=False ddof=None",
+                     "cov_vjp({g}, {m}, {y_}, {rowvar}, {bias}, {ddof}, True)",
+                     "cov_vjp({g}, {m}, {y_}, {rowvar}, {bias}, {ddof}, False)",
+                     jvps={"m": "cov_jvp({m}, {y_}, {rowvar}, {bias}, {ddof}, {d}, True)",
+                           "y_": "cov_jvp({m}, {y_}, {rowvar}, {bias}, {ddof}, {d}, False)"}),
+        np.corrcoef: rule("x y_=None rowvar=True",
+                          "corrcoef_vjp({g}, {x}, {y_}, {rowvar}, True)",
+                          "corrcoef_vjp({g}, {x}, {y_}, {rowvar}, False)",
+                          jvps={"x": "corrcoef_jvp({x}, {y_}, {rowvar}, {d}, True)",
+                                "y_": "corrcoef_jvp({x}, {y_}, {rowvar}, {d}, False)"}),
+        # Piecewise the identity: whole periods added where the phase jumps.
+        np.unwrap: rule("p discont=None axis=-1 period=6.283185307179586", "{g}",
+                        jvps={"p": "{d}"}),
+        np.vander: rule("x N=None increasing=False", "vander_vjp({g}, {x}, {N}, {increasing})",
+                        jvps={"x": "vander_jvp({x}, {N}, {increasing}, {d})"}),
+        np.diagflat: rule("v k=0", "np.ascontiguousarray(np.diag({g}, {k})).reshape({v}.shape)",
+                          jvps={"v": "np.diagflat({d}, {k})"}),
+        np.ediff1d: rule("ary to_end=None to_begin=None",
+                         "ediff1d_vjp({g}, {ary}, {to_begin})",
+                         "ediff1d_part(ediff1d_vjp_end({g}, {ary}, {to_end}, {to_begin}, True),"
+                         " {to_end})",
+                         "ediff1d_part(ediff1d_vjp_end({g}, {ary}, {to_end}, {to_begin}, False),"
+                         " {to_begin})",
+                         jvps={"ary": "np.ediff1d({d}, zeros_like_of({to_end}), "
+                                      "zeros_like_of({to_begin}))",
+                               "to_end": "np.ediff1d(np.zeros({ary}.shape), {d}, "
+                                         "zeros_like_of({to_begin}))",
+                               "to_begin": "np.ediff1d(np.zeros({ary}.shape), "
+                                           "zeros_like_of({to_end}), {d})"}),
+        # c of one dimension; y = sum_k c_k x^k.
+        _poly.polyval: rule("x c tensor=True", "polyval_vjp_x({g}, {x}, {c})",
+                            "polyval_vjp_c({g}, {x}, {c})",
+                            jvps={"x": "polyval_vjp_x({d}, {x}, {c})",
+                                  "c": "polyval_jvp_c({x}, {d})"}),
+        # start + i step; np.arange(stop) has no gradient.
+        np.arange: rule("start stop=None step=None dtype=None",
+                        "arange_vjp_start({g}, {stop})", None, "arange_vjp_step({g})",
+                        jvps={"start": "arange_jvp_start({y}, {stop}, {d})",
+                              "stop": "np.zeros({y}.shape)",
+                              "step": "{d} * np.arange({y}.size)"}),
+        # 10 ** (start (1 - t) + stop t); start (stop / start) ** t.
+        np.logspace: rule("start stop num=50",
+                          "np.sum({g} * {y} * linspace_weights({num}, True)) * " + _LN10,
+                          "np.sum({g} * {y} * linspace_weights({num}, False)) * " + _LN10,
+                          jvps={"start": "{d} * {y} * linspace_weights({num}, True) * " + _LN10,
+                                "stop": "{d} * {y} * linspace_weights({num}, False) * "
+                                        + _LN10}),
+        np.geomspace: rule("start stop num=50",
+                           "np.sum({g} * {y} * linspace_weights({num}, True)) / {start}",
+                           "np.sum({g} * {y} * linspace_weights({num}, False)) / {stop}",
+                           jvps={"start": "{d} * {y} * linspace_weights({num}, True) / {start}",
+                                 "stop": "{d} * {y} * linspace_weights({num}, False) / {stop}"}),
+    }
+    # Along the last axis; x None, of the last axis' length or of y's shape.
+    trap = rule("y_ x=None dx=1.0", "trapezoid_vjp_y({g}, {y_}, {x}, {dx})",
+                "trapezoid_vjp_x({g}, {y_}, {x}, {dx})",
+                "trapezoid_vjp_dx({g}, {y_}, {x}, {dx})",
+                jvps={"y_": "np.trapezoid({d}, {x}, {dx})",
+                      "x": "np.trapezoid({y_}, {d})",
+                      "dx": "trapezoid_jvp_dx({y_}, {x}, {d})"})
+    for name in ("trapezoid", "trapz"):     # trapz: NumPy before 2.4
+        if hasattr(np, name):
+            out[getattr(np, name)] = trap
+    return out
