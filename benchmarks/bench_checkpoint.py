@@ -2,6 +2,8 @@
 history against the gradient checkpointed within a memory budget, and against JAX.
 
     python -m benchmarks.bench_checkpoint [--grid 128] [--steps 600] [--budget-mib 32]
+    python -m benchmarks.bench_checkpoint --grid 10000 --steps 100000 \
+        --crossover 0,4096,1024,256,64,16      # time against the budget, 1-d heat
     python -m benchmarks.bench_checkpoint --grid 512 --steps 2000 --modes \
         primal,default,jax_primal,jax --repeats 1        # the issue's grid, fewer steps
 
@@ -39,6 +41,63 @@ def heat2d(u0, k, n):
                - 4.0 * u[1:-1, 1:-1])
         u[1:-1, 1:-1] = u[1:-1, 1:-1] + k * lap
     return np.sum(u * u)
+
+
+def heat1d(u0, k, n):
+    u = u0.copy()
+    for t in range(n):
+        lap = u[:-2] - 2.0 * u[1:-1] + u[2:]
+        u[1:-1] = u[1:-1] + k * lap
+    return np.sum(u * u)
+
+
+def _crossover_one(cells, steps, budget_mib):
+    """One gradient of the 1-d heat equation with ``memory_budget`` (``0``: the whole
+    history, ``checkpoint="off"``), after a call that compiles what it needs."""
+    import numba_adstack as nad
+    u0 = np.sin(np.linspace(0.0, 3.0, cells)) ** 2
+    if budget_mib == 0:
+        g, warm = nad.grad_jit(checkpoint="off")(heat1d), 2
+    else:
+        budget = int(budget_mib * 2 ** 20)
+        g = nad.grad_jit(memory_budget=budget)(heat1d)
+        # past the budget: the checkpointed variant is compiled too
+        warm = min(steps, int(1.1 * budget / ((cells - 2) * 8)) + 2)
+    g.grad(u0, 0.1, warm)
+    import resource
+    t, cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+    out = g.grad(u0, 0.1, steps)[0]
+    end = resource.getrusage(resource.RUSAGE_SELF)
+    res = {"budget_mib": budget_mib, "s": time.perf_counter() - t,
+           "user_s": end.ru_utime - cpu.ru_utime, "sys_s": end.ru_stime - cpu.ru_stime,
+           "checksum": float(np.sum(out * np.arange(cells)))}
+    print("RESULT " + json.dumps(res))
+
+
+def _crossover(cells, steps, budgets):
+    """The time of a gradient against the memory budget, each in a fresh process."""
+    hist = (cells - 2) * 8 * steps
+    print("1-d heat equation, %d cells, %d steps: history %.2f GiB" % (cells, steps,
+                                                                       hist / 2 ** 30))
+    # CPU time (user + system: page faults are system time) is steadier than wall time
+    # on a machine others share.
+    print("| memory budget | gradient, wall (s) | CPU user (s) | CPU system (s) | "
+          "same gradient as the whole history |")
+    print("|---:|---:|---:|---:|---|")
+    ref = None
+    for b in budgets:
+        p = subprocess.run([sys.executable, "-m", "benchmarks.bench_checkpoint",
+                            "--crossover-one", str(b), "--grid", str(cells),
+                            "--steps", str(steps)], capture_output=True, text=True)
+        line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
+        if not line:
+            print(p.stdout, p.stderr)
+            continue
+        r = json.loads(line[0][7:])
+        ref = r["checksum"] if ref is None else ref
+        print("| %s | %.2f | %.2f | %.2f | %s |" % (
+            "whole history" if b == 0 else "%g MiB" % b, r["s"], r["user_s"], r["sys_s"],
+            "yes" if r["checksum"] == ref else "NO"), flush=True)
 
 
 def _inputs(grid):
@@ -163,6 +222,10 @@ def main(argv=None):
                     help="steps per jax.checkpoint segment (default: about sqrt(steps))")
     ap.add_argument("--schedule-only", action="store_true")
     ap.add_argument("--one", default=None)
+    ap.add_argument("--crossover", default=None, metavar="MIB,MIB,...",
+                    help="the 1-d heat equation of --grid cells over --steps steps, its "
+                         "gradient's time at each memory budget (0: the whole history)")
+    ap.add_argument("--crossover-one", type=float, default=None)
     ap.add_argument("--interleave", type=int, default=0, metavar="ROUNDS",
                     help="in one process, ROUNDS rounds of the primal then the gradient "
                          "of each of --modes (default, off, auto), each round's ratios printed (steadier on a loaded "
@@ -170,6 +233,12 @@ def main(argv=None):
     a = ap.parse_args(argv)
     budget = int(a.budget_mib * 2 ** 20)
     segment = a.jax_segment or max(1, int(round(a.steps ** 0.5)))
+    if a.crossover_one is not None:
+        _crossover_one(a.grid, a.steps, a.crossover_one)
+        return
+    if a.crossover:
+        _crossover(a.grid, a.steps, [float(b) for b in a.crossover.split(",")])
+        return
     if a.schedule_only:
         _schedule(a.grid, a.steps)
         return

@@ -18,7 +18,7 @@ from . import cache as disk_cache
 from . import frozen
 from . import grad_functions
 from . import vjp as _vjp
-from .backward import Backward, named_memory_error, overflow_error
+from .backward import Backward, overflow_error
 from .wrt import wrt_indices
 from .checkpoint_schedule import CheckpointNeeded
 from .tangent.derived import hvp as _hvp
@@ -122,7 +122,9 @@ class GradDispatcher(CPUDispatcher):
         except AdStackOverflowError as e:
             raise overflow_error(self, e) from None
         except MemoryError as e:
-            raise named_memory_error(self.py_func.__qualname__, e) from None
+            # The history did not fit: made again checkpointed under less, or named.
+            args = self._all_args(args, kwargs)
+            return self._backward(args).recover(args, 1.0, False, e)[1]
 
     def value_and_grad(self, *args, **kwargs):
         """``(f(*args), f.grad(*args))`` from one forward replay."""
@@ -136,7 +138,9 @@ class GradDispatcher(CPUDispatcher):
         except AdStackOverflowError as e:
             raise overflow_error(self, e) from None
         except MemoryError as e:
-            raise named_memory_error(self.py_func.__qualname__, e) from None
+            # The history did not fit: made again checkpointed under less, or named.
+            args = self._all_args(args, kwargs)
+            return self._backward(args).recover(args, 1.0, True, e)
 
     def call_backward(self, *args):
         """``(value, gradients)`` for the arguments, the seed and whether the value is

@@ -10,6 +10,7 @@ the normalisation of ``wrt=`` they share.
 """
 import inspect
 import os
+import re
 import sys
 import warnings
 
@@ -45,10 +46,13 @@ _INTRINSICS = {"adstack": adstack, "push": push, "pop": pop, "top": top, "size":
 class Backward:
     """The compiled backward function of one argument type signature."""
 
-    def __init__(self, dispatcher, argtypes, parallel=None, checkpoint=None):
+    def __init__(self, dispatcher, argtypes, parallel=None, checkpoint=None,
+                 memory_budget=None):
         opts = dispatcher.ad_options
         if checkpoint is not None:      # the checkpointed variant of an "auto" backward
             opts = dict(opts, checkpoint=checkpoint)
+        if memory_budget is not None:   # a variant made after memory ran out
+            opts = dict(opts, memory_budget=int(memory_budget))
         self.argtypes = argtypes
         self.dispatcher = dispatcher
         if parallel is None:
@@ -64,9 +68,15 @@ class Backward:
         self.opts = opts
         self._serial = None
         self._checkpointed = None
+        self._recovered = {}
+        # The budget the plan reads when none is given (plan.checkpoint): a retry after
+        # memory ran out asks for less than it.
+        given = opts.get("memory_budget")
+        self.memory_budget = given if given is not None and given >= 0 else \
+            config.default_memory_budget()
         # With cache=True, a fresh entry on disk stands in for the rewrite, and Numba's
         # cache for LLVM.
-        entry = None if checkpoint is not None else \
+        entry = None if checkpoint is not None or memory_budget is not None else \
             disk_cache.lookup(dispatcher, argtypes, parallel)
         gen = entry.load() if entry is not None else None
         self.from_disk = gen is not None
@@ -180,8 +190,10 @@ class Backward:
         if self._checkpointed is None:
             self._checkpointed = {}
         if mode not in self._checkpointed:
+            # (under the budget its guard compared with, measured when this was made)
             self._checkpointed[mode] = Backward(self.dispatcher, self.argtypes,
-                                                parallel=self.parallel, checkpoint=mode)
+                                                parallel=self.parallel, checkpoint=mode,
+                                                memory_budget=self.memory_budget)
         return self._checkpointed[mode]
 
     def _run(self, args, seed, value=True):
@@ -195,6 +207,10 @@ class Backward:
             return self.checkpointed()._run(args, seed, value)
         except AdStackOverflowError:
             raise
+        except MemoryError as e:
+            # The history did not fit after all (a limit the budget did not see, memory
+            # taken by others since): run the call again checkpointed under less.
+            return self._recover(args, seed, value, e)
         except Exception:
             if not self.parallel:
                 raise
@@ -204,6 +220,74 @@ class Backward:
             if self._serial is None:
                 self._serial = Backward(self.dispatcher, self.argtypes, parallel=False)
             return self._serial._run(args, seed, value)
+
+
+    def recover(self, args, seed, value, exc):
+        """``run`` after its call raised ``exc``, a MemoryError, outside :meth:`run` (the
+        signature table calls the compiled backward directly): the call made again
+        checkpointed under a budget that fits, or ``exc`` named."""
+        try:
+            if self.layout.trivial:
+                return self._recover(args, seed, value, exc)
+            out, grads = self._recover(self.layout.flatten(args), seed, value, exc)
+        except MemoryError as e:
+            raise named_memory_error(self.qualname, e) from None
+        return out, self.layout.regroup(grads, self.arg_wrt)
+
+    def _recover(self, args, seed, value, exc):
+        if isinstance(exc, HistoryDoesNotFit) or isinstance(exc, CheckpointNeeded) or \
+                self.opts.get("checkpoint", "auto") == "off" or not self.checkpoint_note:
+            raise exc           # nothing to checkpoint: the error names the function
+        given = self.opts.get("memory_budget")
+        prior = given if given is not None and given >= 0 else self.memory_budget
+        if _STATE_TOO_LARGE.search(str(exc)):
+            # The state (or one iteration) is past the budget: past the cap of the
+            # default budget, the memory there is may still hold it.
+            room = int(config.available_memory() * config.MEMORY_BUDGET_FRACTION)
+            if given is not None or room <= prior:
+                raise HistoryDoesNotFit(self._state_message(prior, str(exc))) from None
+            budget = room
+        else:
+            # Re-measured now that the failed call's history is freed, and at most half
+            # the budget that failed, so that each try asks for less; a power of two, so
+            # that calls share the variants.
+            budget = min(config.default_memory_budget(), prior // 2)
+            budget = 1 << max(budget, 1).bit_length() - 1
+            if budget < _LEAST_BUDGET:
+                raise HistoryDoesNotFit(self._state_message(budget, str(exc))) from None
+        variant = self._recovered.get(budget)
+        if variant is None:
+            mode = self.opts.get("checkpoint", "auto")
+            variant = self._recovered[budget] = Backward(
+                self.dispatcher, self.argtypes, parallel=self.parallel,
+                checkpoint="revolve" if mode == "auto" else mode, memory_budget=budget)
+        return variant._run(args, seed, value)
+
+    def _state_message(self, budget, why):
+        found = re.search(r"state: ([^;)]*)", self.checkpoint_note)
+        line = re.search(r"# loop( at line \d+)", self.checkpoint_note)
+        return ("the gradient of %r: the history of the loop%s does not fit in memory, "
+                "and checkpointed under a memory budget of %s bytes it does not fit "
+                "either: the state it carries from one iteration to the next (%s) must "
+                "fit twice, and one iteration's history once, within the budget (%s). "
+                "Give the process more memory (ulimit -v, the cgroup's memory limit), or "
+                "carry less state through the loop"
+                % (self.qualname, line.group(1) if line else "",
+                   "unknown" if budget is None else budget,
+                   found.group(1) if found else "unknown", why.rstrip(".")))
+
+
+class HistoryDoesNotFit(MemoryError):
+    """Memory ran out, and checkpointing the loop under less did not help: the state it
+    carries does not fit."""
+
+
+#: The messages of the checkpointed schedules when even the state does not fit
+#: (checkpoint_schedule.plan_schedule, online_plan).
+_STATE_TOO_LARGE = re.compile(r"two snapshots of the loop's state|one iteration of the "
+                              r"checkpointed loop keeps more")
+#: Below it, a retry is not made: the state or one iteration is what does not fit.
+_LEAST_BUDGET = 1 << 12
 
 
 def named_memory_error(qualname, exc):

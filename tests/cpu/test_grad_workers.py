@@ -154,10 +154,29 @@ def test_dask_workers_map_value_and_grad(monkeypatch):
     observed = spring.observations(n=30)
     ks, cs = np.array([2.0, 4.0, 6.0]), np.array([0.2, 0.8])
     spring.loss.grad(np.array([ks[0], cs[0]]), observed, spring.DT, spring.STEPS)
+    # numba_adstack.dask: a loss summed over samples, over the chunks of a dask array
+    import dask.array as da
+    import numba_adstack.dask as nad_dask
+    squares = importlib.import_module("least_squares")
+    samples = squares.make_samples(4000)
+    params = np.array([1.2, 0.25, 1.9, 0.3])
+    value1, grads1 = squares.loss.value_and_grad(params, samples)    # one process
+    few = (params, samples[:40])           # the loss's gradient itself (fd_grad: every entry)
+    np.testing.assert_allclose(squares.loss.grad(*few)[0], fd_grad(squares.loss.py_func, few)[0],
+                               rtol=1e-6)
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
                       processes=True) as cluster, Client(cluster) as client:
         values, grads = dask_sweep.sweep(client, observed, ks, cs)
+        data = da.from_array(samples, chunks=(700, 2)).persist()
+        value, grad = nad_dask.value_and_grad(squares.loss, params, data, split_every=3)
+        chunks = [samples[:1500], samples[1500:]]        # a list of chunks
+        value2, grad2 = nad_dask.value_and_grad(squares.loss, params, chunks)
         loaded = client.run(_worker_backwards)
+    for v, g in ((value, grad), (value2, grad2)):
+        assert v == pytest.approx(value1, rel=1e-12)
+        np.testing.assert_allclose(g, grads1[0], rtol=1e-12)
+    with pytest.raises(ValueError, match="rechunk"):
+        nad_dask.chunks_of(da.from_array(samples, chunks=(700, 1)))
     for i, k in enumerate(ks):
         for j, c in enumerate(cs):
             args = (np.array([k, c]), observed, spring.DT, spring.STEPS)
