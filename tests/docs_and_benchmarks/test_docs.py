@@ -77,3 +77,29 @@ def test_sphinx_site_builds_without_warnings(tmp_path):
     for name in ("numba_adstack.grad_jit", "value_and_grad", "vjp_call", "numba_adstack.cuda.grad_jit",
                  "AdStackCacheWarning", "frame_budget"):
         assert name in api, name
+
+
+def _python_blocks(page):
+    text = (DOCS / page).read_text()
+    return re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+
+
+@pytest.mark.parametrize("page", ["grad_jit.md", "production.md"])
+def test_every_code_block_runs_as_written(page, tmp_path, monkeypatch):
+    # Each block is a file of its own: a block saved as a module (`# mymodel.py` on its
+    # first line) is importable by the blocks after it, as the page says; one that
+    # starts worker processes runs in a process of its own.
+    monkeypatch.syspath_prepend(str(DOCS / "examples"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", "%s:%s" % (tmp_path, DOCS / "examples"))
+    for k, block in enumerate(_python_blocks(page)):
+        first = block.splitlines()[0]
+        name = first[2:].strip() if first.startswith("# ") and first.endswith(".py") \
+            else "block%d.py" % k
+        path = tmp_path / name
+        path.write_text(block)
+        if "multiprocessing" in block:
+            subprocess.run([sys.executable, str(path)], cwd=tmp_path, check=True,
+                           timeout=300)
+        else:
+            load(path)
