@@ -208,3 +208,15 @@ def default_memory_budget():
     """The memory budget of a loop's history, in bytes, when none is given: a fraction of
     :func:`available_memory`, at most :data:`MEMORY_BUDGET_CAP`."""
     return min(int(available_memory() * MEMORY_BUDGET_FRACTION), MEMORY_BUDGET_CAP)
+
+
+# NUMBA_ADSTACK_VERBOSE=1: the phases of each gradient compile and their times, on stderr
+# (the logger "numba_adstack" at INFO; configure it with logging as any other).
+if os.environ.get("NUMBA_ADSTACK_VERBOSE", "0") not in ("", "0"):
+    import logging as _logging
+    _log = _logging.getLogger("numba_adstack")
+    _log.setLevel(_logging.INFO)
+    if not _log.handlers:
+        _handler = _logging.StreamHandler()
+        _handler.setFormatter(_logging.Formatter("numba_adstack: %(message)s"))
+        _log.addHandler(_handler)

@@ -9,9 +9,11 @@ and gradients called from jitted code (:mod:`.jitted`) all use it. :func:`wrt_in
 the normalisation of ``wrt=`` they share.
 """
 import inspect
+import logging
 import os
 import re
 import sys
+import time
 import warnings
 
 from numba.core import types
@@ -30,6 +32,9 @@ from .facts import raise_non_differentiable
 from . import checkpoint_schedule as CS
 from .checkpoint_schedule import CheckpointNeeded
 from .plan.checkpoint import checkpoint_note
+
+#: Progress of gradient compiles (NUMBA_ADSTACK_VERBOSE=1 prints it).
+LOG = logging.getLogger("numba_adstack")
 from .rewrite import Options, build_backward
 from .specialize import layout_of
 from .typeinfo import is_float, is_float_array
@@ -78,6 +83,7 @@ class Backward:
         # cache for LLVM.
         entry = None if checkpoint is not None or memory_budget is not None else \
             disk_cache.lookup(dispatcher, argtypes, parallel)
+        started = time.perf_counter()
         gen = entry.load() if entry is not None else None
         self.from_disk = gen is not None
         if gen is None:
@@ -101,9 +107,16 @@ class Backward:
             ns = dict(gen.globals)
             ns.update(_INTRINSICS)
             exec_source(self.fname, text, ns, self.qualname)
+        compiling = time.perf_counter()
         self._compile(ns, gen.helpers, gen.inlined, cached)
         if cached:
             entry.commit(gen)
+        done = time.perf_counter()
+        LOG.info("gradient of %s(%s): %s %.2f s, compiled in %.2f s (%d lines)",
+                 self.qualname, ", ".join(map(str, self.argtypes)),
+                 "loaded from disk" if self.from_disk else
+                 "rewritten", compiling - started, done - compiling,
+                 self.source.count("\n"))
 
     def _generate(self, wrt, parallel):
         """The backward's source and facts, from the rewrite of the typed IR."""
@@ -116,6 +129,8 @@ class Backward:
                 "arguments as one tuple parameter (def f(a, args): ... f(a, (b, c))), or "
                 "call f from a function that names them"
                 % code.co_varnames[code.co_argcount + code.co_kwonlyargcount])
+        LOG.info("gradient of %s(%s): capturing the typed IR", self.qualname,
+                 ", ".join(map(str, self.argtypes)))
         typed = typed_ir(py_func, self.argtypes,
                          layout=None if self.layout.trivial else self.layout)
         rw = build_backward(typed, py_func,

@@ -60,3 +60,17 @@ def test_a_function_taking_star_args_is_refused_with_what_to_write():
         return a.sum(*args)
     with pytest.raises(NonDifferentiableError, match=r"it takes \*args.*one tuple"):
         nad.grad_jit(f).grad(np.ones(3))
+
+
+def test_a_gradient_compile_logs_its_phases(caplog):
+    import logging
+
+    @nad.grad_jit
+    def logged(x):
+        return np.sum(np.cos(x))
+    with caplog.at_level(logging.INFO, logger="numba_adstack"):
+        g, = logged.grad(np.array([0.5, 1.0]))
+    np.testing.assert_allclose(g, -np.sin([0.5, 1.0]))
+    text = caplog.text
+    assert "gradient of" in text and "logged(array(float64, 1d, C))" in text
+    assert "capturing the typed IR" in text and "compiled in" in text
