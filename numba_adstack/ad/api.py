@@ -10,6 +10,7 @@ import inspect
 import numbers
 import threading
 
+from numba.core import config as numba_config, sigutils, typeinfer
 from numba.core.options import TargetOptions
 from numba.core.registry import CPUDispatcher
 
@@ -202,8 +203,16 @@ def _numba_options():
 
 
 def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, wrt=None,
-             checkpoint="auto", snapshots=None, memory_budget=None, **options):
+             checkpoint="auto", snapshots=None, memory_budget=None, locals=None,
+             pipeline_class=None, **options):
     """Decorator like ``numba.njit`` that also gives ``f.grad`` and ``f.value_and_grad``.
+
+    Spelled as ``numba.njit`` is: ``@grad_jit``, ``@grad_jit(...)``, and with signatures
+    (``grad_jit("f8(f8[:])")``, a list of them, or a ``Signature``), which compile the
+    function eagerly for them as ``njit`` does. ``locals=`` types the locals of the
+    function and of its gradient's capture; ``pipeline_class=`` compiles the function (its
+    gradient is captured by this package's pipeline). Under ``NUMBA_DISABLE_JIT=1`` the
+    function runs as Python, as ``njit``'s does, and ``grad`` says it needs the JIT.
 
     storage
         ``"auto"`` (the default): every stack sizes itself, from constant trip counts at
@@ -243,6 +252,9 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
     Other keyword arguments (fastmath, nogil, error_model, boundscheck...) go to Numba
     for both the function and its backward.
     """
+    sigs = None
+    if isinstance(fn, list) or sigutils.is_signature(fn):
+        sigs, fn = (fn if isinstance(fn, list) else [fn]), None
     unknown = sorted(set(options) - {"cache"} - _numba_options())
     if unknown:
         raise TypeError(
@@ -272,11 +284,20 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
             targetoptions.update(f.targetoptions)
             f = f.py_func
         wrt_indices(f, wrt)            # a bad entry is an error here, not at grad
+        if numba_config.DISABLE_JIT:
+            return _python_function(f)
         targetoptions.update(options)
         targetoptions["nopython"] = True
-        disp = GradDispatcher(f, targetoptions=targetoptions, ad_options=ad_options)
+        extra = {} if pipeline_class is None else {"pipeline_class": pipeline_class}
+        disp = GradDispatcher(f, locals=locals, targetoptions=targetoptions,
+                              ad_options=ad_options, **extra)
         if cache:
             disk_cache.enable(disp)
+        if sigs is not None:            # compiled now, and only for these, as njit does
+            with typeinfer.register_dispatcher(disp):
+                for sig in sigs:
+                    disp.compile(sig)
+                disp.disable_compile()
         return disp
     if fn is None:
         return wrap
@@ -284,3 +305,18 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
 
 
 grad_functions.register(GradDispatcher, grad_jit)
+
+
+def _python_function(f):
+    """Under ``NUMBA_DISABLE_JIT=1``: ``f`` itself, as ``numba.njit`` returns it, with the
+    gradient methods saying why they cannot run."""
+    def needs_jit(*args, **kwargs):
+        raise RuntimeError(
+            "%s: NUMBA_DISABLE_JIT=1 runs it as plain Python, and its gradient is made "
+            "from the compiled function; unset NUMBA_DISABLE_JIT to take gradients"
+            % f.__qualname__)
+    for name in ("grad", "value_and_grad", "vjp", "vjp_call", "jvp", "hvp",
+                 "inspect_adjoint"):
+        setattr(f, name, needs_jit)
+    f.py_func = f
+    return f

@@ -132,7 +132,8 @@ class Backward:
         LOG.info("gradient of %s(%s): capturing the typed IR", self.qualname,
                  ", ".join(map(str, self.argtypes)))
         typed = typed_ir(py_func, self.argtypes,
-                         layout=None if self.layout.trivial else self.layout)
+                         layout=None if self.layout.trivial else self.layout,
+                         locals=self.dispatcher.locals)
         rw = build_backward(typed, py_func,
                             Options(self.opts["ad_stack_size"], self.opts["storage"],
                                     wrt=wrt, parallel=parallel,

@@ -510,7 +510,7 @@ class _CapturePipeline(CompilerBase):
             return super()._compile_core()
 
 
-def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None):
+def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None, locals=None):
     """Typed SSA IR of ``py_func`` for the given Numba argument types.
 
     ``layout`` (optional, a :class:`.specialize.ArgLayout` of ``argtypes``): the IR takes
@@ -519,7 +519,7 @@ def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None):
     ``prepare`` (optional) maps each function about to be read (``py_func`` and every
     inlined callee) to the function actually read. ``callee_of`` (optional) maps a called
     object that is not a Numba dispatcher (a target's own device functions) to the Python
-    function to inline, or None.
+    function to inline, or None. ``locals``: the types of locals, as ``njit(locals=)``.
     """
     from numba.core.registry import cpu_target
     typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
@@ -534,22 +534,23 @@ def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None):
         if prepare is not None:
             py_func = prepare(py_func)
     with global_compiler_lock:
-        out = _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline)
+        out = _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline, locals)
         if isinstance(out, ScalarInPlaceSites):
             # operator.iadd(a, b)... on numbers: typed again without rebinding ``a``.
             pipeline = type("_CapturePipeline", (pipeline,),
                             {"scalar_inplace_sites": out.sites})
-            out = _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline)
+            out = _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline, locals)
     if isinstance(out, (NonDifferentiableError, ScalarInPlaceSites)):
         raise out
     return out
 
 
-def _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline):
+def _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline, locals=None):
     writes.REBOUND.clear()
+    locals = dict(locals or {})
     try:
         return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags,
-                             {}, pipeline_class=pipeline)
+                             locals, pipeline_class=pipeline)
     except errors.TypingError:
         implicit.raise_pending()
         if not writes.REBOUND or \
@@ -560,7 +561,7 @@ def _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline):
                         {"scalar_inplace_sites": _EVERY_SITE})
         try:
             return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None,
-                                 flags, {}, pipeline_class=pipeline)
+                                 flags, locals, pipeline_class=pipeline)
         except errors.TypingError:
             implicit.raise_pending()
         raise
