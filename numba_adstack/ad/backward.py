@@ -224,6 +224,8 @@ class Backward:
         except AdStackOverflowError:
             raise
         except MemoryError as e:
+            if self.parallel:       # per-thread adjoint copies past their limit
+                return self._run_serially(args, seed, value)
             # The history did not fit after all (a limit the budget did not see, memory
             # taken by others since): run the call again checkpointed under less.
             return self._recover(args, seed, value, e)
@@ -233,9 +235,12 @@ class Backward:
             # An exception inside a parallel region reaches Python as a bare SystemError:
             # run the serial backward, which raises the real one (an overflow, a user
             # raise) or, if the error does not happen again, gives the gradient.
-            if self._serial is None:
-                self._serial = Backward(self.dispatcher, self.argtypes, parallel=False)
-            return self._serial._run(args, seed, value)
+            return self._run_serially(args, seed, value)
+
+    def _run_serially(self, args, seed, value):
+        if self._serial is None:
+            self._serial = Backward(self.dispatcher, self.argtypes, parallel=False)
+        return self._serial._run(args, seed, value)
 
 
     def recover(self, args, seed, value, exc):

@@ -359,11 +359,11 @@ def test_one_tangent_per_argument():
 
 @nad.grad_jit
 def no_rule(x):
-    return math.ldexp(x, 1) * 2.0
+    return np.spacing(x) * 2.0
 
 
 def test_a_call_without_a_rule_is_refused_with_its_line():
-    with pytest.raises(NonDifferentiableError, match=r"(?s)ldexp.*line \d+.*math.ldexp"):
+    with pytest.raises(NonDifferentiableError, match=r"(?s)spacing.*line \d+.*np.spacing"):
         no_rule.jvp((1.5,), (1.0,))
 
 

@@ -117,7 +117,6 @@ _NUMPY_TWINS = {
     np.ceil: math.ceil, np.trunc: math.trunc, np.copysign: math.copysign,
     np.fmod: math.fmod,
     np.fabs: math.fabs, np.abs: abs, np.absolute: abs, np.nextafter: math.nextafter,
-    np.ldexp: math.ldexp,
     np.float64: float, np.float32: float,
 }
 for _np_fn, _math_fn in _NUMPY_TWINS.items():
