@@ -12,11 +12,12 @@ from .facts import is_range
 from .structure import successors
 from .rule_binding import bind_expr
 from .rules.array_rules import MAY_RETURN_VIEW
-from .typeinfo import is_float, is_float_array
+from .typeinfo import holds_complex, is_float, is_float_array
 from .operators import OPS, UNARY
 
 
 def check(facts, activity):
+    _check_complex(facts, activity)
     _check_aliased_writes(facts, activity)
     _check_writes_into_views(facts, activity)
     for blk in facts.fir.blocks.values():
@@ -41,6 +42,51 @@ def _check_expr(facts, activity, name, e, stmt):
         _check_array_def(facts, name, e, stmt)
     if name in activity.useful:
         _check_optional_inputs(facts, activity, e)
+
+
+def _check_complex(facts, activity):
+    """Refuse every construct that reads a complex value depending on the differentiated
+    arguments where its result reaches the gradient, unless a complex rule handles it:
+    the adjoint would be dropped there, a silently wrong gradient."""
+    for blk in facts.fir.blocks.values():
+        for stmt in blk.body:
+            if not isinstance(stmt, ir.Assign) or stmt.target.name not in activity.useful:
+                continue
+            e = stmt.value
+            inputs = [e.name] if isinstance(e, ir.Var) else \
+                facts.expr_inputs(e) if isinstance(e, ir.Expr) else []
+            bad = [v for v in inputs if v in activity.varied and holds_complex(facts.ty(v))]
+            if bad:
+                what = "a value of type %s" % facts.ty(bad[0]) if bad[0].startswith("$") \
+                    else "%r (%s)" % (_user_name(bad[0]), facts.ty(bad[0]))
+                facts.error("%s of %s, which depends on the differentiated arguments, has "
+                            "no complex adjoint rule; write it with the real and imaginary "
+                            "parts as floats (`re * re + im * im` for `abs(z) ** 2`)"
+                            % (_construct(facts, e), what), stmt.loc)
+
+
+def _construct(facts, e):
+    """How a message names the construct ``e``."""
+    if isinstance(e, ir.Expr):
+        if e.op in ("binop", "inplace_binop"):
+            fn = e.immutable_fn if e.op == "inplace_binop" else e.fn
+            return "the operator `%s`" % OPS.get(fn, fn)
+        if e.op == "unary":
+            return "the unary operator `%s`" % UNARY.get(e.fn, e.fn).strip()
+        if e.op == "getattr":
+            return "the attribute `.%s`" % e.attr
+        if e.op == "call":
+            fn = facts.resolve_global(e.func)
+            if fn is None:
+                return _call_description(facts, e)
+            module = getattr(fn, "__module__", None) or ""
+            prefix = "np." if isinstance(fn, np.ufunc) or module.startswith("numpy") else \
+                "cmath." if module == "cmath" else ""
+            return "`%s%s`" % (prefix, getattr(fn, "__name__", fn))
+        if e.op in ("getitem", "static_getitem"):
+            return "indexing"
+        return "the expression `%s`" % e.op
+    return "the assignment"
 
 
 def _check_writes_into_views(facts, activity):

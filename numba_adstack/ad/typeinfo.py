@@ -10,6 +10,21 @@ def is_float_array(t):
     return isinstance(t, types.Array) and isinstance(t.dtype, types.Float)
 
 
+def is_complex(t):
+    return isinstance(t, types.Complex)
+
+
+def is_complex_array(t):
+    return isinstance(t, types.Array) and isinstance(t.dtype, types.Complex)
+
+
+def holds_complex(t):
+    """A complex number, a complex array, or one that may be None."""
+    if isinstance(t, types.Optional):
+        t = t.type
+    return is_complex(t) or is_complex_array(t)
+
+
 def is_kept_array(t):
     """Arrays a list stack keeps from one loop iteration to the sweep: float arrays, and
     the masks and integer arrays they are computed with (``y > 0.1`` for ``np.where``)."""
