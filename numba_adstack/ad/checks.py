@@ -54,8 +54,15 @@ def _check_complex(facts, activity):
                 continue
             e = stmt.value
             inputs = [e.name] if isinstance(e, ir.Var) else \
-                facts.expr_inputs(e) if isinstance(e, ir.Expr) else []
+                _inputs(facts, e) if isinstance(e, ir.Expr) else []
             bad = [v for v in inputs if v in activity.varied and holds_complex(facts.ty(v))]
+            if isinstance(e, ir.Arg) and holds_complex(facts.ty(stmt.target.name)):
+                facts.error("the complex argument %r is not differentiated; pass its real "
+                            "and imaginary parts as floats (`complex(re, im)` inside), or "
+                            "leave it out of wrt=" % stmt.target.name, stmt.loc)
+            if bad and (isinstance(e, ir.Var) or e.op in ("phi", "cast")
+                        or R.complex_rule(facts, e) is not None):
+                continue
             if bad:
                 what = "a value of type %s" % facts.ty(bad[0]) if bad[0].startswith("$") \
                     else "%r (%s)" % (_user_name(bad[0]), facts.ty(bad[0]))
@@ -63,6 +70,18 @@ def _check_complex(facts, activity):
                             "no complex adjoint rule; write it with the real and imaginary "
                             "parts as floats (`re * re + im * im` for `abs(z) ** 2`)"
                             % (_construct(facts, e), what), stmt.loc)
+
+
+def _inputs(facts, e):
+    """The variables ``e`` reads, and the receivers of the methods it calls."""
+    out = []
+    for v in e.list_vars():
+        out.append(v.name)
+        d = facts.def_expr(v.name)
+        if isinstance(d, ir.Expr) and d.op == "getattr" \
+                and isinstance(facts.ty(v.name), types.BoundFunction):
+            out.append(d.value.name)
+    return out
 
 
 def _construct(facts, e):
@@ -144,7 +163,7 @@ def check_call(facts, activity, e, name):
     on_arrays = any(isinstance(facts.ty(a), types.Array) and facts.ty(a).ndim > 0
                     for a in list(e.args) + [v for _, v in e.kws])
     if name in activity.useful and is_float(t) and fn not in R.NON_DIFFERENTIABLE_CALLS \
-            and (fn not in R.CALL_RULES or on_arrays):
+            and (fn not in R.CALL_RULES or on_arrays) and R.complex_rule(facts, e) is None:
         fname = getattr(fn, "__name__", None)
         if fname is None:
             f = facts.def_expr(e.func.name)
