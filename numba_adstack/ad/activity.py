@@ -247,7 +247,10 @@ def _gradient_operands(facts, name):
     if not (isinstance(e, ir.Expr) and e.op == "call"):
         return ops
     bound = bind_expr(facts, e)
-    if bound is not None:
+    found = R.complex_rule(facts, e)
+    if found is not None:
+        pairs = list(zip(found[1], found[0]))
+    elif bound is not None:
         pairs = list(zip(bound.operands, bound.templates()))
     else:
         rule = R.CALL_RULES.get(facts.resolve_global(e.func))

@@ -45,31 +45,43 @@ def _check_expr(facts, activity, name, e, stmt):
 
 
 def _check_complex(facts, activity):
-    """Refuse every construct that reads a complex value depending on the differentiated
-    arguments where its result reaches the gradient, unless a complex rule handles it:
-    the adjoint would be dropped there, a silently wrong gradient."""
+    """Refuse every construct that reads or makes a complex value depending on the
+    differentiated arguments where its result reaches the gradient, unless a complex rule
+    handles it (rules/complex_rules.py): the adjoint would be dropped there, a silently
+    wrong gradient."""
     for blk in facts.fir.blocks.values():
         for stmt in blk.body:
             if not isinstance(stmt, ir.Assign) or stmt.target.name not in activity.useful:
                 continue
-            e = stmt.value
-            inputs = [e.name] if isinstance(e, ir.Var) else \
-                _inputs(facts, e) if isinstance(e, ir.Expr) else []
-            bad = [v for v in inputs if v in activity.varied and holds_complex(facts.ty(v))]
-            if isinstance(e, ir.Arg) and holds_complex(facts.ty(stmt.target.name)):
+            e, t = stmt.value, facts.ty(stmt.target.name)
+            if isinstance(e, ir.Arg) and holds_complex(t):
                 facts.error("the complex argument %r is not differentiated; pass its real "
                             "and imaginary parts as floats (`complex(re, im)` inside), or "
                             "leave it out of wrt=" % stmt.target.name, stmt.loc)
-            if bad and (isinstance(e, ir.Var) or e.op in ("phi", "cast")
-                        or R.complex_rule(facts, e) is not None):
+            inputs = [e.name] if isinstance(e, ir.Var) else \
+                _inputs(facts, e) if isinstance(e, ir.Expr) else []
+            bad = [v for v in inputs if v in activity.varied and holds_complex(facts.ty(v))]
+            if not (bad or holds_complex(t)) or isinstance(e, ir.Var) or (
+                    isinstance(e, ir.Expr) and (e.op in ("phi", "cast")
+                                                or R.complex_rule(facts, e) is not None
+                                                or _tuple_item(facts, e))):
                 continue
             if bad:
                 what = "a value of type %s" % facts.ty(bad[0]) if bad[0].startswith("$") \
                     else "%r (%s)" % (_user_name(bad[0]), facts.ty(bad[0]))
-                facts.error("%s of %s, which depends on the differentiated arguments, has "
-                            "no complex adjoint rule; write it with the real and imaginary "
-                            "parts as floats (`re * re + im * im` for `abs(z) ** 2`)"
-                            % (_construct(facts, e), what), stmt.loc)
+                what = "of " + what
+            else:
+                what = "producing %s" % t
+            facts.error("%s %s, which depends on the differentiated arguments, has no "
+                        "complex adjoint rule; write it with the real and imaginary parts "
+                        "as floats (`re * re + im * im` for `abs(z) ** 2`)"
+                        % (_construct(facts, e), what), stmt.loc)
+
+
+def _tuple_item(facts, e):
+    """Is ``e`` an item of a tuple built in the function (its adjoint goes to the item)?"""
+    return e.op in ("getitem", "static_getitem") and \
+        isinstance(facts.ty(e.value), types.BaseTuple) and facts.tuple_item(e) is not None
 
 
 def _inputs(facts, e):
@@ -103,7 +115,7 @@ def _construct(facts, e):
                 "cmath." if module == "cmath" else ""
             return "`%s%s`" % (prefix, getattr(fn, "__name__", fn))
         if e.op in ("getitem", "static_getitem"):
-            return "indexing"
+            return "reading an item of %s" % facts.ty(e.value)
         return "the expression `%s`" % e.op
     return "the assignment"
 
