@@ -20,7 +20,8 @@ from numba.core import ir, types
 
 from . import rules as R
 from .rule_binding import bind_expr
-from .typeinfo import carries_floats, is_float, is_float_array
+from .typeinfo import (carries_floats, holds_complex, is_complex_array, is_float,
+                       is_float_array)
 
 
 @dataclass(frozen=True)
@@ -52,10 +53,12 @@ def _varied(facts, wrt):
     varied = set()
     for name, t in facts.typemap.items():
         if name in facts.defs and isinstance(facts.defs[name][1].value, ir.Arg) \
-                and (is_float(t) or is_float_array(t)):
+                and (is_float(t) or is_float_array(t) or holds_complex(t)):
+            # (A complex argument is an input too: what it reaches is varied, and the
+            # checks refuse it where it reaches the result.)
             if wrt is None or facts.defs[name][1].value.index in wrt:
                 varied.add(name)
-    wrt_roots = {a for a in varied if is_float_array(facts.typemap[a])}
+    wrt_roots = {a for a in varied if isinstance(facts.typemap[a], types.Array)}
     # Arrays whose contents depend on the inputs: the differentiated arguments, and arrays
     # a varied value is stored into.
     varied_roots = set()
@@ -91,6 +94,12 @@ def _varied(facts, wrt):
                 # A tuple, list, complex number, bound method... built from varied values:
                 # whatever float is read out of it depends on them too.
                 hit = depends(name, e)
+            elif is_complex_array(t):
+                # Complex arrays computed from, viewing, or written with varied values:
+                # what is read out of them depends on the inputs.
+                root = facts.array_root(name)
+                hit = root in wrt_roots or root in varied_roots or root in varied or \
+                    depends(name, e) or _complex_part_written(facts, name, varied_roots)
             elif not (is_float(t) or is_float_array(t)):
                 continue
             elif isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem") \
@@ -113,6 +122,17 @@ def _varied(facts, wrt):
                 varied.add(name)
                 changed = True
     return varied
+
+
+def _complex_part_written(facts, name, varied_roots):
+    """Is a varied value written into ``c.real`` or ``c.imag`` of the complex array
+    ``name`` (views of its memory that the roots do not follow)?"""
+    for _, stmt in facts.uses.get(name, ()):
+        e = stmt.value if isinstance(stmt, ir.Assign) else None
+        if isinstance(e, ir.Expr) and e.op == "getattr" and e.attr in ("real", "imag") \
+                and stmt.target.name in varied_roots:
+            return True
+    return False
 
 
 def _grow_varied_roots(facts, varied, varied_roots, depends_on_inputs):
@@ -230,7 +250,10 @@ def _gradient_operands(facts, name):
     if not (isinstance(e, ir.Expr) and e.op == "call"):
         return ops
     bound = bind_expr(facts, e)
-    if bound is not None:
+    found = R.complex_rule(facts, e)
+    if found is not None:
+        pairs = list(zip(found[1], found[0]))
+    elif bound is not None:
         pairs = list(zip(bound.operands, bound.templates()))
     else:
         rule = R.CALL_RULES.get(facts.resolve_global(e.func))

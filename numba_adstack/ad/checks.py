@@ -13,11 +13,12 @@ from .structure import successors
 from .rule_binding import bind_expr
 from .rules import array_effects as effects
 from .view_checks import check_views
-from .typeinfo import is_float, is_float_array
+from .typeinfo import holds_complex, is_float, is_float_array
 from .operators import OPS, UNARY
 
 
 def check(facts, activity):
+    _check_complex(facts, activity)
     _check_aliased_writes(facts, activity)
     check_views(facts, activity)
     for blk in facts.fir.blocks.values():
@@ -45,6 +46,82 @@ def _check_expr(facts, activity, name, e, stmt):
         _check_array_def(facts, name, e, stmt)
     if name in activity.useful:
         _check_optional_inputs(facts, activity, e)
+
+
+def _check_complex(facts, activity):
+    """Refuse every construct that reads or makes a complex value depending on the
+    differentiated arguments where its result reaches the gradient, unless a complex rule
+    handles it (rules/complex_rules.py): the adjoint would be dropped there, a silently
+    wrong gradient."""
+    for blk in facts.fir.blocks.values():
+        for stmt in blk.body:
+            if not isinstance(stmt, ir.Assign) or stmt.target.name not in activity.useful:
+                continue
+            e, t = stmt.value, facts.ty(stmt.target.name)
+            if isinstance(e, ir.Arg) and holds_complex(t):
+                facts.error("the complex argument %r is not differentiated; pass its real "
+                            "and imaginary parts as floats (`complex(re, im)` inside), or "
+                            "leave it out of wrt=" % stmt.target.name, stmt.loc)
+            inputs = [e.name] if isinstance(e, ir.Var) else \
+                _inputs(facts, e) if isinstance(e, ir.Expr) else []
+            bad = [v for v in inputs if v in activity.varied and holds_complex(facts.ty(v))]
+            if not (bad or holds_complex(t)) or isinstance(e, ir.Var) or (
+                    isinstance(e, ir.Expr) and (e.op in ("phi", "cast")
+                                                or R.complex_rule(facts, e) is not None
+                                                or _tuple_item(facts, e))):
+                continue
+            if bad:
+                what = "a value of type %s" % facts.ty(bad[0]) if bad[0].startswith("$") \
+                    else "%r (%s)" % (_user_name(bad[0]), facts.ty(bad[0]))
+                what = "of " + what
+            else:
+                what = "producing %s" % t
+            facts.error("%s %s, which depends on the differentiated arguments, has no "
+                        "complex adjoint rule; write it with the real and imaginary parts "
+                        "as floats (`re * re + im * im` for `abs(z) ** 2`)"
+                        % (_construct(facts, e), what), stmt.loc)
+
+
+def _tuple_item(facts, e):
+    """Is ``e`` an item of a tuple built in the function (its adjoint goes to the item)?"""
+    return e.op in ("getitem", "static_getitem") and \
+        isinstance(facts.ty(e.value), types.BaseTuple) and facts.tuple_item(e) is not None
+
+
+def _inputs(facts, e):
+    """The variables ``e`` reads, and the receivers of the methods it calls."""
+    out = []
+    for v in e.list_vars():
+        out.append(v.name)
+        d = facts.def_expr(v.name)
+        if isinstance(d, ir.Expr) and d.op == "getattr" \
+                and isinstance(facts.ty(v.name), types.BoundFunction):
+            out.append(d.value.name)
+    return out
+
+
+def _construct(facts, e):
+    """How a message names the construct ``e``."""
+    if isinstance(e, ir.Expr):
+        if e.op in ("binop", "inplace_binop"):
+            fn = e.immutable_fn if e.op == "inplace_binop" else e.fn
+            return "the operator `%s`" % OPS.get(fn, fn)
+        if e.op == "unary":
+            return "the unary operator `%s`" % UNARY.get(e.fn, e.fn).strip()
+        if e.op == "getattr":
+            return "the attribute `.%s`" % e.attr
+        if e.op == "call":
+            fn = facts.resolve_global(e.func)
+            if fn is None:
+                return _call_description(facts, e)
+            module = getattr(fn, "__module__", None) or ""
+            prefix = "np." if isinstance(fn, np.ufunc) or module.startswith("numpy") else \
+                "cmath." if module == "cmath" else ""
+            return "`%s%s`" % (prefix, getattr(fn, "__name__", fn))
+        if e.op in ("getitem", "static_getitem"):
+            return "reading an item of %s" % facts.ty(e.value)
+        return "the expression `%s`" % e.op
+    return "the assignment"
 
 
 def _primitive_name(fn):
@@ -79,7 +156,7 @@ def check_call(facts, activity, e, name):
     on_arrays = any(isinstance(facts.ty(a), types.Array) and facts.ty(a).ndim > 0
                     for a in list(e.args) + [v for _, v in e.kws])
     if name in activity.useful and is_float(t) and fn not in R.NON_DIFFERENTIABLE_CALLS \
-            and (fn not in R.CALL_RULES or on_arrays):
+            and (fn not in R.CALL_RULES or on_arrays) and R.complex_rule(facts, e) is None:
         fname = getattr(fn, "__name__", None)
         if fname is None:
             f = facts.def_expr(e.func.name)

@@ -15,7 +15,7 @@ from ..errors import NonDifferentiableError
 from .array_facts import ArrayFacts
 from .rule_binding import bind_expr
 from .structure import Structure
-from .typeinfo import is_float, is_float_array, is_literal
+from .typeinfo import is_complex, is_float, is_float_array, is_literal
 
 
 def _scalar_class(ty):
@@ -299,7 +299,8 @@ class IRFacts(ArrayFacts):
                     if isinstance(v, ir.Var) and _differentiable(self.ty(v))]
         e = self.def_expr(name)
         if isinstance(e, ir.Var):
-            return [e.name] if is_float(self.ty(e)) or isinstance(self.ty(e), types.Array) \
+            t = self.ty(e)
+            return [e.name] if _differentiable(t) or isinstance(t, types.Array) \
                 else []
         if not isinstance(e, ir.Expr):
             return []
@@ -309,6 +310,8 @@ class IRFacts(ArrayFacts):
             return [e.value.name] if _differentiable(self.ty(e.value)) else []
         if e.op == "getattr" and e.attr == "T":
             return [e.value.name] if is_float_array(self.ty(e.value)) else []
+        if e.op == "getattr" and is_complex(self.ty(e.value)) and e.attr in ("real", "imag"):
+            return [e.value.name]
         if e.op == "getattr" and is_float_array(self.ty(e.value)) \
                 and bind_expr(self, e) is not None:
             # x.real, x.imag: the adjoint flows into x (a computed x must be useful, or
@@ -327,6 +330,9 @@ class IRFacts(ArrayFacts):
             # and so does a method's receiver.
             bound = bind_expr(self, e)
             out = []
+            f = self.def_expr(e.func.name)
+            if isinstance(f, ir.Expr) and f.op == "getattr" and is_complex(self.ty(f.value)):
+                out.append(f.value.name)        # z.conjugate()
             for a in (bound.operands if bound is not None
                       else list(e.args) + [v for _, v in e.kws]):
                 items = self.tuple_arrays(a) or []
@@ -344,10 +350,11 @@ class IRFacts(ArrayFacts):
         if e.op in ("static_getitem", "getitem") and isinstance(self.ty(e.value),
                                                                types.BaseTuple):
             item = self.tuple_item(e)
-            if item is not None and is_float(self.ty(item)):
+            if item is not None and _differentiable(self.ty(item)) \
+                    and not isinstance(self.ty(item), types.Array):
                 return [item.name]
         return []
 
 
 def _differentiable(t):
-    return is_float(t) or is_float_array(t)
+    return is_float(t) or is_float_array(t) or is_complex(t)

@@ -10,6 +10,26 @@ def is_float_array(t):
     return isinstance(t, types.Array) and isinstance(t.dtype, types.Float)
 
 
+def is_complex(t):
+    return isinstance(t, types.Complex)
+
+
+def is_complex_array(t):
+    return isinstance(t, types.Array) and isinstance(t.dtype, types.Complex)
+
+
+def has_scalar_adjoint(t):
+    """A float or a complex number: a value whose adjoint is a number of its own."""
+    return isinstance(t, (types.Float, types.Complex))
+
+
+def holds_complex(t):
+    """A complex number, a complex array, or one that may be None."""
+    if isinstance(t, types.Optional):
+        t = t.type
+    return is_complex(t) or is_complex_array(t)
+
+
 def is_kept_array(t):
     """Arrays a list stack keeps from one loop iteration to the sweep: float arrays, and
     the masks and integer arrays they are computed with (``y > 0.1`` for ``np.where``)."""
@@ -43,6 +63,8 @@ def zero_src(t):
     """Source of a zero of type ``t`` (what a declared local starts as)."""
     if isinstance(t, types.Float):
         return "np.float32(0.0)" if t.bitwidth == 32 else "0.0"
+    if isinstance(t, types.Complex):
+        return "np.complex64(0.0)" if t.bitwidth == 64 else "0j"
     if isinstance(t, types.Boolean):
         return "False"
     if isinstance(t, types.Integer) and t.bitwidth == 32 and t.signed:

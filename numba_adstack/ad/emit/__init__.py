@@ -19,7 +19,7 @@ from ..plan import Reads
 from ..plan.stacks import declaration
 from ..structure import node_key
 from .checked import check_adjoint_reads
-from ..typeinfo import array_zero_src, is_float, is_kept_array, zero_src
+from ..typeinfo import array_zero_src, is_complex, is_float, is_kept_array, zero_src
 from .adjoints import Adjoints
 from .checkpoint import Checkpoint
 from .constants import ZERO
@@ -172,6 +172,8 @@ class Emission:
                 continue
             if is_float(facts.ty(name)):
                 out[names.bar(name)] = ZERO
+            elif is_complex(facts.ty(name)):
+                out[names.bar(name)] = "0j"
             elif name in self.activity.array_values:
                 out[names.bar(name)] = array_zero_src(facts.ty(name))
         for name in record_names(facts):

@@ -9,7 +9,7 @@ from numba.core import ir, types
 
 from .. import rules as R
 from ..checks import array_expr_message
-from ..typeinfo import is_float, is_float_array
+from ..typeinfo import has_scalar_adjoint, is_complex, is_float, is_float_array
 from ..operators import OPS
 from ..plan.reciprocals import copy_root
 from ..rule_binding import bind_expr
@@ -155,6 +155,12 @@ class Adjoints:
             return self._plain(e.value, g)
         if e.op == "binop" and facts.reduction(e) is not None:
             return self._reduction(name, e, g)          # u @ v of two vectors
+        if self._complex(name, e):
+            found = R.complex_rule(facts, e)
+            if found is None:
+                facts.error("%s on complex numbers" % e, e.loc)     # (the checks refuse it)
+            rule, operands, _ = found       # (no literal-power forms: they are real)
+            return self.apply(name, rule, operands)
         if e.op in ("binop", "inplace_binop"):
             fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn, e.immutable_fn)
             rule = R.BINOP_RULES.get(fn)
@@ -181,6 +187,12 @@ class Adjoints:
         if e.op == "getattr":
             facts.error("the attribute `.%s` of %s" % (e.attr, facts.ty(e.value)), e.loc)
         facts.error("the expression %r producing a float" % e.op, e.loc)
+
+    def _complex(self, name, e):
+        """Does ``name = e`` read or make a complex number (rules/complex_rules.py)?"""
+        facts = self.facts
+        return is_complex(facts.ty(name)) or any(
+            is_complex(facts.ty(v)) for v in facts.adjoint_operands(name))
 
     def _array_def(self, name, e, g):
         """Contributions of a computed array ``name = e`` (its adjoint is ``g``)."""
@@ -266,14 +278,17 @@ class Adjoints:
 
     def _plain(self, var, g):
         if isinstance(var, ir.Var) and var.name in self.cx.activity.useful \
-                and is_float(self.facts.ty(var)):
+                and has_scalar_adjoint(self.facts.ty(var)):
             return [Add(self.names.bar(var), g)]
         return []
 
     def apply(self, name, rule, operands, fn=None):
         """Contributions of the float ``name = f(*operands)`` by ``rule`` (one template
         per operand) to the operands' adjoints."""
-        return [Add(self.names.bar(op), term.source())
+        # A real operand of a complex result takes the real part of its contribution.
+        real = is_complex(self.facts.ty(name))
+        return [Add(self.names.bar(op), "(%s).real" % term.source()
+                    if real and is_float(self.facts.ty(op)) else term.source())
                 for op, term in self.terms(name, rule, operands, fn=fn)]
 
     def terms(self, name, rule, operands, g=None, fn=None):
@@ -349,7 +364,7 @@ class Adjoints:
         if not isinstance(op, ir.Var) or self._element_seeded(op):
             return False
         act, t = self.cx.activity, self.facts.ty(op)
-        if is_float(t) or is_float_array(t):
+        if has_scalar_adjoint(t) or is_float_array(t):
             return op.name in act.useful
         items = self.facts.tuple_arrays(op) or []
         return any(v is not None and v.name in act.useful for v in items)

@@ -12,7 +12,7 @@ from numba.core import ir
 
 from ..plan.shapes import ancestors, join_leaves
 from ..structure import LoopNode, node_key
-from ..typeinfo import array_zero_src, is_float, is_float_array
+from ..typeinfo import array_zero_src, has_scalar_adjoint, is_float, is_float_array
 from .constants import ZERO
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, ThroughView,
                             ToValue)
@@ -371,7 +371,7 @@ class Reverse:
         if not (isinstance(v, ir.Var) and v.name in cx.activity.useful):
             return
         direct = v.name in cx.plan.direct
-        if is_float(self.facts.ty(v)):
+        if has_scalar_adjoint(self.facts.ty(v)):
             L("%s %s %s" % (names.bar(v), "=" if direct else "+=", src))
         elif v.name in cx.activity.array_values:
             if direct:
@@ -417,7 +417,7 @@ class Reverse:
             self.make_adjoints(L)
             L("%s = np.zeros_like(%s)" % (names.bar(name), cx.adjoints.ref(name)))
         if name in cx.activity.useful and not isinstance(e, ir.Arg) and (
-                is_float(facts.ty(name)) or name in cx.activity.array_values):
+                has_scalar_adjoint(facts.ty(name)) or name in cx.activity.array_values):
             direct = {v: use for v, use in cx.plan.direct.items() if use is stmt}
             contributions = cx.adjoints.contributions(name, e)
             self.make_adjoints(L)

@@ -24,7 +24,7 @@ checked here, before Numba compiles; ``storage="heap"`` makes every stack a heap
 """
 from dataclasses import dataclass
 
-from numba.core import ir
+from numba.core import ir, types
 
 from ... import config
 from ...errors import AdStackBudgetError
@@ -146,8 +146,9 @@ def value_stacks(facts, options, recompute, sites, needed, types_of):
         dt = stack_dtype(t)
         if dt is None:
             facts.error("the reverse sweep needs the value of %r (%s) from every loop "
-                        "iteration, and values of that type cannot be kept"
-                        % (name, t), sites.def_loc(name))
+                        "iteration, and values of that type cannot be kept%s"
+                        % (name, t, "; carry its real and imaginary parts as two floats"
+                           if isinstance(t, types.Complex) else ""), sites.def_loc(name))
         per_site = sites.def_site_loops(name)
         loops = [lps for lps in per_site.values() if lps]
         if not loops:

@@ -1,6 +1,7 @@
 """Adjoint rules, read by the rewrite: one table per family of primitives.
 
 * :mod:`.scalar`: functions and operators on floats (``math.sin``, ``*``, ``min``...);
+* :mod:`.complex_rules`: the same, and ``.real``, ``abs``, ``cmath.*``, on complex numbers;
 * :mod:`.array_rules`: NumPy primitives on arrays (element-wise with broadcasting,
   reductions, linear algebra, shapes), with their njit helpers in ``vjp_*.py``, gathered
   by name in :mod:`.helpers`;
@@ -17,6 +18,7 @@ from .array_effects import (ARRAY_CONSTRUCTORS, FILL_ARGUMENT,  # noqa: F401
 from .powers import LITERAL_RULES, specialise  # noqa: F401
 from .scalar import (BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP,  # noqa: F401
                      NON_DIFFERENTIABLE_CALLS, UNARY_RULES)
+from .complex_rules import complex_rule  # noqa: F401
 from . import template as _template
 
 

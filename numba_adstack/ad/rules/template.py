@@ -185,6 +185,12 @@ def linear_in_adjoint(tpl):
             return (left != right) and linear(node.left if left else node.right)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             return not _reads_g(node.right) and linear(node.left)
+        # Real-linear maps of a complex adjoint (rules/complex_rules.py).
+        if isinstance(node, ast.Attribute) and node.attr in ("real", "imag"):
+            return linear(node.value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "conjugate" and not node.args and not node.keywords:
+            return linear(node.func.value)
         if isinstance(node, ast.IfExp):
             if _reads_g(node.test):
                 return False
