@@ -271,13 +271,12 @@ def _flat_iterator(x):
                                 _sum_of_products, _transposed, _inplace_array,
                                 _differences, _array_of_list, _sorted, _array_methods,
                                 _cumulative_product, _item_method, _flat_iterator,
-                                _nan_cumulative_product])
+                                _nan_cumulative_product, _complex_numbers])
 def test_whole_array_expressions_differentiate(fn):
     check_fd(nad.grad_jit(fn), X5.copy())
 
 
 @pytest.mark.parametrize("fn,what,line", [
-    (_complex_numbers, "`.real`", "return (z * z).real"),
     (_list_of_floats, "list", "return values[0]"),
 ])
 def test_whole_array_expressions_are_refused(fn, what, line):
