@@ -148,7 +148,7 @@ def value_stacks(facts, options, recompute, sites, needed, types_of):
             facts.error("the reverse sweep needs the value of %r (%s) from every loop "
                         "iteration, and values of that type cannot be kept%s"
                         % (name, t, "; carry its real and imaginary parts as two floats"
-                           if isinstance(t, types.Complex) else ""), sites.def_loc(name))
+                           if isinstance(t, types.Complex) else ""), _loc(facts, sites, name))
         per_site = sites.def_site_loops(name)
         loops = [lps for lps in per_site.values() if lps]
         if not loops:
@@ -337,3 +337,13 @@ def choose_partials(facts, recompute, ref_uses):
         types_[pname] = facts.ty(x)
         partials[name] = (pname, partial)
     return partials, types_
+
+
+def _loc(facts, sites, name):
+    """Where ``name`` is defined; for a phi, where a value it merges is."""
+    loc = sites.def_loc(name)
+    if loc is None and name in facts.phis:
+        for v in facts.phi_incoming(name).values():
+            if isinstance(v, ir.Var) and facts.def_loc(v.name) is not None:
+                return facts.def_loc(v.name)
+    return loc
