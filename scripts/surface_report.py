@@ -1,8 +1,9 @@
 """Run the generated surface cases (tests/surface_cases.py: every ufunc Numba types, in
-every call form that writes, and the augmented operators, for float64, float32 and int64)
+every call form that writes, the NumPy functions with out and the writing methods, and
+the augmented operators, for float64, float32 and int64, and on complex128 intermediates)
 and print the counts per class and the cases that are not RIGHT, as markdown.
 
-    python scripts/surface_report.py [--processes 2] [--dtypes float64,float32,int64]
+    python scripts/surface_report.py [--processes 2] [--dtypes float64,float32,int64,complex128]
 """
 import argparse
 import collections
@@ -24,7 +25,7 @@ def _run(index_and_dtypes):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--processes", type=int, default=2)
-    ap.add_argument("--dtypes", default="float64,float32,int64")
+    ap.add_argument("--dtypes", default="float64,float32,int64,complex128")
     a = ap.parse_args()
     dtypes = tuple(a.dtypes.split(","))
     n = len(surface_cases.cases(dtypes))

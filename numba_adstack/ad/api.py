@@ -39,10 +39,11 @@ class GradDispatcher(CPUDispatcher):
                                          "wrt": None, "cache": False}
         self.backward_options = {k: v for k, v in (targetoptions or {}).items()
                                  if k not in ("nopython", "parallel", "inline")}
-        # Derivatives are infinite or undefined where the primal is not (0.5 / sqrt(x) at
-        # 0, a mean over no elements): inf or NaN, as NumPy and JAX give, not a bare
-        # ZeroDivisionError from the generated code. The user's error_model wins.
-        self.backward_options.setdefault("error_model", "numpy")
+        # The primal's error model, which the functions the backward calls inherit (they
+        # are then the primal's, compiled once); the backward's own code divides with
+        # NumPy's unless the user gave one (numba_pipeline.AdjointCompiler): an infinite
+        # derivative is inf, not a ZeroDivisionError.
+        self.backward_options.setdefault("error_model", "python")
         self._signature = inspect.signature(py_func)
         self._backwards = {}           # by Numba argument types
         self._by_fingerprint = {}      # the same, by Numba's fast argument fingerprints

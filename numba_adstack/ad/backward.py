@@ -25,7 +25,7 @@ from ..intrinsics import adstack, push, pop, top, size, overflowed, clear, reser
 from . import cache as disk_cache
 from . import frozen
 from .generated_source import exec_source
-from .numba_pipeline import GeneratedCodeCompiler
+from .numba_pipeline import generated_code_options
 from .activity import integer_arguments_in_float_arithmetic
 from .capture import typed_ir
 from .facts import raise_non_differentiable
@@ -155,8 +155,9 @@ class Backward:
         return gen
 
     def _compile(self, ns, helpers, inlined, cache):
-        self.njit_options = dict(self.dispatcher.backward_options)
-        self.njit_options.setdefault("pipeline_class", GeneratedCodeCompiler)
+        parallel = bool(helpers) or "numba.prange(" in self.source
+        self.njit_options = generated_code_options(
+            self.dispatcher.backward_options, self.dispatcher.targetoptions, parallel)
         # Helpers of parallel loops are called from the backward's prange loops: compiled
         # first, by name, and the backward is compiled parallel. A straight-line helper is
         # inlined into the loop body (a call per iteration cost a map loop twice its serial
@@ -165,12 +166,9 @@ class Backward:
             options = dict(self.njit_options, inline="always" if helper in inlined else "never")
             ns[helper] = disk_cache.jit(ns[helper], options, cache)
         # (a prange loop the replay runs as the primal does: plan/parallel_replay.py)
-        if helpers or "numba.prange(" in self.source:
+        if parallel:
             self.njit_options["parallel"] = True
-            # Numba's parfor passes expect its whole pipeline, SSA included.
-            if self.njit_options["pipeline_class"] is GeneratedCodeCompiler:
-                del self.njit_options["pipeline_class"]
-        self.parallel = bool(helpers) or "numba.prange(" in self.source
+        self.parallel = parallel
         self.njit_fn = disk_cache.jit(ns[self.fname], self.njit_options, cache)
         budget = self.opts["frame_budget"]
         with config.frame_budget(budget if budget is not None else config.get_frame_budget()):

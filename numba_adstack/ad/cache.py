@@ -193,7 +193,9 @@ class Entry:
         self.qualname = py_func.__qualname__
         self.types = tuple(_type_key(t) for t in argtypes)
         self.deps = deps
-        self.key = cache_key.digest((cache_key.versions(), deps.parts, self.types, options))
+        # What the key digests, kept for a message on why an entry was stale.
+        self.key_parts = (cache_key.versions(), deps.parts, self.types, options)
+        self.key = cache_key.digest(self.key_parts)
         # One slot per function, signature and options: a changed source replaces its
         # entry instead of adding one.
         cells = [p for p in deps.parts if p[0] == "cell" and p[1] == 0]

@@ -241,11 +241,14 @@ def stable_repr(value):
 
 @functools.lru_cache(maxsize=None)
 def package_digest():
-    """Digest of numba_adstack's own sources: a changed rewrite never reads old entries."""
+    """Digest of numba_adstack's own sources, as this process imported them: a changed
+    rewrite never reads old entries. ``__pycache__`` is left out: Numba's caches of
+    functions defined in the package are written there (generated backwards are ``.py``
+    files), and a cache written by one process must not change the key of another."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     h = hashlib.sha256()
     for folder, dirs, files in sorted(os.walk(root)):
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
             if name.endswith(".py"):
                 path = os.path.join(folder, name)

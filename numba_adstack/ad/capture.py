@@ -22,6 +22,7 @@ from numba.core import ir
 from numba.core.compiler import (CompilerBase, DefaultPassBuilder, Flags, compile_extra,
                                  _EarlyPipelineCompletion)
 from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
+from numba.core.targetconfig import ConfigStack
 from numba.core.untyped_passes import FindLiterallyCalls, FixupArgs, InlineInlinables
 from numba.core.typed_passes import NopythonTypeInference
 from numba.core.analysis import compute_cfg_from_blocks
@@ -510,6 +511,22 @@ class _CapturePipeline(CompilerBase):
             return super()._compile_core()
 
 
+def _primal_flags():
+    """The flags ``njit`` compiles the primal with: Numba keys the implementations a
+    function calls (its NumPy functions, other overloads) by the caller's flags, so that
+    typing the capture reuses the primal's instead of compiling them again. Under another
+    target's compile (a CUDA kernel's device function), whose flags a CPU function does
+    not inherit, Numba's defaults."""
+    from numba.core.cpu import CPUTargetOptions
+    flags = Flags()
+    top = ConfigStack.top_or_none()
+    if top is None or type(top) is Flags:
+        CPUTargetOptions.parse_as_flags(flags, {"nopython": True})
+    else:
+        flags.nrt = True
+    return flags
+
+
 def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None, locals=None):
     """Typed SSA IR of ``py_func`` for the given Numba argument types.
 
@@ -523,8 +540,7 @@ def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None, local
     """
     from numba.core.registry import cpu_target
     typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
-    flags = Flags()
-    flags.nrt = True
+    flags = _primal_flags()
     pipeline = _CapturePipeline
     if prepare is not None or callee_of is not None or layout is not None:
         hooks = {"prepare": None if prepare is None else staticmethod(prepare),

@@ -31,7 +31,7 @@ import types as pytypes
 
 import numpy as np
 
-from numba.core import analysis, ir, ir_utils, lowering, types
+from numba.core import analysis, callconv, ir, ir_utils, lowering, types
 from numba.core.compiler import Compiler, DefaultPassBuilder
 from numba.core.compiler_machinery import PassManager
 from numba.core.types import functions as _functions
@@ -168,7 +168,29 @@ def cheaper_analyses():
             _state["signatures"] = _state["values"] = None
 
 
-class GeneratedCodeCompiler(Compiler):
+class AdjointCompiler(Compiler):
+    """Numba's pipeline, where the generated function's own arithmetic follows NumPy's
+    error model: a derivative that is infinite where the function is not (``0.5 / r`` at
+    ``r == 0``) is ``inf``, not a ``ZeroDivisionError``.
+
+    Only the function's own code: its flags keep the primal's error model, which the
+    functions it calls inherit, so that Numba's implementations (``np.percentile``,
+    ``np.partition``...) and the rules' helpers are the ones the primal compiled, not
+    compiled again under other flags (Numba keys them by the caller's flags); this halved
+    the first gradient's compile time of NumPy-heavy functions. Where the user gives an
+    ``error_model``, :data:`OWN_MODEL` pipelines compile with it alone."""
+
+    #: The error model of the generated function's own code; None: its flags'.
+    own_error_model = "numpy"
+
+    def __init__(self, typingctx, targetctx, library, args, return_type, flags, locals):
+        super().__init__(typingctx, targetctx, library, args, return_type, flags, locals)
+        if self.own_error_model is not None and flags.error_model != self.own_error_model:
+            self.state.targetctx = self.state.targetctx.subtarget(
+                error_model=callconv.create_error_model(self.own_error_model, targetctx))
+
+
+class GeneratedCodeCompiler(AdjointCompiler):
     """Numba's nopython pipeline, less the passes generated code does not need, with the
     analyses of :func:`cheaper_analyses`.
 
@@ -201,3 +223,27 @@ class GeneratedCodeCompiler(Compiler):
         pm.passes.extend(lowering.passes)
         pm.finalize()
         return [pm]
+
+
+class _AdjointCompilerOwnModel(AdjointCompiler):
+    own_error_model = None
+
+
+class _GeneratedCodeCompilerOwnModel(GeneratedCodeCompiler):
+    own_error_model = None
+
+
+#: The pipelines to use where the user gave an ``error_model`` (it is the backward's too).
+OWN_MODEL = {AdjointCompiler: _AdjointCompilerOwnModel,
+             GeneratedCodeCompiler: _GeneratedCodeCompilerOwnModel}
+
+
+def generated_code_options(options, user_options, parallel=False):
+    """Numba options for a generated function: ``options`` with the pipeline that
+    compiles it (Numba's whole pipeline where ``parallel``: its parfor passes expect it)."""
+    out = dict(options)
+    pipeline = AdjointCompiler if parallel else GeneratedCodeCompiler
+    if "error_model" in user_options:
+        pipeline = OWN_MODEL[pipeline]
+    out.setdefault("pipeline_class", pipeline)
+    return out

@@ -2,11 +2,15 @@
 
 A tiny generator writes Python source with straight-line float code, loops (static, dynamic,
 triangular, reversed, while), branches on floats and integers, break/continue, tuple swaps and
-integer variables used as indices. The operations have bounded derivatives, so central finite
+integer variables used as indices. A second generator adds a work array written in place in
+every spelling Numba compiles (stores, ``out=`` by position and keyword, augmented operators
+on the array and its views, ``operator.i*``, ``.flat[...] =``, ``np.copyto``, ``fill``) and
+complex scalar intermediates. The operations have bounded derivatives, so central finite
 differences of the pure-Python function are an accurate reference; examples that sit on a
 branch threshold (where finite differences disagree with themselves) are discarded.
 """
 import math
+import operator
 import os
 
 import numba
@@ -157,6 +161,48 @@ class _Gen:
         return "\n".join(lines) + "\n"
 
 
+class _ArrayGen(_Gen):
+    """Programs that also write a work array ``w`` (a copy of ``x``) in place."""
+
+    WRITES = (
+        "w[{i}] = 0.6 * {e}",
+        "w += 0.3 * {e}",
+        "w[1:] *= 0.8 + 0.1 * w[:-1]",
+        "w[:2] -= 0.2 * x[1:]",
+        "np.sin(w, w)",
+        "np.multiply(w, 0.5 + 0.3 * {e}, out=w)",
+        "np.add(w, x, w)",
+        "w.flat[{i}] = 0.5 * {e}",
+        "operator.imul(w, 0.9)",
+        "np.copyto(w, 0.5 * w + 0.2 * x)",
+        "w.fill(0.4 * {e})",
+        "{t} = 0.5 * abs(complex({e}, 0.5 * {u}))",
+        "{t} = 0.6 * (w[{i}] * {u})",
+        "{t} = 0.3 * np.sum(w)",
+    )
+
+    def stmt(self, ind):
+        if self.budget > 0 and self.draw(st.integers(0, 2)) == 0:
+            self.budget -= 1
+            t, u = self.pick(FLOATS), self.pick(FLOATS)
+            line = self.pick(self.WRITES).format(i=self.index(), e=self.fexpr(), t=t, u=u)
+            return ["    " * ind + line]
+        return super().stmt(ind)
+
+    def program(self):
+        lines = ["def f(x, a, n):", "    w = x * 1.0", "    f0 = x[0]", "    f1 = x[1]",
+                 "    f2 = a * x[2]", "    i0 = 0"]
+        for _ in range(self.draw(st.integers(1, 3))):
+            lines += self.stmt(1)
+        lines.append("    return f0 + 0.7 * f1 - 0.3 * f2 + 0.2 * np.sum(w * x)")
+        return "\n".join(lines) + "\n"
+
+
+@st.composite
+def array_programs(draw):
+    return _ArrayGen(draw).program()
+
+
 @st.composite
 def programs(draw):
     return _Gen(draw).program()
@@ -207,5 +253,27 @@ def test_random_parallel_program_gradient_matches_finite_differences(src, seed, 
     assume(want is not None)
     f = nad.grad_jit(py, parallel=True)
     value, got = f.value_and_grad(*args)
+    assert value == pytest.approx(py(*args), rel=1e-12, abs=1e-14)
+    assert_grads_close(got, want, args, rtol=1e-5, atol=1e-7)
+
+
+@settings(max_examples=_EXAMPLES or 8, **_SWEEP)
+@given(src=array_programs(), seed=st.integers(0, 2 ** 16), n=st.sampled_from([2, 3, 1, 0]))
+def test_random_program_writing_arrays_matches_finite_differences(src, seed, n):
+    note(src)
+    ns = {"math": math, "np": np, "operator": operator}
+    exec(compile(src, "<generated>", "exec"), ns)
+    py = ns["f"]
+    rng = np.random.default_rng(seed)
+    args = (rng.uniform(-1.0, 1.0, 3), float(rng.uniform(0.5, 1.5)), n)
+    want = _fd_is_reliable(py, args)
+    assume(want is not None)
+    f = nad.grad_jit(py)
+    try:
+        value, got = f.value_and_grad(*args)
+    except nad.NonDifferentiableError as e:
+        # A refusal names the construct and the line; it is never a wrong gradient.
+        assert "line" in str(e), str(e)
+        return
     assert value == pytest.approx(py(*args), rel=1e-12, abs=1e-14)
     assert_grads_close(got, want, args, rtol=1e-5, atol=1e-7)

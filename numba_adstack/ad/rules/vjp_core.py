@@ -127,6 +127,10 @@ def cacheable(fn):
     return _check_cache_dir(cache._cache_path)
 
 
+#: The helpers divide as the backward's own code does (numba_pipeline.AdjointCompiler):
+#: an infinite or undefined derivative is inf or NaN, not a ZeroDivisionError.
+ADJOINT_ERRORS = {"error_model": "numpy"}
+
 #: The njit helpers compiled with a disk cache (``suspend_helper_cache`` reaches them).
 CACHED_HELPERS = []
 
@@ -158,9 +162,9 @@ def suspend_helper_cache():
 
 # Helpers called only from njit code: no Python or C entry points, which every caller
 # would otherwise link and compile again.
-internal = _cached_njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+internal = _cached_njit(no_cpython_wrapper=True, no_cfunc_wrapper=True, **ADJOINT_ERRORS)
 # Helpers also callable from Python.
-public = _cached_njit(no_cfunc_wrapper=True)
+public = _cached_njit(no_cfunc_wrapper=True, **ADJOINT_ERRORS)
 
 
 def by_type(selector=None, prefer_literal=False):
@@ -193,7 +197,8 @@ def by_type(selector=None, prefer_literal=False):
     # What numba.extending.overload does, keeping the template's jit options at hand:
     # Numba reads them when it compiles the implementation the selector has just
     # returned, which is cached on disk when it can be (not one written by exec).
-    options = {"no_cpython_wrapper": True, "nopython": True, "no_cfunc_wrapper": True}
+    options = {"no_cpython_wrapper": True, "nopython": True, "no_cfunc_wrapper": True,
+               **ADJOINT_ERRORS}
 
     @functools.wraps(selector)
     def select(*args, **kws):

@@ -51,8 +51,7 @@ def _forward_over_reverse(dispatcher, argtypes, wrt):
     bw = dispatcher.backward_for_types(argtypes)
     if bw.parallel:
         bw = Backward(dispatcher, argtypes, parallel=False)
-    fn = JVP(bw.njit_fn.py_func, bw.flat_types + SEED_TYPES, wrt,
-             dispatcher.backward_options)
+    fn = JVP(bw.njit_fn.py_func, bw.flat_types + SEED_TYPES, wrt, dispatcher)
     fn.backward = bw
     return fn
 

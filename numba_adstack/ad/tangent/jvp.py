@@ -13,7 +13,7 @@ from numba import njit, typeof
 
 from ..capture import typed_ir
 from ..generated_source import exec_source
-from ..numba_pipeline import GeneratedCodeCompiler
+from ..numba_pipeline import generated_code_options
 from ..specialize import by_fingerprint, layout_of
 from .jvp_source import build_jvp
 
@@ -21,17 +21,19 @@ from .jvp_source import build_jvp
 class JVP:
     """The compiled JVP function of ``py_func`` for one argument type signature and set
     of differentiated (flat) arguments (``layout``: how tuple and function arguments
-    are taken apart, see :mod:`..specialize`; ``options``: Numba's)."""
+    are taken apart, see :mod:`..specialize`); compiled with the Numba options of the
+    ``grad_jit`` function ``dispatcher``."""
 
-    def __init__(self, py_func, argtypes, wrt, options, layout=None):
+    def __init__(self, py_func, argtypes, wrt, dispatcher, layout=None):
         typed = typed_ir(py_func, argtypes, layout=layout)
         gen = build_jvp(typed, py_func, wrt)
         self.fname, self.source, self.wrt = gen.fname, gen.source, gen.wrt
         self.layout = layout
         ns = dict(gen.globals)
         self.py_func = exec_source(self.fname, self.source, ns, py_func.__qualname__)
-        options = {k: v for k, v in options.items() if k != "parallel"}
-        options.setdefault("pipeline_class", GeneratedCodeCompiler)
+        options = generated_code_options(
+            {k: v for k, v in dispatcher.backward_options.items() if k != "parallel"},
+            dispatcher.targetoptions)
         self.njit_fn = njit(**options)(self.py_func)
 
     def __call__(self, args, tangents):
@@ -134,8 +136,8 @@ def jvp_for(dispatcher, args, wrt, layout):
         with dispatcher._bw_lock:
             fn = cache.get(key)
             if fn is None:
-                fn = JVP(dispatcher.py_func, layout.argtypes, wrt,
-                         dispatcher.backward_options, None if layout.trivial else layout)
+                fn = JVP(dispatcher.py_func, layout.argtypes, wrt, dispatcher,
+                         None if layout.trivial else layout)
                 cache[key] = fn
     return fn
 
