@@ -11,6 +11,7 @@ import numbers
 import threading
 
 from numba.core import config as numba_config, sigutils, typeinfer
+from numba.core.compiler import Compiler
 from numba.core.options import TargetOptions
 from numba.core.registry import CPUDispatcher
 
@@ -28,6 +29,11 @@ from .signatures import BackwardTable
 from .specialize import by_fingerprint
 
 
+#: Numba options that apply to the primal only, not to its backward.
+PRIMAL_ONLY_OPTIONS = ("nopython", "parallel", "inline", "forceinline", "no_cpython_wrapper",
+                       "no_cfunc_wrapper", "_nrt")
+
+
 class GradDispatcher(CPUDispatcher):
     """``numba.njit`` dispatcher with ``grad``, ``value_and_grad`` and ``inspect_adjoint``."""
 
@@ -37,20 +43,39 @@ class GradDispatcher(CPUDispatcher):
         self.ad_options = ad_options or {"ad_stack_size": None,
                                          "storage": "auto", "frame_budget": None,
                                          "wrt": None, "cache": False}
+        # Options of the primal's entry points and inlining stay with the primal: the
+        # backward is called from Python (grad) and from jitted callers alike.
         self.backward_options = {k: v for k, v in (targetoptions or {}).items()
-                                 if k not in ("nopython", "parallel", "inline")}
+                                 if k not in PRIMAL_ONLY_OPTIONS}
         # The primal's error model, which the functions the backward calls inherit (they
         # are then the primal's, compiled once); the backward's own code divides with
         # NumPy's unless the user gave one (numba_pipeline.AdjointCompiler): an infinite
         # derivative is inf, not a ZeroDivisionError.
         self.backward_options.setdefault("error_model", "python")
         self._signature = inspect.signature(py_func)
+        self._bw_lock = threading.Lock()
+        self._reset_derivatives()
+
+    #: What the derivative methods keep on the dispatcher (jitted.py, vjp.py, tangent/,
+    #: second_order.py), dropped with the rest by recompile().
+    _DERIVED_CACHES = ("_jit_methods", "_jit_backwards", "_vjp_signatures", "_vjp_sums",
+                       "_vjp_fingerprints", "_jvps", "_hvps", "_every_argument")
+
+    def _reset_derivatives(self):
         self._backwards = {}           # by Numba argument types
         self._by_fingerprint = {}      # the same, by Numba's fast argument fingerprints
-        self._bw_lock = threading.Lock()
         self._frozen = {}              # by argument types: the global arrays compiled in
         self._table = BackwardTable(self)  # the same, for grad's C dispatch
         self._table_nargs = self._table.nargs
+        for name in self._DERIVED_CACHES:
+            self.__dict__.pop(name, None)
+
+    def recompile(self):
+        """Numba's ``recompile`` (after a global the function reads has changed): the
+        derivatives are made again too, from the new values."""
+        with self._bw_lock:
+            self._reset_derivatives()
+        super().recompile()
 
     def add_overload(self, cres):
         # The global arrays as this signature's machine code freezes them (frozen.py).
@@ -88,10 +113,44 @@ class GradDispatcher(CPUDispatcher):
             with self._bw_lock:
                 bw = self._backwards.get(key)
                 if bw is None:
-                    if key not in self._frozen and frozen.reads_arrays(self.py_func):
-                        self.compile(key)       # global arrays frozen once, for both
-                    bw = Backward(self, key)
+                    if not self._can_compile:
+                        bw = self._backward_of_declared(key)
+                    else:
+                        if key not in self._frozen and frozen.reads_arrays(self.py_func):
+                            self.compile(key)   # global arrays frozen once, for both
+                        bw = Backward(self, key)
                     self._backwards[key] = bw
+        return bw
+
+    def _backward_of_declared(self, argtypes):
+        """With compilation off (signatures given, or ``disable_compile()``): the backward
+        of the signature Numba's conversions choose for a call of ``argtypes``, which
+        converts its arguments as the primal's does; none fits: the ``TypeError`` the
+        primal's call raises, naming ``grad``."""
+        sigs = self.nopython_signatures
+        chosen = None
+        if any(tuple(sig.args) == argtypes for sig in sigs):
+            chosen = argtypes
+        else:
+            try:
+                found = self.typingctx.resolve_overload(self.py_func, sigs, argtypes, {},
+                                                        allow_ambiguous=False)
+            except TypeError:
+                found = None
+            if found is not None:
+                chosen = tuple(found.args)
+        if chosen is None:
+            name = self.py_func.__qualname__
+            raise TypeError(
+                "%s.grad: no matching definition for argument type(s) %s; %s is compiled "
+                "for its signatures only (%s: given to grad_jit, or compilation disabled). "
+                "Pass arguments of those types, or add their signature to the decorator"
+                % (name, ", ".join(map(str, argtypes)), name,
+                   ", ".join(str(s) for s in sigs)))
+        bw = self._backwards.get(chosen)
+        if bw is None:
+            bw = self._backwards[chosen] = Backward(self, chosen)
+            bw.njit_fn.disable_compile()    # other types: converted, as the primal's
         return bw
 
     def _all_args(self, args, kwargs):
@@ -256,6 +315,12 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
     sigs = None
     if isinstance(fn, list) or sigutils.is_signature(fn):
         sigs, fn = (fn if isinstance(fn, list) else [fn]), None
+        bad = [s for s in sigs if not sigutils.is_signature(s)]
+        if bad:
+            raise TypeError("grad_jit got a list with %r, which is not a signature; write "
+                            "signatures as numba.njit takes them: 'f8(f8[:])', "
+                            "numba.float64(numba.float64[:]) or a tuple of argument types"
+                            % (bad[0],))
     unknown = sorted(set(options) - {"cache"} - _numba_options())
     if unknown:
         raise TypeError(
@@ -280,17 +345,25 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
                   "memory_budget": None if memory_budget is None else int(memory_budget)}
 
     def wrap(f):
-        targetoptions = {}
+        # As numba.jit sets it: None, Numba's configured default.
+        targetoptions = {"boundscheck": None}
+        own_locals, own_pipeline = {}, pipeline_class
         if hasattr(f, "py_func") and hasattr(f, "targetoptions"):
+            # grad_jit of an njit function (njit refuses one): its options are kept.
             targetoptions.update(f.targetoptions)
+            own_locals.update(getattr(f, "locals", None) or {})
+            theirs = getattr(getattr(f, "_compiler", None), "pipeline_class", None)
+            if own_pipeline is None and theirs not in (None, Compiler):
+                own_pipeline = theirs
             f = f.py_func
         wrt_indices(f, wrt)            # a bad entry is an error here, not at grad
         if numba_config.DISABLE_JIT:
             return _python_function(f)
         targetoptions.update(options)
         targetoptions["nopython"] = True
-        extra = {} if pipeline_class is None else {"pipeline_class": pipeline_class}
-        disp = GradDispatcher(f, locals=locals, targetoptions=targetoptions,
+        own_locals.update(locals or {})
+        extra = {} if own_pipeline is None else {"pipeline_class": own_pipeline}
+        disp = GradDispatcher(f, locals=own_locals, targetoptions=targetoptions,
                               ad_options=ad_options, **extra)
         if cache:
             disk_cache.enable(disp)
@@ -311,13 +384,16 @@ grad_functions.register(GradDispatcher, grad_jit)
 def _python_function(f):
     """Under ``NUMBA_DISABLE_JIT=1``: ``f`` itself, as ``numba.njit`` returns it, with the
     gradient methods saying why they cannot run."""
-    def needs_jit(*args, **kwargs):
-        raise RuntimeError(
-            "%s: NUMBA_DISABLE_JIT=1 runs it as plain Python, and its gradient is made "
-            "from the compiled function; unset NUMBA_DISABLE_JIT to take gradients"
-            % f.__qualname__)
+    def needs_jit(method):
+        def disabled(*args, **kwargs):
+            raise RuntimeError(
+                "%s.%s: NUMBA_DISABLE_JIT=1 runs %s as plain Python, and its derivatives "
+                "are made from the compiled function; unset NUMBA_DISABLE_JIT (or set it "
+                "to 0) to take them" % (f.__qualname__, method, f.__qualname__))
+        disabled.__name__ = method
+        return disabled
     for name in ("grad", "value_and_grad", "vjp", "vjp_call", "jvp", "hvp",
                  "inspect_adjoint"):
-        setattr(f, name, needs_jit)
+        setattr(f, name, needs_jit(name))
     f.py_func = f
     return f

@@ -19,8 +19,8 @@ import types as pytypes
 import numba
 
 from numba.core import ir
-from numba.core.compiler import (CompilerBase, DefaultPassBuilder, Flags, compile_extra,
-                                 _EarlyPipelineCompletion)
+from numba.core.compiler import (Compiler, CompilerBase, DefaultPassBuilder, Flags,
+                                 compile_extra, _EarlyPipelineCompletion)
 from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
 from numba.core.targetconfig import ConfigStack
 from numba.core.untyped_passes import FindLiterallyCalls, FixupArgs, InlineInlinables
@@ -488,11 +488,12 @@ class _CapturePipeline(CompilerBase):
     prepare = None
     # Maps a called object that is not a Numba dispatcher to the Python function to inline.
     callee_of = None
+    # The function's own ``pipeline_class`` (njit's), or None for Numba's.
+    user_pipeline = None
 
     def define_pipelines(self):
-        untyped = DefaultPassBuilder.define_untyped_pipeline(self.state)
         pm = PassManager("numba_adstack_capture")
-        pm.passes.extend(untyped.passes)
+        pm.passes.extend(self._untyped_passes())
         pm.add_pass_after(InlineDispatcherCalls, InlineInlinables)
         pm.add_pass_after(RewriteLoopForms, InlineDispatcherCalls)
         pm.add_pass_after(RewriteWrites, RewriteLoopForms)
@@ -504,6 +505,39 @@ class _CapturePipeline(CompilerBase):
         pm.add_pass(CaptureTypedIR, "capture typed IR")
         pm.finalize()
         return [pm]
+
+    def _untyped_passes(self):
+        """Numba's passes before typing, or the user's pipeline's, their own included: the
+        IR typed here is the IR the primal compiles. A pass of theirs after typing could
+        change what the primal computes unseen by the gradient: refused."""
+        if self.user_pipeline is None:
+            return DefaultPassBuilder.define_untyped_pipeline(self.state).passes
+        name = self.state.func_id.func_qualname
+        numba_typed = {p for p, _ in
+                       DefaultPassBuilder.define_nopython_pipeline(self.state).passes}
+        for upm in self.user_pipeline.define_pipelines(self):
+            kinds = [p for p, _ in upm.passes]
+            if NopythonTypeInference not in kinds:
+                continue
+            at = kinds.index(NopythonTypeInference)
+            if InlineInlinables not in kinds[:at] or FixupArgs not in kinds[:at]:
+                continue
+            extra = [p.__name__ for p in kinds[at:] if p not in numba_typed]
+            if extra:
+                raise NonDifferentiableError(
+                    "cannot differentiate %r: its pipeline_class %s runs its own passes "
+                    "after typing (%s), which change the compiled program where the "
+                    "gradient cannot see it; run them before NopythonTypeInference, or "
+                    "differentiate with Numba's pipeline"
+                    % (name, self.user_pipeline.__qualname__, ", ".join(extra)),
+                    highlighting=False)
+            return upm.passes[:at]
+        raise NonDifferentiableError(
+            "cannot differentiate %r: its pipeline_class %s has no nopython pipeline with "
+            "Numba's FixupArgs, InlineInlinables and NopythonTypeInference passes, after "
+            "which the gradient's capture adds its own; build it from Numba's "
+            "DefaultPassBuilder.define_nopython_pipeline and add passes to it"
+            % (name, self.user_pipeline.__qualname__), highlighting=False)
 
     def _compile_core(self):
         # Numba's untyped passes run their liveness analysis on the whole function.
@@ -527,7 +561,8 @@ def _primal_flags():
     return flags
 
 
-def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None, locals=None):
+def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None, locals=None,
+             pipeline_class=None):
     """Typed SSA IR of ``py_func`` for the given Numba argument types.
 
     ``layout`` (optional, a :class:`.specialize.ArgLayout` of ``argtypes``): the IR takes
@@ -537,15 +572,18 @@ def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None, local
     inlined callee) to the function actually read. ``callee_of`` (optional) maps a called
     object that is not a Numba dispatcher (a target's own device functions) to the Python
     function to inline, or None. ``locals``: the types of locals, as ``njit(locals=)``.
+    ``pipeline_class``: the function's own, as ``njit(pipeline_class=)``; its passes
+    before typing run in the capture too.
     """
     from numba.core.registry import cpu_target
     typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
     flags = _primal_flags()
     pipeline = _CapturePipeline
-    if prepare is not None or callee_of is not None or layout is not None:
+    user = pipeline_class if pipeline_class not in (None, Compiler) else None
+    if prepare is not None or callee_of is not None or layout is not None or user:
         hooks = {"prepare": None if prepare is None else staticmethod(prepare),
                  "callee_of": None if callee_of is None else staticmethod(callee_of),
-                 "layout": layout}
+                 "layout": layout, "user_pipeline": user}
         pipeline = type("_HookedCapturePipeline", (_CapturePipeline,), hooks)
         if prepare is not None:
             py_func = prepare(py_func)

@@ -9,27 +9,27 @@ is not defined there.
 """
 import math
 
-from numba import njit
+from .helper_jit import helper_jit
 
 # The recurrence raises x to at least this before the asymptotic series: the first term
 # left out, B_16 / (16 x^16) for digamma, is below 1e-17 there.
 _ASYMPTOTIC_FROM = 10.0
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _cot_pi(x):
     """cot(pi x), reduced to [-1/2, 1/2] first: pi * x loses the fraction for large x."""
     t = x - math.floor(x + 0.5)
     return math.cos(math.pi * t) / math.sin(math.pi * t)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _sin_pi(x):
     t = x - math.floor(x + 0.5)
     return math.sin(math.pi * t)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _digamma_positive(x):
     acc = 0.0
     while x < _ASYMPTOTIC_FROM:
@@ -41,7 +41,7 @@ def _digamma_positive(x):
     return acc + math.log(x) - 0.5 / x - series
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def digamma(x):
     """The logarithmic derivative of the gamma function, ``d/dx lgamma(x)``."""
     if math.isnan(x) or (x <= 0.0 and x == math.floor(x)):
@@ -51,7 +51,7 @@ def digamma(x):
     return _digamma_positive(x)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _trigamma_positive(x):
     acc = 0.0
     while x < _ASYMPTOTIC_FROM:
@@ -63,7 +63,7 @@ def _trigamma_positive(x):
     return acc + 1.0 / x + 0.5 * z + series * z / x
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def trigamma(x):
     """The derivative of :func:`digamma`."""
     if math.isnan(x) or (x <= 0.0 and x == math.floor(x)):

@@ -7,9 +7,10 @@ from numba import njit, types
 
 from .vjp_core import by_type, is_none
 from .vjp_shape import append_vjp_arr, append_vjp_values
+from .helper_jit import helper_jit
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _kron_parts(g, a, b):
     """``a``, ``b`` as 2-d (NumPy's kron takes a 1-d operand as one row) and ``g`` as
     ``(m, p, n, q)``: ``y[i p + k, j q + l] = a[i, j] b[k, l]``."""
@@ -43,7 +44,7 @@ def _scaled_vjp(g, other, x):
     return lambda g, other, x: np.sum(g * other)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _kron_vjp_a(g, a, b):
     g4, a2, b2 = _kron_parts(g, a, b)
     m, p, n, q = g4.shape
@@ -56,7 +57,7 @@ def _kron_vjp_a(g, a, b):
     return out.reshape(a.shape)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _kron_vjp_b(g, a, b):
     g4, a2, b2 = _kron_parts(g, a, b)
     m, p, n, q = g4.shape
@@ -93,7 +94,7 @@ def repeat_vjp(g, a, repeats):
     return by_counts
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def linspace_weights(num, of_start):
     """The weight of ``start`` (``of_start``) or ``stop`` in each point of
     ``np.linspace(start, stop, num)``: ``1 - t`` or ``t``, ``t = i / (num - 1)``."""

@@ -22,6 +22,8 @@ from numba.core.caching import (CacheImpl, FunctionCache, NullCache, UserProvide
 from numba.core.errors import TypingError
 from numba.core.typing.templates import infer, infer_global, make_overload_template
 
+from .helper_jit import helper_jit
+
 
 # The helpers' machine code is kept in Numba's on-disk cache, so that another process
 # loads it rather than compiling it again: in NUMBA_CACHE_DIR when it is set, else in
@@ -137,7 +139,7 @@ CACHED_HELPERS = []
 
 def _cached_njit(**options):
     def decorate(fn):
-        disp = njit(cache=cacheable(fn), **options)(fn)
+        disp = helper_jit(fn, cache=cacheable(fn), **options)
         CACHED_HELPERS.append(disp)
         return disp
     return decorate

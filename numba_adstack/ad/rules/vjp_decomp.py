@@ -10,67 +10,67 @@ through ``a = b + b.T``; forward mode reads the tangent's lower triangle alike
 (``symmetric_from_lower``).
 """
 import numpy as np
-from numba import njit
+from .helper_jit import helper_jit
 
 
 # ---------------------------------------------------------------------- the items
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eigh_values(a):
     """``np.linalg.eigh(a)[0]``: the eigenvalues of the symmetric ``a``, ascending."""
     return np.linalg.eigh(a)[0]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eigh_vectors(a):
     """``np.linalg.eigh(a)[1]``: the eigenvectors, one per column."""
     return np.linalg.eigh(a)[1]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def svd_values(a, full_matrices=True):
     """``np.linalg.svd(a)[1]``: the singular values, descending."""
     return np.linalg.svd(a, full_matrices)[1]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def svd_u(a, full_matrices=True):
     """``np.linalg.svd(a, full_matrices)[0]``: the left singular vectors, one per column."""
     return np.linalg.svd(a, full_matrices)[0]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def svd_vh(a, full_matrices=True):
     """``np.linalg.svd(a, full_matrices)[2]``: the right singular vectors, one per row."""
     return np.linalg.svd(a, full_matrices)[2]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eig_values(a):
     """``np.linalg.eig(a)[0]`` of a real ``a`` with real eigenvalues (Numba raises
     otherwise): the eigenvalues in LAPACK's order."""
     return np.linalg.eig(a)[0]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eig_vectors(a):
     """``np.linalg.eig(a)[1]``: the eigenvectors, of unit length, one per column."""
     return np.linalg.eig(a)[1]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def slogdet_sign(a):
     """``np.linalg.slogdet(a)[0]``."""
     return np.linalg.slogdet(a)[0]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def slogdet_logabs(a):
     """``np.linalg.slogdet(a)[1]``: log |det a|."""
     return np.linalg.slogdet(a)[1]
 
 
 # ---------------------------------------------------------------------- triangles
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def lower_of(s):
     """The gradient on the lower triangle of a matrix read as symmetric, from ``s``, the
     gradient along a perturbation of any of its entries: an entry below the diagonal
@@ -84,7 +84,7 @@ def lower_of(s):
     return out
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def symmetric_from_lower(d):
     n = d.shape[0]
     out = np.empty((n, n))
@@ -95,7 +95,7 @@ def symmetric_from_lower(d):
     return out
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _phi(x):
     """The lower triangle of ``x`` with its diagonal halved (Murray 2016)."""
     n = x.shape[0]
@@ -107,7 +107,7 @@ def _phi(x):
     return out
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _gaps(w):
     """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it."""
     n = w.shape[0]
@@ -120,19 +120,19 @@ def _gaps(w):
 
 
 # ---------------------------------------------------------------------- eigh
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eigh_values_vjp(g, a):
     _, v = np.linalg.eigh(a)
     return lower_of(np.dot(v * np.ascontiguousarray(g), v.T))
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eigh_values_jvp(a, d):
     _, v = np.linalg.eigh(a)
     return np.sum(v * np.dot(symmetric_from_lower(np.ascontiguousarray(d)), v), axis=0)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eigh_vectors_vjp(g, a):
     """Distinct eigenvalues: A_bar = V (F o (V^T V_bar)) V^T, F the inverse gaps."""
     w, v = np.linalg.eigh(a)
@@ -140,7 +140,7 @@ def eigh_vectors_vjp(g, a):
     return lower_of(np.dot(np.dot(v, inner), v.T))
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eigh_vectors_jvp(a, d):
     w, v = np.linalg.eigh(a)
     dd = symmetric_from_lower(np.ascontiguousarray(d))
@@ -148,25 +148,25 @@ def eigh_vectors_jvp(a, d):
 
 
 # ---------------------------------------------------------------------- svd, slogdet
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def svd_values_vjp(g, a, full_matrices=True):
     """Distinct non-zero singular values: A_bar = U diag(s_bar) V^T (thin factors)."""
     u, _, vh = np.linalg.svd(np.ascontiguousarray(a), full_matrices=False)
     return np.dot(u * np.ascontiguousarray(g), vh)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def svd_values_jvp(a, d, full_matrices=True):
     u, _, vh = np.linalg.svd(np.ascontiguousarray(a), full_matrices=False)
     return np.sum(u * np.dot(np.ascontiguousarray(d), vh.T), axis=0)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def slogdet_vjp(g, a):
     return g * np.ascontiguousarray(np.linalg.inv(np.ascontiguousarray(a)).T)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def slogdet_jvp(a, d):
     return np.sum(np.linalg.inv(np.ascontiguousarray(a)).T * d)
 
@@ -181,7 +181,7 @@ _FULL = ("np.linalg.svd: the derivative of the singular vectors past min(m, n), 
          "the complement); pass full_matrices=False")
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _svd_thin(a, full_matrices, left):
     m, n = a.shape
     if full_matrices and ((left and m > n) or (not left and n > m)):
@@ -189,7 +189,7 @@ def _svd_thin(a, full_matrices, left):
     return np.linalg.svd(np.ascontiguousarray(a), full_matrices=False)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _svd_gaps(s):
     k = s.shape[0]
     f = np.zeros((k, k))
@@ -200,7 +200,7 @@ def _svd_gaps(s):
     return f
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def svd_u_vjp(g, a, full_matrices):
     """A_bar = U (F o (U^T U_bar - U_bar^T U)) S V^T + (I - U U^T) U_bar S^-1 V^T."""
     u, s, vh = _svd_thin(a, full_matrices, True)
@@ -211,7 +211,7 @@ def svd_u_vjp(g, a, full_matrices):
     return out + np.dot((g - np.dot(u, utg)) / s.reshape((1, s.size)), vh)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def svd_vh_vjp(g, a, full_matrices):
     """With V_bar = Vh_bar^T: A_bar = U S (F o (V^T V_bar - V_bar^T V)) V^T
     + U S^-1 V_bar^T (I - V V^T)."""
@@ -224,7 +224,7 @@ def svd_vh_vjp(g, a, full_matrices):
     return out + np.dot(u / s.reshape((1, s.size)), rest)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def svd_u_jvp(a, d, full_matrices):
     """dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^-1, dP = U^T dA V."""
     u, s, vh = _svd_thin(a, full_matrices, True)
@@ -235,7 +235,7 @@ def svd_u_jvp(a, d, full_matrices):
     return du + (dv - np.dot(u, dp)) / sr
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def svd_vh_jvp(a, d, full_matrices):
     """dV = V (F o (S dP + dP^T S)) + (I - V V^T) dA^T U S^-1; the tangent is dV^T."""
     u, s, vh = _svd_thin(a, full_matrices, False)
@@ -253,13 +253,13 @@ def svd_vh_jvp(a, d, full_matrices):
 # A = V diag(w) V^-1 with real, distinct eigenvalues; dA maps to M = V^-1 dA V: dw is its
 # diagonal, and the columns of V (of unit length) move by V (F o M), F[i, j] =
 # 1 / (w[j] - w[i]), less their component along themselves.
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _eig(a):
     w, v = np.linalg.eig(np.ascontiguousarray(a))
     return w, v, np.linalg.inv(v)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eig_values_vjp(g, a):
     """A_bar = V^-T diag(w_bar) V^T."""
     _, v, vinv = _eig(a)
@@ -268,13 +268,13 @@ def eig_values_vjp(g, a):
                   np.ascontiguousarray(v.T))
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eig_values_jvp(a, d):
     _, v, vinv = _eig(a)
     return np.sum(vinv.T * np.dot(np.ascontiguousarray(d), v), axis=0)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eig_vectors_vjp(g, a):
     w, v, vinv = _eig(a)
     g = np.ascontiguousarray(g)
@@ -284,7 +284,7 @@ def eig_vectors_vjp(g, a):
     return np.dot(np.dot(np.ascontiguousarray(vinv.T), mbar), np.ascontiguousarray(v.T))
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def eig_vectors_jvp(a, d):
     w, v, vinv = _eig(a)
     m = np.dot(np.dot(vinv, np.ascontiguousarray(d)), v)
@@ -294,7 +294,7 @@ def eig_vectors_jvp(a, d):
 
 
 # ---------------------------------------------------------------------- cholesky, pinv
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def cholesky_vjp(g, l):
     """Murray (2016): S = L^-T Phi(L^T L_bar) L^-1, on the lower triangle read."""
     lt = np.ascontiguousarray(l.T)
@@ -303,7 +303,7 @@ def cholesky_vjp(g, l):
     return lower_of(np.linalg.solve(lt, np.ascontiguousarray(x.T)).T)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def cholesky_jvp(l, d):
     """dL = L Phi(L^-1 dA L^-T)."""
     dd = symmetric_from_lower(np.ascontiguousarray(d))
@@ -312,7 +312,7 @@ def cholesky_jvp(l, d):
     return np.dot(l, _phi(m))
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def pinv_vjp(g, y, a):
     """Constant rank (Golub and Pereyra): the adjoint of
     dA+ = -A+ dA A+ + A+ A+^T dA^T (I - A A+) + (I - A+ A) dA^T A+^T A+."""
@@ -328,7 +328,7 @@ def pinv_vjp(g, y, a):
     return out
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def pinv_jvp(y, a, d):
     d = np.ascontiguousarray(d)
     a = np.ascontiguousarray(a)
@@ -343,38 +343,38 @@ def pinv_jvp(y, a, d):
 
 
 # ---------------------------------------------------------------------- split items
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def split_item(ary, sections, index, axis=0):
     """``np.split(ary, sections, axis)[index]``."""
     return np.split(ary, sections, axis)[index]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def array_split_item(ary, sections, index, axis=0):
     """``np.array_split(ary, sections, axis)[index]``."""
     return np.array_split(ary, sections, axis)[index]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def hsplit_item(ary, sections, index):
     """``np.hsplit(ary, sections)[index]``: along the columns (the elements of a 1-d
     ``ary``)."""
     return np.hsplit(ary, sections)[index]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def vsplit_item(ary, sections, index):
     """``np.vsplit(ary, sections)[index]``: along the rows."""
     return np.vsplit(ary, sections)[index]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def dsplit_item(ary, sections, index):
     """``np.dsplit(ary, sections)[index]``: along the third axis."""
     return np.dsplit(ary, sections)[index]
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def split_item_vjp(g, ary, sections, index, axis, unequal):
     """``g`` in the slab along ``axis`` of ``ary`` that piece ``index`` holds, zeros
     elsewhere."""
@@ -388,6 +388,6 @@ def split_item_vjp(g, ary, sections, index, axis, unequal):
     return out
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def hsplit_item_vjp(g, ary, sections, index):
     return split_item_vjp(g, ary, sections, index, 1 if ary.ndim > 1 else 0, False)

@@ -9,13 +9,14 @@ each order gives a valid adjoint, as for ``np.sort``.
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 
 from .vjp_core import by_type
+from .helper_jit import helper_jit
 
 
 # ---------------------------------------------------------------------- partition
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _matched(y, a):
     """Rows of ``a`` and ``y`` (along the last axis, ``y`` a permutation of ``a`` in each
     row), and for each row the position in ``a`` of each element of ``y``."""
@@ -32,7 +33,7 @@ def _matched(y, a):
     return where
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def partition_vjp(g, y, a):
     """``y``, ``a`` partitioned at ``kth`` by NumPy: each element of ``g`` back to where
     its value was."""
@@ -49,7 +50,7 @@ def partition_vjp(g, y, a):
     return out
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def partition_jvp(y, a, d):
     out = np.zeros(y.shape)
     if a.size == 0:
@@ -65,7 +66,7 @@ def partition_jvp(y, a, d):
 
 
 # ---------------------------------------------------------------------- percentile
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _point(n, p):
     """Numba's np.percentile of ``n`` sorted values at ``p`` percent: ``(lo, hi, m)``,
     the value being ``s[lo] (1 - m) + s[hi] m``; and ``(a, b)``, the positions whose
@@ -82,7 +83,7 @@ def _point(n, p):
     return lo, lo + 1, rank - f, lo, lo + 1
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _sorted(a):
     flat = np.ascontiguousarray(a).reshape(a.size)
     return flat, np.argsort(flat, kind="mergesort")

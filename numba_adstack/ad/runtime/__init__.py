@@ -18,6 +18,7 @@ from numba.extending import overload
 from ...errors import AdjointReadError
 from ..rules.helpers import IN_PLACE, RULE_HELPERS
 from ..rules.vjp_core import is_shape, shape_of, sum_to
+from ..rules.helper_jit import helper_jit
 
 
 def acc(a, c, like):
@@ -131,12 +132,12 @@ def sum_of_negated_product(a, b):
     raise NotImplementedError
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _sum_product_written(a, b):
     return np.sum(a * b)
 
 
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def _sum_negated_product_written(a, b):
     return np.sum(-(a * b))
 
@@ -273,7 +274,7 @@ def _ov_apart(a, b):
 
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
 #: in place, ``IN_PLACE``) and the ones above.
-@njit(cache=False, error_model="numpy")
+@helper_jit(error_model="numpy")
 def written(a, what):
     """``a``, an adjoint the backward reads; in checked mode (emit/checked.py) an
     :class:`~numba_adstack.errors.AdjointReadError` when nothing was written into it yet."""

@@ -25,7 +25,8 @@ class JVP:
     ``grad_jit`` function ``dispatcher``."""
 
     def __init__(self, py_func, argtypes, wrt, dispatcher, layout=None):
-        typed = typed_ir(py_func, argtypes, layout=layout)
+        typed = typed_ir(py_func, argtypes, layout=layout, locals=dispatcher.locals,
+                         pipeline_class=dispatcher._compiler.pipeline_class)
         gen = build_jvp(typed, py_func, wrt)
         self.fname, self.source, self.wrt = gen.fname, gen.source, gen.wrt
         self.layout = layout
