@@ -274,6 +274,20 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
     gradient is captured by this package's pipeline). Under ``NUMBA_DISABLE_JIT=1`` the
     function runs as Python, as ``njit``'s does, and ``grad`` says it needs the JIT.
 
+    The function returned runs as ``numba.njit``'s does, and has:
+
+    * ``f.grad(*args)``: the gradient of its float result, one entry per argument (an
+      array for a float array, a float for a float scalar, None otherwise);
+    * ``f.value_and_grad(*args)``: ``(f(*args), f.grad(*args))`` in one backward run;
+    * ``f.vjp(*args)`` / ``f.vjp_call(*args, cotangent)``: the value and the pullback of a
+      function returning an array or a tuple;
+    * ``f.jvp(args, tangents)``: the value and the directional derivative (forward mode);
+    * ``f.hvp(args, v)``: the Hessian of the result times ``v``, shaped as the gradient;
+    * ``f.inspect_adjoint(*args)``: the source of the generated backward function.
+
+    ``numba_adstack.hessian``, ``jacobian``, ``stop_gradient``, ``checkpoint``,
+    ``custom_vjp`` and ``implicit_root`` build on it (docs/grad_jit.md).
+
     storage
         ``"auto"`` (the default): every stack sizes itself, from constant trip counts at
         compile time, from the trip count of a loop when it starts, or by growing; it
