@@ -3,26 +3,40 @@
     pow(a, b)                  ->  a ** b
     max(a, b, c)               ->  max(max(a, b), c)          (min likewise)
     max((a, b, c)), max([..])  ->  max(max(a, b), c)          (items written at the call)
+    math.frexp(x)              ->  (math.ldexp(x, -e), e) with e = frexp_exponent(x)
 
 Python's ``max`` keeps the first of equal items and replaces it only by a strictly larger
 one, as the nested pairs do, so the value (and which operand gets the gradient) is the
 same, NaN included. ``sum``/``max``/``min`` of an array are primitives with rules of their
-own (rules/array_rules.py).
+own (rules/array_rules.py). ``frexp``'s mantissa is ``x`` scaled by a power of two, exactly
+(zero, infinities and NaN included): written so, its derivative is ``ldexp``'s, ``2**-e``.
 """
 import builtins
+import math
 import operator
+
+from numba.extending import overload
 
 from numba.core import ir
 from numba.core.compiler_machinery import FunctionPass, register_pass
 
-from .ir_emitter import rewrite_statements
+from .ir_emitter import global_value, rewrite_statements
+
+
+def frexp_exponent(x):
+    """The exponent ``math.frexp(x)`` returns (an integer: nothing to differentiate)."""
+    return math.frexp(x)[1]
+
+
+@overload(frexp_exponent)
+def _frexp_exponent(x):
+    return lambda x: math.frexp(x)[1]
 
 
 def _builtin(em, var):
-    d = em.definition(var)
-    if isinstance(d, (ir.Global, ir.FreeVar)) and d.value in (builtins.pow, builtins.max,
-                                                              builtins.min):
-        return d.value
+    value = global_value(em, var)
+    if value in (builtins.pow, builtins.max, builtins.min, math.frexp):
+        return value
     return None
 
 
@@ -45,6 +59,12 @@ def _rewrite(em, stmt):
     if fn is builtins.pow and len(e.args) == 2:
         stmt.value = ir.Expr.binop(operator.pow, e.args[0], e.args[1], e.loc)
         return [stmt]
+    if fn is math.frexp and len(e.args) == 1:
+        exponent = em.call(frexp_exponent, e.args[0])
+        down = em.assign(ir.Expr.unary(operator.neg, exponent, e.loc), "$builtin")
+        mantissa = em.call(math.ldexp, e.args[0], down)
+        stmt.value = ir.Expr.build_tuple([mantissa, exponent], e.loc)
+        return em.out + [stmt]
     if fn in (builtins.max, builtins.min):
         items = _items(em, e)
         if items is None:

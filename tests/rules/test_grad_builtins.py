@@ -1,6 +1,6 @@
 """Builtins and small functions as ordinary Numba code writes them: pow, max/min of several
 operands or of a tuple or list written at the call, sum/max/min of an array, type(a)(b),
-math.ldexp, nextafter, round(x, n), x.item(); each against central finite differences."""
+math.ldexp, math.frexp, nextafter, round(x, n), x.item(); each against central finite differences."""
 import math
 
 import numpy as np
@@ -15,7 +15,8 @@ def scalar_builtins(a, b):
     return (pow(a, b) + pow(a, 2) + max(a, b, a * b) + min(a, b, a + b)
             + max((a, b, 0.5)) * min([a, b, 2.0]) + type(a)(b) * a
             + math.ldexp(a, 3) * b + math.nextafter(a, b) + np.nextafter(b, 2.0)
-            + round(a, 1) + np.round(a * b, 2))
+            + round(a, 1) + np.round(a * b, 2)
+            + math.frexp(a * b)[0] * b + math.frexp(a)[1] * a)
 
 
 @nad.grad_jit
