@@ -34,6 +34,9 @@ from ..errors import AdStackCacheWarning
 from . import cache_key
 from .cache_key import Dependencies, Uncacheable
 
+#: A Python name in generated source.
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 _import_lock = threading.Lock()
 _warned = set()
 
@@ -247,7 +250,13 @@ class Entry:
         imported from its file in the cache; None when it cannot be cached."""
         if self._locators is None:
             locators = {}
+            # Only the globals the code reads: the namespace also holds every rule helper,
+            # the users' custom_vjp pullbacks among them (one defined in a notebook would
+            # otherwise keep every other gradient out of the cache).
+            read = set(_NAME.findall(text))
             for name, value in gen.globals.items():
+                if name not in read:
+                    continue
                 loc = cache_key.locate(value, self.deps)
                 if loc is None:
                     _warn_once(self.where, "cannot cache the gradient of %r: its backward "

@@ -467,3 +467,30 @@ def test_helper_cache_files_left_in_the_package_are_removed(tmp_path, monkeypatc
     monkeypatch.setattr(vjp_core, "RULES_DIR", str(tmp_path))
     vjp_core._drop_in_tree_cache()
     assert [p.name for p in pycache.iterdir()] == ["vjp_core.cpython-311.pyc"]
+
+
+NOTEBOOK_RULE = '''
+import math
+import numba
+import numba_adstack as nad
+
+@nad.custom_vjp
+@numba.njit
+def notebook_softplus(x):
+    return math.log1p(math.exp(-abs(x))) + max(x, 0.0)
+
+@notebook_softplus.defvjp
+@numba.njit
+def notebook_softplus_vjp(x, g):
+    return (g / (1.0 + math.exp(-x)),)
+'''
+
+
+def test_a_custom_vjp_of_no_module_keeps_other_gradients_cached(module):
+    # A rule defined where no other process finds it (a notebook, exec) is in every
+    # backward's namespace; only a backward that calls it is kept out of the cache.
+    exec(NOTEBOOK_RULE, {"__name__": "__main__"})
+    quiet_grad(module.f)
+    g = fresh(module)
+    quiet_grad(g)
+    assert backward(g).from_disk
