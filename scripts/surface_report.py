@@ -33,7 +33,7 @@ def main():
         results = pool.map(_run, [(k, dtypes) for k in range(n)], chunksize=8)
     counts = collections.Counter(cls for _, (cls, _) in results)
     print("| class | cases |\n|---|---:|")
-    for cls in ("RIGHT", "REFUSED", "WRONG", "CRASH", "NOT_NUMBA"):
+    for cls in ("RIGHT", "REFUSED", "WRONG", "CRASH", "UNCHECKED", "NOT_NUMBA"):
         print("| %s | %d |" % (cls, counts.get(cls, 0)))
     print("\n| case | class | detail |\n|---|---|---|")
     for name, (cls, detail) in results:

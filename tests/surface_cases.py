@@ -187,7 +187,11 @@ def classify(case):
     double = case.dtype in ("float64", "complex128")
     h = 1e-6 if double else 1e-3
     for i in range(2):
-        want = fd(f64, args, i, h)
+        try:
+            want = fd(f64, args, i, h)
+        except Exception as e:  # noqa: BLE001 (the Python function refuses float64 copies)
+            return "UNCHECKED", "finite differences: %s: %s" % (
+                type(e).__name__, str(e).splitlines()[0][:120])
         tol = 1e-5 if double else 2e-2
         if got[i] is None or not np.allclose(got[i], want, rtol=tol, atol=tol):
             return "WRONG", "argument %d: got %r, want %r" % (i, got[i], want)
