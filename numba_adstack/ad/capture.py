@@ -38,6 +38,7 @@ from .rules.array_rules import rule_of
 from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .accumulators import RewriteElementAccumulators
+from .user_pipeline import passes_before_typing
 from .loopforms import RewriteLoopForms
 from .plain_builtins import RewritePlainBuiltins
 from . import writes
@@ -493,7 +494,7 @@ class _CapturePipeline(CompilerBase):
 
     def define_pipelines(self):
         pm = PassManager("numba_adstack_capture")
-        pm.passes.extend(self._untyped_passes())
+        pm.passes.extend(passes_before_typing(self, self.user_pipeline))
         pm.add_pass_after(InlineDispatcherCalls, InlineInlinables)
         pm.add_pass_after(RewriteLoopForms, InlineDispatcherCalls)
         pm.add_pass_after(RewriteWrites, RewriteLoopForms)
@@ -505,39 +506,6 @@ class _CapturePipeline(CompilerBase):
         pm.add_pass(CaptureTypedIR, "capture typed IR")
         pm.finalize()
         return [pm]
-
-    def _untyped_passes(self):
-        """Numba's passes before typing, or the user's pipeline's, their own included: the
-        IR typed here is the IR the primal compiles. A pass of theirs after typing could
-        change what the primal computes unseen by the gradient: refused."""
-        if self.user_pipeline is None:
-            return DefaultPassBuilder.define_untyped_pipeline(self.state).passes
-        name = self.state.func_id.func_qualname
-        numba_typed = {p for p, _ in
-                       DefaultPassBuilder.define_nopython_pipeline(self.state).passes}
-        for upm in self.user_pipeline.define_pipelines(self):
-            kinds = [p for p, _ in upm.passes]
-            if NopythonTypeInference not in kinds:
-                continue
-            at = kinds.index(NopythonTypeInference)
-            if InlineInlinables not in kinds[:at] or FixupArgs not in kinds[:at]:
-                continue
-            extra = [p.__name__ for p in kinds[at:] if p not in numba_typed]
-            if extra:
-                raise NonDifferentiableError(
-                    "cannot differentiate %r: its pipeline_class %s runs its own passes "
-                    "after typing (%s), which change the compiled program where the "
-                    "gradient cannot see it; run them before NopythonTypeInference, or "
-                    "differentiate with Numba's pipeline"
-                    % (name, self.user_pipeline.__qualname__, ", ".join(extra)),
-                    highlighting=False)
-            return upm.passes[:at]
-        raise NonDifferentiableError(
-            "cannot differentiate %r: its pipeline_class %s has no nopython pipeline with "
-            "Numba's FixupArgs, InlineInlinables and NopythonTypeInference passes, after "
-            "which the gradient's capture adds its own; build it from Numba's "
-            "DefaultPassBuilder.define_nopython_pipeline and add passes to it"
-            % (name, self.user_pipeline.__qualname__), highlighting=False)
 
     def _compile_core(self):
         # Numba's untyped passes run their liveness analysis on the whole function.
