@@ -39,6 +39,7 @@ from ..errors import NonDifferentiableError
 from .facts import raise_non_differentiable
 from .accumulators import RewriteElementAccumulators
 from .user_pipeline import passes_before_typing
+from .literal_items import RewriteLiteralItems
 from .loopforms import RewriteLoopForms
 from .plain_builtins import RewritePlainBuiltins
 from . import writes
@@ -497,7 +498,8 @@ class _CapturePipeline(CompilerBase):
         pm.passes.extend(passes_before_typing(self, self.user_pipeline))
         pm.add_pass_after(InlineDispatcherCalls, InlineInlinables)
         pm.add_pass_after(RewriteLoopForms, InlineDispatcherCalls)
-        pm.add_pass_after(RewriteWrites, RewriteLoopForms)
+        pm.add_pass_after(RewriteLiteralItems, RewriteLoopForms)
+        pm.add_pass_after(RewriteWrites, RewriteLiteralItems)
         pm.add_pass_after(RewritePlainBuiltins, RewriteWrites)
         pm.add_pass_after(RewriteElementAccumulators, RewritePlainBuiltins)
         if self.layout is not None:

@@ -3,6 +3,7 @@ writes made explicit): one fresh variable per statement, in the scope of one fun
 import operator
 
 from numba.core import ir
+from numba.core import ir_utils
 from numba.core.ir_utils import GuardException, build_definitions, find_callname
 
 from .facts import raise_non_differentiable
@@ -79,6 +80,13 @@ class Emitter:
             return find_callname(self.fir, expr)
         except (GuardException, KeyError):
             return None
+
+
+def fresh_label(fir):
+    """A block label no block of ``fir`` has: Numba's label counter is shared by every
+    function compiled, and may be behind this function's own labels."""
+    ir_utils._the_max_label.update(max(fir.blocks))
+    return ir_utils.next_label()
 
 
 def product(em, dims):

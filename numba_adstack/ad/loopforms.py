@@ -31,13 +31,14 @@ import numpy as np
 from numba.core import ir, types
 from numba.core.compiler import _EarlyPipelineCompletion
 from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.ir_utils import build_definitions, next_label, simplify_CFG
+from numba.core.ir_utils import build_definitions, simplify_CFG
 from numba.core import postproc
 
 from ..errors import NonDifferentiableError
 from .checkpoint_loop import strip_markers
-from .ir_emitter import Emitter as _Emitter, Tuple as _Tuple, product as _product, \
-    unravel as _unravel, var_of as _var_of
+from .literal_items import built_sequence as _built
+from .ir_emitter import Emitter as _Emitter, Tuple as _Tuple, fresh_label, \
+    product as _product, unravel as _unravel, var_of as _var_of
 
 # NumPy functions returning iterators rather than arrays.
 _ITERATORS = {"nditer", "ndenumerate", "ndindex", "flatiter"}
@@ -368,6 +369,8 @@ def _is_loop_form(em, var):
         return True
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "flat":
         return True
+    if _built(em.fir, var)[0] is not None:
+        return True         # a tuple or list written here: read t[k] (.literal_items)
     ndim = ndim_before_typing(em, var)
     if ndim is None and isinstance(defn, ir.Expr) and defn.op == "call":
         # An array a NumPy function makes, of dimensions known only once typed
@@ -400,7 +403,7 @@ def _rewrite_loop(state, loop, made, indices):
     em.out = []
     item = seq.item(k)
     em.out.append(ir.Assign(_var_of(item), yielded, loop.copy.loc))
-    label = next_label()
+    label = fresh_label(fir)
     blk = ir.Block(pre.scope, loop.copy.loc)
     blk.body = em.out + [ir.Jump(loop.body, loop.copy.loc)]
     fir.blocks[label] = blk

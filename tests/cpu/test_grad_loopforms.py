@@ -207,8 +207,38 @@ def computed_arrays_of_dimensions_known_once_typed(x):
     return s
 
 
+@nad.grad_jit
+def loops_over_written_tuples_and_lists(a, b, n):
+    """Tuples and lists written in the function, looped over or read at an index known
+    at run time (ad/literal_items.py); the items are read as they were when built."""
+    s = 0.0
+    for v in (a, b, a * b):
+        s += v * v
+    for i, v in enumerate([a, b, 2.0]):
+        s += i * v * v
+    for u, w in zip((a, b), (b, a)):
+        s += u * w * w
+    t = (a, math.sin(b), a * b)
+    a = 0.0                                 # t keeps the a it was built with
+    for k in range(n):
+        s += t[k % 3] ** 2 + t[-1 - k % 2]
+    return s
+
+
+@nad.grad_jit
+def loops_over_written_tuples_of_arrays(x, y):
+    s = 0.0
+    for z in (x, y, x * y):
+        s += np.sum(z ** 2)
+    for k, z in enumerate([np.sin(x), y]):
+        s += k * z[1] + z[0]
+    return s
+
+
 PLANE = np.array([[0.0, 0.1], [1.1, 0.3], [0.4, 1.2], [1.3, 1.4]])
 CASES = [
+    (loops_over_written_tuples_and_lists, (1.5, 0.7, 5)),
+    (loops_over_written_tuples_of_arrays, (X6, X6[::-1].copy())),
     (discounted, (X6, 0.9)),
     (weighted_from, (X6, 3)),
     (zip_products, (X6, Y4)),
