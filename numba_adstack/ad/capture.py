@@ -31,7 +31,7 @@ from numba.core import postproc
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core import errors, types
 
-from . import checkpoint_call, implicit, library_calls, second_order, tuples
+from . import checkpoint_call, generators, implicit, library_calls, second_order, tuples
 from .numpy_items import rewrite_items
 from .rules import CALL_RULES
 from .rules.array_rules import rule_of
@@ -390,16 +390,22 @@ class InlineDispatcherCalls(FunctionPass):
             n = len(block.body)
             callee = _star_args_as_tuple(state, block, i, callee)
             i += len(block.body) - n
+            generator = bool(callee.__code__.co_flags & inspect.CO_GENERATOR)
+            validator, worker.validator = worker.validator, (
+                None if generator else worker.validator)
             try:
                 _, inlined, _, new_blocks = worker.inline_function(fir, block, i, callee)
             except (errors.UnsupportedError, NotImplementedError) as exc:
-                if callee.__code__.co_flags & inspect.CO_GENERATOR:
-                    _refuse(state, "a loop over the generator %s: the rewrite does not "
-                            "differentiate through generators; return an array of the "
-                            "values, or write the loop in place of the generator"
-                            % callee.__name__, stmt.loc)
                 _refuse(state, "the call to %s cannot be inlined (%s)" % (
                     callee.__name__, str(exc).splitlines()[0].strip()), stmt.loc)
+            finally:
+                worker.validator = validator
+            if generator:       # its loop runs in its code (ad/generators.py)
+                generators.rewrite_loop(
+                    fir, block, new_blocks[0][0], [lb for lb, _ in new_blocks[1:]], stmt,
+                    lambda what: _refuse(state, "%s (the generator %s)"
+                                         % (what, callee.__name__), stmt.loc))
+                return new_blocks
             tuples.merge_returned_tuples(fir, stmt.target, inlined, new_blocks[0][0],
                                          lambda v: _defined_value(fir, v))
             return new_blocks

@@ -235,8 +235,47 @@ def loops_over_written_tuples_of_arrays(x, y):
     return s
 
 
+@numba.njit
+def _squares(x):
+    for i in range(len(x)):
+        yield x[i] * x[i]
+
+
+@numba.njit
+def _signed_then_last(x, c):
+    for v in x:
+        if v > c:
+            yield v
+        else:
+            yield -v * c
+    yield c * c
+
+
+@nad.grad_jit
+def loops_over_generators(x, c):
+    """Loops over @njit generators (ad/generators.py): several yields, code between the
+    generator's call and its loop, continue and break."""
+    s = 0.0
+    for v in _squares(x):
+        s += math.sin(v)
+    k = 0
+    gen = _signed_then_last(x, c)
+    t = 1.0
+    for v in gen:
+        k += 1
+        if k == 3:
+            continue
+        s += v * t
+        t *= 1.1
+        if k > 5:
+            break
+    return s
+
+
 PLANE = np.array([[0.0, 0.1], [1.1, 0.3], [0.4, 1.2], [1.3, 1.4]])
 CASES = [
+    (loops_over_generators, (X6, 0.5)),
+    (loops_over_generators, (X6[:3], 2.0)),
     (loops_over_written_tuples_and_lists, (1.5, 0.7, 5)),
     (loops_over_written_tuples_of_arrays, (X6, X6[::-1].copy())),
     (discounted, (X6, 0.9)),
@@ -334,3 +373,21 @@ def over_ndenumerate(X, x, w):
 
 def test_ndenumerate_and_ndindex_of_a_made_shape():
     check_fd(over_ndenumerate, np.arange(6.0).reshape(2, 3) / 7, np.array([0.3, 0.5]), 1.3)
+
+
+def test_generators_in_forward_mode():
+    x, c = X6.copy(), 0.5
+    tx = np.linspace(-1.0, 1.0, 6)
+    value, tangent = loops_over_generators.jvp((x, c), (tx, 0.3))
+    g = loops_over_generators.grad(x, c)
+    assert value == pytest.approx(loops_over_generators.py_func(x, c), rel=1e-12)
+    assert tangent == pytest.approx(np.dot(g[0], tx) + g[1] * 0.3, rel=1e-10)
+
+
+def test_generator_used_other_than_by_a_loop_is_refused_with_the_fix():
+    @nad.grad_jit
+    def summed(x):
+        return sum(_squares(x))
+    with pytest.raises(NonDifferentiableError, match=r"(?s)a generator used other than by "
+                       r"one for loop.*loop over it with for.*_squares.*line"):
+        summed.grad(X6)
