@@ -30,6 +30,7 @@ import operator
 import numpy as np
 from numba.core import ir, types
 from numba.core.compiler import _EarlyPipelineCompletion
+from numba.core.extending import overload
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import build_definitions, simplify_CFG
 from numba.core import postproc
@@ -48,6 +49,43 @@ _LIKE_CREATORS = {"zeros_like", "ones_like", "empty_like", "full_like", "copy"}
 # NumPy functions whose result has a number of dimensions known from their name.
 _MADE_NDIM = {"outer": 2, "eye": 2, "identity": 2, "linspace": 1, "logspace": 1,
               "arange": 1}
+
+
+def index_count(shape):
+    """The number of indices of an array of ``shape`` (an integer: nothing to
+    differentiate)."""
+    return int(np.prod(np.array(shape)))
+
+
+def index_at(k, shape):
+    """The C-order index ``k`` of an array of ``shape``, as ``np.ndindex`` yields it."""
+    return tuple(int(i) for i in np.unravel_index(k, shape))
+
+
+@overload(index_count)
+def _index_count(shape):
+    if not isinstance(shape, types.BaseTuple):
+        return None
+    terms = " * ".join(["1"] + ["shape[%d]" % j for j in range(len(shape))])
+    return _function("shape", "return " + terms)
+
+
+@overload(index_at)
+def _index_at(k, shape):
+    if not isinstance(shape, types.BaseTuple):
+        return None
+    n = len(shape)
+    lines = ["r = k"]
+    for j in range(n - 1, 0, -1):
+        lines += ["i%d = r %% shape[%d]" % (j, j), "r = r // shape[%d]" % j]
+    lines.append("return (r,%s)" % "".join(" i%d," % j for j in range(1, n)))
+    return _function("k, shape", "\n    ".join(lines))
+
+
+def _function(params, body):
+    ns = {}
+    exec("def impl(%s):\n    %s\n" % (params, body), ns)
+    return ns["impl"]
 
 
 class _Sequence:
@@ -163,9 +201,14 @@ def _ndindex_sequence(em, call):
             dims = [call.args[0]]
     else:
         dims = list(call.args)
+    if dims is None and call.vararg is None and len(call.args) == 1:
+        # A shape whose length is known once typed (np.outer(x, y).shape).
+        shape = em.assign(call.args[0], "$loopform_shape")
+        return _Sequence(em.call(index_count, shape),
+                         lambda k: em.call(index_at, k, shape))
     if dims is None:
-        em.refuse("np.ndindex(shape) with a shape whose length is not known before typing "
-                  "(pass a.shape of an argument, a tuple (n, m), or n, m)")
+        em.refuse("np.ndindex(*shape) with a shape whose length is not known before typing "
+                  "(pass the shape itself, a tuple (n, m), or n, m)")
     dims = [em.assign(d, "$loopform_dim") for d in dims]
     return _Sequence(_product(em, dims), lambda k: em.tuple(_unravel(em, k, dims)))
 
@@ -175,11 +218,14 @@ def _ndenumerate_sequence(em, call):
         em.refuse("np.ndenumerate(...) with arguments other than (array)")
     array = call.args[0]
     ndim = ndim_before_typing(em, array)
-    if ndim is None:
-        em.refuse("np.ndenumerate(a) of an array whose number of dimensions is not known "
-                  "before typing (an argument, a fresh array or a reshape to a literal "
-                  "shape is): loop over np.ndindex(n, m) and index a")
     held = em.assign(array, "$loopform_seq")
+    if ndim is None:        # known once typed: its indices from its shape
+        shape = em.assign(ir.Expr.getattr(held, "shape", em.loc))
+
+        def typed_item(k):
+            idx = em.call(index_at, k, shape)
+            return em.tuple([idx, em.getitem(held, idx)])
+        return _Sequence(em.call(index_count, shape), typed_item)
     if ndim == 1:
         return _Sequence(em.call(len, held), lambda k: em.tuple(
             [em.tuple([k]), em.getitem(held, k)]))

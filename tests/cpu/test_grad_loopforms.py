@@ -323,14 +323,17 @@ def test_analytic_gradients():
 
 
 @nad.grad_jit
-def ndindex_of_an_outer_product(x):
-    Y = np.diag(x)                      # of rank known only once typed
+def ndindex_of_ranks_known_once_typed(x, y):
+    """np.ndindex(Y.shape) and np.ndenumerate(Y) of arrays whose rank is known only once
+    typed: the index is computed from the shape as typed."""
+    Y = np.diag(x)
     s = 0.0
     for idx in np.ndindex(Y.shape):
-        s += Y[idx]
+        s += Y[idx] ** 2 * (idx[0] + 1)
+    for idx, v in np.ndenumerate(np.outer(x, y)):
+        i, j = idx
+        s += np.sin(v) * j
     return s
-
-
 
 
 @nad.grad_jit
@@ -350,12 +353,10 @@ def test_enumerate_of_a_dict_is_refused_with_the_line():
     assert "for i, (k, v) in enumerate(d.items())" in msg
 
 
-def test_ndindex_of_a_shape_of_length_unknown_before_typing_is_refused_with_the_line():
-    with pytest.raises(NonDifferentiableError) as ei:
-        ndindex_of_an_outer_product.grad(X6)
-    msg = str(ei.value)
-    assert "ndindex_of_an_outer_product" in msg and "np.ndindex" in msg
-    assert "for idx in np.ndindex(Y.shape)" in msg
+def test_ndindex_and_ndenumerate_of_ranks_known_once_typed():
+    check_fd(ndindex_of_ranks_known_once_typed, X6[:3].copy(), Y4.copy())
+    assert ndindex_of_ranks_known_once_typed(X6[:3], Y4) == pytest.approx(
+        ndindex_of_ranks_known_once_typed.py_func(X6[:3], Y4), rel=1e-13)
 
 
 @nad.grad_jit
