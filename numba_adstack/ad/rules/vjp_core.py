@@ -46,6 +46,11 @@ class RulesCacheLocator:
         for locator in (UserProvidedCacheLocator, UserWideCacheLocator):
             found = locator.from_function(py_func, py_file)
             if found is not None:
+                # One directory per optimisation level: processes compiling at different
+                # levels (a test suite at -O1 beside a program at -O3) keep their own.
+                found._cache_path = os.path.join(found._cache_path,
+                                                 "opt%d" % int(numba_config.OPT))
+                found.ensure_cache_path()
                 return found
         raise RuntimeError("cannot cache %s: no writable NUMBA_CACHE_DIR or user-wide "
                            "cache directory" % py_func.__qualname__)
@@ -70,11 +75,11 @@ def _drop_in_tree_cache():
 
 
 def _rules_digest():
-    """A digest of the sources of the rules' helpers and of the optimisation level. Numba
-    checks a cached function against its own source file only, not against the helpers
-    it calls from other files, nor against ``NUMBA_OPT``: a change in either drops the
-    cached helpers (``_checked_cache_dirs``)."""
-    h = hashlib.sha256(("opt=%s;" % numba_config.OPT).encode())
+    """A digest of the sources of the rules' helpers. Numba checks a cached function
+    against its own source file only, not against the helpers it calls from other files:
+    a change drops the cached helpers (``_checked_cache_dirs``). The optimisation level
+    has a directory of its own (``RulesCacheLocator``)."""
+    h = hashlib.sha256()
     for name in sorted(os.listdir(RULES_DIR)):
         if name.endswith(".py"):
             with open(os.path.join(RULES_DIR, name), "rb") as f:
