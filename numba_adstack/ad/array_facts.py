@@ -312,13 +312,15 @@ class ArrayFacts:
             if t is None:
                 ix = stmt.index
                 parts = ix if isinstance(ix, tuple) else (ix,)
-                return any(isinstance(p, slice) or p is Ellipsis for p in parts) \
-                    or len(parts) < ndim
+                # (a[..., i, j] of a 2-d a is one element: the ``...`` stands for none)
+                return any(isinstance(p, slice) or p is None for p in parts) \
+                    or sum(isinstance(p, int) for p in parts) < ndim
         else:
             t = self.ty(stmt.index)
         parts = t.types if isinstance(t, types.BaseTuple) else (t,)
-        return any(isinstance(p, (types.SliceType, types.EllipsisType, types.Array))
-                   for p in parts) or len(parts) < ndim
+        return any(isinstance(p, (types.SliceType, types.Array, types.NoneType))
+                   for p in parts) or \
+            sum(isinstance(p, (types.Integer, types.IntegerLiteral)) for p in parts) < ndim
 
     def store_by_index_array(self, stmt):
         """Is ``stmt`` a store ``a[idx] = v`` with ``idx`` a 1-d array of integers, or a

@@ -81,4 +81,6 @@ def array_zero_src(t):
     """Source of the *no adjoint yet* of an array adjoint of type ``t``: an empty array of
     its dtype and dimension (see numba_adstack.ad.runtime)."""
     dt = stack_dtype(t.dtype)      # (a mask or an index array kept on a list stack too)
+    if t.ndim == 0:     # no empty 0-d array: its adjoint starts at zero
+        return "np.zeros((), %s)" % dt
     return "np.empty((%s), %s)" % ("0, " * t.ndim, dt)

@@ -226,9 +226,18 @@ class Forward:
                 if stack is not None:
                     self.push(L, stack, self.cx.names.n(tgt), tgt.name)
         lhs = ", ".join(self.cx.names.n(t) for t, _ in cps)
-        rhs = ", ".join(self.src.operand(v) if isinstance(v, ir.Var)
+        rhs = ", ".join(self._converted(v, t) if isinstance(v, ir.Var)
                         else zero_src(self.facts.ty(t)) for t, v in cps)
         L("%s = %s" % (lhs, rhs))
+
+    def _converted(self, v, t):
+        """``v`` as a value of ``t``'s type: Numba unifies a variable assigned an integer
+        and a float as a float, but stores what a tuple unpacking gives it as it is."""
+        tt, vt = self.facts.ty(t), types.unliteral(self.facts.ty(v))
+        src = self.src.operand(v)
+        if isinstance(tt, types.Number) and isinstance(vt, types.Number) and tt != vt:
+            return "np.%s(%s)" % (tt, src)
+        return src
 
     # ------------------------------------------------------------------ blocks
     def block(self, L, label):

@@ -20,7 +20,7 @@ def prod_vjp(g, y, a):
     ``g * y / a`` when ``y`` is a finite non-zero, else from prefix and suffix products
     (exact when elements are zero, and when ``y`` under- or overflows)."""
     if y != 0.0 and np.isfinite(y):
-        return np.ascontiguousarray(g * y / a)
+        return np.ascontiguousarray(g * y / a).reshape(a.shape)     # (0-d: 0-d)
     x = a.ravel()
     n = x.size
     out = np.empty(n)

@@ -1,0 +1,26 @@
+"""Functions of the corpus of public Numba code (benchmarks/corpus, docs/corpus.md) whose
+gradient was once wrong or crashed, as their authors wrote them (tests/lib_helpers/
+corpus_functions.py), against central finite differences of the pure-Python function."""
+import numpy as np
+
+import numba_adstack as nad
+
+from conftest import check_fd
+from lib_helpers.corpus_functions import reductions_of_0d, rolling_loss, rotation_loss
+
+
+def test_rotation_matrix():
+    check_fd(rotation_loss, 0.3)
+    check_fd(rotation_loss, -1.2)
+
+
+def test_reductions_of_a_0d_array():
+    f = nad.grad_jit(reductions_of_0d)
+    for v in (0.7, 1.3):
+        check_fd(f, np.array(v))
+
+
+def test_rolling_mean_of_an_integer_started_sum():
+    a = np.linspace(0.1, 1.0, 9)
+    a[4] = np.nan
+    check_fd(rolling_loss, a, np.linspace(-1.0, 1.0, 9))
