@@ -6,7 +6,8 @@ import numpy as np
 import numba_adstack as nad
 
 from conftest import check_fd
-from lib_helpers.corpus_functions import reductions_of_0d, rolling_loss, rotation_loss
+from lib_helpers.corpus_functions import (legendre_loss, reductions_of_0d, rolling_loss,
+                                          rotation_loss)
 
 
 def test_rotation_matrix():
@@ -24,3 +25,10 @@ def test_rolling_mean_of_an_integer_started_sum():
     a = np.linspace(0.1, 1.0, 9)
     a[4] = np.nan
     check_fd(rolling_loss, a, np.linspace(-1.0, 1.0, 9))
+
+
+def test_gauss_legendre_nodes_of_quantecon():
+    # The integral of sin over [a, b]: the gradient is (-sin(a), sin(b)) up to the rule's
+    # error, and exactly that of the finite differences.
+    g = check_fd(legendre_loss, -0.4, 1.3)
+    assert np.allclose(g, (-np.sin(-0.4), np.sin(1.3)), atol=1e-6)

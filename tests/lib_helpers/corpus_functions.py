@@ -1,6 +1,8 @@
 """Functions of the corpus of public Numba code (benchmarks/corpus) as their authors wrote
 them, for tests/cpu/test_grad_corpus_findings.py (a module of its own: pytest rewrites the
 ``assert`` statements of test files, which Numba cannot compile)."""
+import math
+
 import numba
 import numpy as np
 from numpy import cos, sin
@@ -75,3 +77,63 @@ def rolling_mean_1d_nb(a, window, minp=None):
 @nad.grad_jit
 def rolling_loss(a, w):
     return np.sum(rolling_mean_1d_nb(a, 3, 1) * w)
+
+
+# QuantEcon quantecon/quad.py (0.11.4; docstrings left out): ``pp`` is assigned in the
+# ``for its`` loop and read after it, which a loop of no iteration would leave undefined.
+@numba.vectorize
+def fix(x):
+    if x < 0:
+        return math.ceil(x)
+    else:
+        return math.floor(x)
+
+
+@numba.njit
+def _qnwlege1(n, a, b):
+    # import ipdb; ipdb.set_trace()
+    maxit = 100
+    m = int(fix((n + 1) / 2.0))
+    xm = 0.5 * (b + a)
+    xl = 0.5 * (b - a)
+    nodes = np.zeros(n)
+
+    weights = nodes.copy()
+    i = np.arange(m)
+
+    z = np.cos(np.pi * ((i + 1.0) - 0.25) / (n + 0.5))
+
+    for its in range(maxit):
+        p1 = np.ones_like(z)
+        p2 = np.zeros_like(z)
+        for j in range(1, n+1):
+            p3 = p2
+            p2 = p1
+            p1 = ((2 * j - 1) * z * p2 - (j - 1) * p3) / j
+
+        # https://github.com/QuantEcon/QuantEcon.py/issues/530
+        top = n * (z * p1 - p2)
+        bottom = z ** 2 - 1.0
+        pp = top / bottom
+        z1 = z.copy()
+        z = z1 - p1/pp
+        if np.all(np.abs(z - z1) < 1e-14):
+            break
+
+    if its == maxit - 1:
+        raise ValueError("Maximum iterations in _qnwlege1")
+
+    nodes[i] = xm - xl * z
+    nodes[- i - 1] = xm + xl * z
+
+    # https://github.com/QuantEcon/QuantEcon.py/issues/530
+    weights[i] = 2 * xl / ((1 - z ** 2) * pp * pp)
+    weights[- i - 1] = weights[i]
+
+    return nodes, weights
+
+
+@nad.grad_jit
+def legendre_loss(a, b):
+    nodes, weights = _qnwlege1(5, a, b)
+    return np.sum(np.sin(nodes) * weights)

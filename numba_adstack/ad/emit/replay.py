@@ -13,7 +13,7 @@ from ..facts import is_range
 from ..operators import OPS
 from ..plan.stacks import reserve_lines
 from ..structure import LoopNode, node_key
-from ..typeinfo import zero_src
+from ..typeinfo import array_zero_src, zero_src
 
 
 def range_start(L, rl, operand):
@@ -215,9 +215,9 @@ class Forward:
         cps = self.facts.edge_copies(e)
         # A phi with no value on this edge (``for its in range(n)`` read after the loop:
         # undefined when the loop ran no iteration) takes a zero of its type, as Numba's
-        # null value, or nothing where it has none.
+        # null value (an array an empty one), or nothing where it has none.
         cps = [(t, v) for t, v in cps if isinstance(v, ir.Var) or
-               isinstance(self.facts.ty(t), (types.Number, types.Boolean))]
+               isinstance(self.facts.ty(t), (types.Number, types.Boolean, types.Array))]
         if not cps:
             return
         if self.cx.plan.sites.edge_pushes(e):
@@ -227,6 +227,8 @@ class Forward:
                     self.push(L, stack, self.cx.names.n(tgt), tgt.name)
         lhs = ", ".join(self.cx.names.n(t) for t, _ in cps)
         rhs = ", ".join(self._converted(v, t) if isinstance(v, ir.Var)
+                        else array_zero_src(self.facts.ty(t))
+                        if isinstance(self.facts.ty(t), types.Array)
                         else zero_src(self.facts.ty(t)) for t, v in cps)
         L("%s = %s" % (lhs, rhs))
 
