@@ -349,8 +349,15 @@ def _check_aliased_writes(facts, activity):
                         "the same time (`A = B`); swap distinct arrays whole (`A, B = "
                         "B, A`), or write the new values into a fresh array each "
                         "iteration", writes[0][1].loc)
+        # The arrays the writes land in, where each write's name holds one array only
+        # (not a phi): a read of any other array of the class sees none of them (a
+        # helper's early `return 0.0, np.zeros(n)` beside its `grad` filled in a loop).
+        landing = {facts.array_root(_written_by(facts, stmt))
+                   for blk in facts.fir.blocks.values() for stmt in blk.body
+                   if facts.buffer_class.get(_written_by(facts, stmt)) == rep}
+        only_fresh = all(t not in phis and _fresh_array(facts, t) for t in landing)
         for m in members:
-            if not facts.is_buffer_source(m):
+            if not facts.is_buffer_source(m) or (only_fresh and m not in landing):
                 continue
             for label, stmt in facts.uses.get(m, ()):
                 if not _feeds_chain(stmt, m) and _after_takeover(facts, members, m, label):
@@ -371,7 +378,11 @@ def _after_takeover(facts, members, m, label):
             continue
         lp = facts.s.innermost.get(facts.phis[p])
         if lp is None or lp.header != facts.phis[p]:
-            return True
+            # A phi merging branches names the array from its block on: a use that
+            # cannot run after it (a helper's loop before its last `return`) is before.
+            if label == facts.phis[p] or _reaches(facts, facts.phis[p], {label}):
+                return True
+            continue
         if facts.def_label(m) in lp.blocks or label in lp.blocks \
                 or _reaches(facts, lp.header, {label}):
             return True

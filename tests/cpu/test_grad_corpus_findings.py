@@ -6,8 +6,8 @@ import numpy as np
 import numba_adstack as nad
 
 from conftest import check_fd
-from lib_helpers.corpus_functions import (legendre_loss, reductions_of_0d, rolling_loss,
-                                          rotation_loss)
+from lib_helpers.corpus_functions import (cosine_grad_loss, legendre_loss, reductions_of_0d,
+                                          rolling_loss, rotation_loss)
 
 
 def test_rotation_matrix():
@@ -32,3 +32,11 @@ def test_gauss_legendre_nodes_of_quantecon():
     # error, and exactly that of the finite differences.
     g = check_fd(legendre_loss, -0.4, 1.3)
     assert np.allclose(g, (-np.sin(-0.4), np.sin(1.3)), atol=1e-6)
+
+
+def test_distance_and_gradient_returned_by_a_helper():
+    # The gradient array is float32, as UMAP makes it: differences at a step that float32
+    # rounding does not swamp.
+    x, y = np.linspace(0.2, 1.0, 5), np.linspace(1.0, -0.3, 5)
+    check_fd(cosine_grad_loss, x, y, np.linspace(-1.0, 1.0, 5), eps=1e-3, rtol=2e-3,
+             atol=1e-5)

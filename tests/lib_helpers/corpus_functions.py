@@ -137,3 +137,43 @@ def _qnwlege1(n, a, b):
 def legendre_loss(a, b):
     nodes, weights = _qnwlege1(5, a, b)
     return np.sum(np.sin(nodes) * weights)
+
+
+# UMAP umap/distances.py: returns the distance and its gradient, an array filled in a loop
+# beside an early `return 1.0, np.zeros(...)` (the two arrays are distinct).
+@numba.njit(fastmath=True)
+def cosine_grad(x, y):
+    result = 0.0
+    norm_x = 0.0
+    norm_y = 0.0
+
+    for i in range(x.shape[0]):
+        result += x[i] * y[i]
+        norm_x += x[i] * x[i]
+        norm_y += y[i] * y[i]
+
+    if norm_x == 0.0 and norm_y == 0.0:
+        return 0.0, np.zeros(x.shape, dtype=np.float32)
+
+    if norm_x == 0.0 or norm_y == 0.0:
+        return 1.0, np.zeros(x.shape, dtype=np.float32)
+
+    nx = np.sqrt(norm_x)
+    ny = np.sqrt(norm_y)
+
+    dist = 1.0 - result / (nx * ny)
+    grad = np.empty(x.shape[0], dtype=np.float32)
+
+    inv_nx_ny = 1.0 / (nx * ny)
+    inv_nx3_ny = 1.0 / (norm_x * nx * ny)
+
+    for i in range(x.shape[0]):
+        grad[i] = x[i] * result * inv_nx3_ny - y[i] * inv_nx_ny
+
+    return dist, grad
+
+
+@nad.grad_jit
+def cosine_grad_loss(x, y, w):
+    d, g = cosine_grad(x, y)
+    return 0.3 * d + np.sum(g * w)
