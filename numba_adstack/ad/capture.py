@@ -29,6 +29,7 @@ from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.ir_utils import build_definitions, simplify_CFG
 from numba.core import postproc
 from numba.core.compiler_lock import global_compiler_lock
+from numba.core.types import WrapperAddressProtocol
 from numba.core import errors, types
 
 from . import checkpoint_call, generators, implicit, library_calls, second_order, tuples
@@ -485,6 +486,10 @@ def _check_calls(state):
                 _refuse(state, library_calls.pointer_call_message(
                     _called_object(state.func_ir, stmt.value)), stmt.loc)
             elif isinstance(t, (types.FunctionType, types.UndefinedFunctionType)):
+                called = _called_object(state.func_ir, stmt.value)
+                if isinstance(called, WrapperAddressProtocol):    # a global C function
+                    _refuse(state, library_calls.pointer_call_message(
+                        called.__wrapper_address__(), type(called).__name__), stmt.loc)
                 _refuse(state, "a call to a function value chosen at run time (%s); call "
                         "the @numba.njit function itself" % t, stmt.loc)
 

@@ -304,16 +304,18 @@ def _probe(state):
 
 
 # ---------------------------------------------------------------------- function pointers
-def pointer_call_message(pointer):
-    """Why a call through a compiled function pointer (ctypes, cffi) is refused, naming
-    the SciPy function when it is one of ``scipy.special.cython_special``'s."""
+def pointer_call_message(pointer, kind=None):
+    """Why a call through a compiled function pointer (ctypes, cffi, Numba's
+    ``WrapperAddressProtocol``: ``kind`` names it) is refused, naming the SciPy function
+    when it is one of ``scipy.special.cython_special``'s."""
     name = _cython_special_name(pointer)
+    fix = ("write it in Numba, or wrap the call in an @numba.njit function and give that "
+           "function its derivative with numba_adstack.custom_vjp")
     if name is not None:
         return ("a call to scipy.special.cython_special's %s through a function pointer: "
-                "a compiled SciPy function with no derivative rule (write it in Numba, "
-                "or call a function with a rule)" % name)
+                "a compiled SciPy function with no derivative rule (%s)" % (name, fix))
     return ("a call through a compiled function pointer (%s): compiled code with no "
-            "derivative rule (write it in Numba)" % type(pointer).__name__)
+            "derivative rule (%s)" % (kind or type(pointer).__name__, fix))
 
 
 def _cython_special_name(pointer):

@@ -188,6 +188,16 @@ def test_numba_stats_float_variate():
     check_fd(scalar_densities, 0.7, 0.2, 1.3)
 
 
+def test_scipy_special_function_pointer_is_refused_by_name_with_the_fix():
+    # norm.ppf calls SciPy's ndtri through Numba's WrapperAddressProtocol: compiled code.
+    @nad.grad_jit
+    def quantile_sum(p, mu, sigma):
+        return np.sum(norm.ppf(p, mu, sigma))
+    with pytest.raises(nad.NonDifferentiableError,
+                       match=r"cython_special's ndtri through a function pointer.*custom_vjp"):
+        quantile_sum.grad(np.array([0.2, 0.6]), 0.1, 1.2)
+
+
 # ---------------------------------------------------------------- interpolation
 # ``interp(*args)`` is an njit function with *args calling an overload, whose
 # implementation calls further overloads on tuples of the grid.
