@@ -630,6 +630,8 @@ def test_orders_flips_and_pieces(key, args):
 
 def test_average_with_weights():
     check(np.average, rand(5), weights=rand(5, lo=0.5, hi=1.5))
+    # as Numba's own tests spell it: axis given, as None (the only axis Numba takes)
+    check(np.average, rand(5), axis=None, weights=rand(5, lo=0.5, hi=1.5))
 
 
 @pytest.mark.parametrize("a, index", [

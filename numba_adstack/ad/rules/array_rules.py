@@ -186,9 +186,9 @@ ARRAY_RULES = {
                    accumulate={"a": "{g} / {a}.size"}),
     np.prod: _rule("a", "prod_vjp({g}, {y}, {a})",
                    jvps={"a": "np.sum(prod_vjp(1.0, {y}, {a}) * {d})"}),
-    # Numba's np.average takes no axis: one weighted mean of all of a.
-    np.average: _rule("a weights=None", "average_vjp_a({g}, {a}, {weights})",
-                      "average_vjp_weights({g}, {y}, {a}, {weights})",
+    # Numba's np.average takes no axis (but a None one): one weighted mean of all of a.
+    np.average: _rule("a axis=None weights=None", "average_vjp_a({g}, {a}, {weights})",
+                      None, "average_vjp_weights({g}, {y}, {a}, {weights})",
                       jvps={"a": "np.sum(average_vjp_a(1.0, {a}, {weights}) * {d})",
                             "weights": "np.sum(average_vjp_weights(1.0, {y}, {a}, "
                                        "{weights}) * {d})"}),
