@@ -160,3 +160,18 @@ def test_forward_mode(f, make):
     tangents = tuple(rand(*np.shape(a)) if np.ndim(a) else 0.4 for a in args)
     _, t = f.jvp(args, tangents)
     assert np.isclose(t, fd_jvp(f, args, tangents), rtol=1e-5)
+
+
+@nad.grad_jit
+def takes_and_broadcasts(a, w):
+    """np.take and a.take (flat positions, repeated and negative), np.broadcast_to."""
+    t = np.take(a, np.array([0, 3, 3, 5, -1])) + np.sum(a.take(np.array([[1, 2], [2, 0]])) ** 2)
+    b = np.broadcast_to(a[1], (4, 3))
+    return np.sum(t * w) + np.sum(np.sin(b) * np.arange(12.0).reshape(4, 3))
+
+
+def test_take_and_broadcast_to_reverse_and_forward():
+    a, w = np.linspace(0.1, 1.2, 6).reshape(2, 3), np.linspace(-1.0, 1.0, 5)
+    g = check_fd(takes_and_broadcasts, a, w)
+    _, tangent = takes_and_broadcasts.jvp((a, w), (np.ones((2, 3)), np.ones(5)))
+    assert tangent == pytest.approx(np.sum(g[0]) + np.sum(g[1]), rel=1e-10)

@@ -384,7 +384,7 @@ METHODS = {
     "T": np.transpose, "transpose": np.transpose, "reshape": np.reshape, "ravel": np.ravel,
     "flatten": np.ndarray.flatten, "copy": np.copy, "astype": np.ndarray.astype,
     "clip": np.clip, "round": np.round, "item": np.ndarray.item, "real": np.real, "imag": np.imag, "conj": np.conjugate,
-    "conjugate": np.conjugate,
+    "conjugate": np.conjugate, "take": np.take,
 }
 
 # scipy.special.erf / erfc (Numba compiles them with numba-scipy installed) share the rules

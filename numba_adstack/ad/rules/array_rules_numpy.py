@@ -114,6 +114,15 @@ def numpy_rules(rule, ew):
                            jvps={"start": "{d} * {y} * linspace_weights({num}, True) / {start}",
                                  "stop": "{d} * {y} * linspace_weights({num}, False) / {stop}"}),
     }
+    # np.take(a, idx) (and a.take(idx)): a's flat elements at the index array idx; its
+    # adjoint adds g back at those positions (repeated indices add up).
+    out[np.take] = rule("a indices",
+                        "take_vjp({g}, np.ravel({a}), np.asarray({indices}))"
+                        ".reshape({a}.shape)",
+                        jvps={"a": "np.take({d}, {indices})"})
+    # A broadcast view of a: its adjoint summed back to a's shape.
+    out[np.broadcast_to] = rule("a shape", "sum_to({g}, {a})",
+                                jvps={"a": "np.broadcast_to({d}, {shape}).copy()"})
     # Along the last axis; x None, of the last axis' length or of y's shape.
     trap = rule("y_ x=None dx=1.0", "trapezoid_vjp_y({g}, {y_}, {x}, {dx})",
                 "trapezoid_vjp_x({g}, {y_}, {x}, {dx})",
