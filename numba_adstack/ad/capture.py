@@ -399,6 +399,16 @@ class InlineDispatcherCalls(FunctionPass):
             except (errors.UnsupportedError, NotImplementedError) as exc:
                 _refuse(state, "the call to %s cannot be inlined (%s)" % (
                     callee.__name__, str(exc).splitlines()[0].strip()), stmt.loc)
+            except errors.TypingError:
+                if "objmode" not in callee.__code__.co_names:
+                    raise
+                # Numba lifts the block out of the callee, which then cannot be inlined.
+                _refuse(state, "the call to %s, which has a `with numba.objmode()` block: "
+                        "object mode has no derivative, and a block in a called function "
+                        "is not run as the function's own are; move the block into the "
+                        "differentiated function, or give %s a derivative with "
+                        "numba_adstack.custom_vjp" % (callee.__name__, callee.__name__),
+                        stmt.loc)
             finally:
                 worker.validator = validator
             if generator:       # its loop runs in its code (ad/generators.py)
