@@ -4,6 +4,7 @@
     max(a, b, c)               ->  max(max(a, b), c)          (min likewise)
     max((a, b, c)), max([..])  ->  max(max(a, b), c)          (items written at the call)
     math.frexp(x)              ->  (math.ldexp(x, -e), e) with e = frexp_exponent(x)
+    divmod(a, b)               ->  (a // b, a % b)
 
 Python's ``max`` keeps the first of equal items and replaces it only by a strictly larger
 one, as the nested pairs do, so the value (and which operand gets the gradient) is the
@@ -35,7 +36,7 @@ def _frexp_exponent(x):
 
 def _builtin(em, var):
     value = global_value(em, var)
-    if value in (builtins.pow, builtins.max, builtins.min, math.frexp):
+    if value in (builtins.pow, builtins.max, builtins.min, math.frexp, builtins.divmod):
         return value
     return None
 
@@ -64,6 +65,13 @@ def _rewrite(em, stmt):
         down = em.assign(ir.Expr.unary(operator.neg, exponent, e.loc), "$builtin")
         mantissa = em.call(math.ldexp, e.args[0], down)
         stmt.value = ir.Expr.build_tuple([mantissa, exponent], e.loc)
+        return em.out + [stmt]
+    if fn is builtins.divmod and len(e.args) == 2:
+        # (a // b, a % b), as Python defines it: the operators have their rules.
+        a, b = e.args
+        q = em.assign(ir.Expr.binop(operator.floordiv, a, b, e.loc), "$builtin")
+        r = em.assign(ir.Expr.binop(operator.mod, a, b, e.loc), "$builtin")
+        stmt.value = ir.Expr.build_tuple([q, r], e.loc)
         return em.out + [stmt]
     if fn in (builtins.max, builtins.min):
         items = _items(em, e)

@@ -4,6 +4,7 @@ math.ldexp, math.frexp, nextafter, round(x, n), x.item(); each against central f
 import math
 
 import numpy as np
+import pytest
 
 import numba_adstack as nad
 
@@ -31,3 +32,17 @@ def test_scalar_builtins():
 
 def test_array_builtins():
     check_fd(array_builtins, np.array([0.3, 1.7, 1.1, 0.2]), 1.3)
+
+
+@nad.grad_jit
+def quotient_and_remainder(a, b):
+    q, r = divmod(a, b)
+    return q * a + r * r * b
+
+
+@pytest.mark.parametrize("a, b", [(7.3, 2.1), (-7.3, 2.1), (7.3, -2.1)])
+def test_divmod_is_floor_division_and_remainder(a, b):
+    # d/da = q + 2 r b, d/db = 2 r (-q) b + r^2 (q constant between its jumps)
+    q, r = divmod(a, b)
+    g = check_fd(quotient_and_remainder, a, b)
+    assert g == pytest.approx((q + 2 * r * b, -2 * r * q * b + r * r), rel=1e-12)
