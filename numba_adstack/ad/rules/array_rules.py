@@ -331,7 +331,8 @@ ARRAY_RULES = {
                        jvps={"start": "{d} * linspace_weights({num}, True)",
                              "stop": "{d} * linspace_weights({num}, False)"}),
     # Non-finite values are replaced by constants.
-    np.nan_to_num: _ew("x copy=True nan=0.0", "{g} * np.isfinite({x})",
+    np.nan_to_num: _ew("x copy=True nan=0.0 posinf=None neginf=None",
+                       "{g} * np.isfinite({x})",
                        jvps={"x": "{d} * np.isfinite({x})"}),
     np.sort: _rule("a", "sort_vjp({g}, {a})", jvps={"a": "sort_jvp({a}, {d})"}),
     np.median: _rule("a", "median_vjp({g}, {a})",
