@@ -165,11 +165,13 @@ def test_forward_mode(f, make):
 @nad.grad_jit
 def takes_and_broadcasts(a, w):
     """np.take and a.take (flat positions, repeated and negative), np.broadcast_to, and
-    np.nan_to_num with every keyword, as Numba's tests spell it."""
+    np.nan_to_num with every keyword, as Numba's tests spell it, np.ldexp of arrays."""
     t = np.take(a, np.array([0, 3, 3, 5, -1])) + np.sum(a.take(np.array([[1, 2], [2, 0]])) ** 2)
     b = np.broadcast_to(a[1], (4, 3))
     n = np.nan_to_num(np.log(a - 0.5), copy=True, nan=0.0, posinf=None, neginf=-3.0)
-    return np.sum(t * w) + np.sum(np.sin(b) * np.arange(12.0).reshape(4, 3)) + np.sum(n * a)
+    e = np.ldexp(a, np.array([[1, -2, 0], [3, 1, -1]]))
+    return np.sum(t * w) + np.sum(np.sin(b) * np.arange(12.0).reshape(4, 3)) + \
+        np.sum(n * a) + np.sum(e * e)
 
 
 def test_take_and_broadcast_to_reverse_and_forward():
