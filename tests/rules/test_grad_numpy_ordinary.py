@@ -179,3 +179,19 @@ def test_take_and_broadcast_to_reverse_and_forward():
     g = check_fd(takes_and_broadcasts, a, w)
     _, tangent = takes_and_broadcasts.jvp((a, w), (np.ones((2, 3)), np.ones(5)))
     assert tangent == pytest.approx(np.sum(g[0]) + np.sum(g[1]), rel=1e-10)
+
+
+@nad.grad_jit
+def polynomial_arithmetic(a, b, w):
+    """np.polynomial.polynomial's polyadd, polysub and polymul (padded, trimmed)."""
+    return np.sum(P.polyadd(a, b) * w[:4]) + np.sum(P.polysub(b, a) ** 2) + \
+        np.sum(P.polymul(a, b) * w)
+
+
+def test_polynomial_arithmetic_reverse_and_forward():
+    a, b = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.3, -0.7, 0.2])
+    w = np.linspace(-1.0, 1.0, 6)
+    g = check_fd(polynomial_arithmetic, a, b, w)
+    t = (np.ones(3), np.linspace(0.0, 1.0, 4), np.ones(6))
+    _, tangent = polynomial_arithmetic.jvp((a, b, w), t)
+    assert tangent == pytest.approx(sum(np.sum(x * y) for x, y in zip(g, t)), rel=1e-10)

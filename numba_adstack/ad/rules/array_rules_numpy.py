@@ -114,6 +114,22 @@ def numpy_rules(rule, ew):
                            jvps={"start": "{d} * {y} * linspace_weights({num}, True) / {start}",
                                  "stop": "{d} * {y} * linspace_weights({num}, False) / {stop}"}),
     }
+    # np.polynomial.polynomial's sums and product of 1-d coefficient arrays: padded with
+    # zeros, added (or convolved), then trailing zeros trimmed.
+    full = "leading_part({g}, {c1}.size + {c2}.size - 1)"
+    out[_poly.polyadd] = rule("c1 c2", "leading_part({g}, {c1}.size)",
+                              "leading_part({g}, {c2}.size)",
+                              jvps={"c1": "leading_part({d}, {y}.size)",
+                                    "c2": "leading_part({d}, {y}.size)"})
+    out[_poly.polysub] = rule("c1 c2", "leading_part({g}, {c1}.size)",
+                              "-leading_part({g}, {c2}.size)",
+                              jvps={"c1": "leading_part({d}, {y}.size)",
+                                    "c2": "-leading_part({d}, {y}.size)"})
+    out[_poly.polymul] = rule("c1 c2",
+                              "conv_vjp(%s, {c1}, {c2}, 'full', False, True)" % full,
+                              "conv_vjp(%s, {c1}, {c2}, 'full', False, False)" % full,
+                              jvps={"c1": "leading_part(np.convolve({d}, {c2}), {y}.size)",
+                                    "c2": "leading_part(np.convolve({c1}, {d}), {y}.size)"})
     # np.take(a, idx) (and a.take(idx)): a's flat elements at the index array idx; its
     # adjoint adds g back at those positions (repeated indices add up).
     out[np.take] = rule("a indices",

@@ -118,6 +118,16 @@ def _offset(la, lv, mode, correlate):
 
 
 @public
+def leading_part(g, n):
+    """The first ``n`` items of ``g``, zeros past its end: the adjoint of coefficients that
+    ``np.polynomial.polynomial``'s sums padded and trimmed (trimmed zeros get none)."""
+    out = np.zeros(n)
+    m = min(n, g.size)
+    out[:m] = g[:m]
+    return out
+
+
+@public
 def conv_vjp(g, a, v, mode, correlate, of_a):
     """The adjoint of ``a`` (``of_a``) or ``v`` in ``np.convolve(a, v, mode)`` or
     ``np.correlate(a, v, mode)`` (``correlate``): the full convolution's adjoint, ``g``
