@@ -330,9 +330,6 @@ ARRAY_RULES = {
                        "np.sum({g} * linspace_weights({num}, False))",
                        jvps={"start": "{d} * linspace_weights({num}, True)",
                              "stop": "{d} * linspace_weights({num}, False)"}),
-    # x1 2**x2, x2 an integer: scaled by the same power of two.
-    np.ldexp: _ew("x1 x2", "{g} * np.ldexp(1.0, {x2})", None,
-                  jvps={"x1": "{d} * np.ldexp(1.0, {x2})"}),
     # Non-finite values are replaced by constants.
     np.nan_to_num: _ew("x copy=True nan=0.0 posinf=None neginf=None",
                        "{g} * np.isfinite({x})",

@@ -114,6 +114,9 @@ def numpy_rules(rule, ew):
                            jvps={"start": "{d} * {y} * linspace_weights({num}, True) / {start}",
                                  "stop": "{d} * {y} * linspace_weights({num}, False) / {stop}"}),
     }
+    # x 2**n, n an integer (not a float ufunc of two operands): the same power of two.
+    out[np.ldexp] = ew("x n", "{g} * np.ldexp(1.0, {n})", None,
+                       jvps={"x": "{d} * np.ldexp(1.0, {n})"})
     # np.polynomial.polynomial's sums and product of 1-d coefficient arrays: padded with
     # zeros, added (or convolved), then trailing zeros trimmed.
     full = "leading_part({g}, {c1}.size + {c2}.size - 1)"
