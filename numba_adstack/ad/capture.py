@@ -19,10 +19,9 @@ import types as pytypes
 import numba
 
 from numba.core import ir
-from numba.core.compiler import (Compiler, CompilerBase, DefaultPassBuilder, Flags,
-                                 compile_extra, _EarlyPipelineCompletion)
+from numba.core.compiler import (Compiler, CompilerBase, DefaultPassBuilder, compile_extra,
+                                 _EarlyPipelineCompletion)
 from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
-from numba.core.targetconfig import ConfigStack
 from numba.core.untyped_passes import FindLiterallyCalls, FixupArgs, InlineInlinables
 from numba.core.typed_passes import NopythonTypeInference
 from numba.core.analysis import compute_cfg_from_blocks
@@ -45,7 +44,7 @@ from .loopforms import RewriteLoopForms
 from .plain_builtins import RewritePlainBuiltins
 from . import writes
 from .writes import RewriteWrites, ScalarInPlaceSites, scalar_sites
-from .numba_pipeline import cheaper_analyses
+from .numba_pipeline import cheaper_analyses, primal_flags
 from .specialize import SpecialiseArguments
 
 _MAX_INLINES = 200
@@ -391,32 +390,24 @@ class InlineDispatcherCalls(FunctionPass):
             n = len(block.body)
             callee = _star_args_as_tuple(state, block, i, callee)
             i += len(block.body) - n
-            generator = bool(callee.__code__.co_flags & inspect.CO_GENERATOR)
-            validator, worker.validator = worker.validator, (
-                None if generator else worker.validator)
+            def refuse(what):
+                _refuse(state, what, stmt.loc)
+            if callee.__code__.co_flags & inspect.CO_GENERATOR:
+                return generators.inline_loop_over(worker, fir, block, i, callee, refuse)
             try:
                 _, inlined, _, new_blocks = worker.inline_function(fir, block, i, callee)
             except (errors.UnsupportedError, NotImplementedError) as exc:
-                _refuse(state, "the call to %s cannot be inlined (%s)" % (
-                    callee.__name__, str(exc).splitlines()[0].strip()), stmt.loc)
+                refuse("the call to %s cannot be inlined (%s)" % (
+                    callee.__name__, str(exc).splitlines()[0].strip()))
             except errors.TypingError:
                 if "objmode" not in callee.__code__.co_names:
                     raise
                 # Numba lifts the block out of the callee, which then cannot be inlined.
-                _refuse(state, "the call to %s, which has a `with numba.objmode()` block: "
-                        "object mode has no derivative, and a block in a called function "
-                        "is not run as the function's own are; move the block into the "
-                        "differentiated function, or give %s a derivative with "
-                        "numba_adstack.custom_vjp" % (callee.__name__, callee.__name__),
-                        stmt.loc)
-            finally:
-                worker.validator = validator
-            if generator:       # its loop runs in its code (ad/generators.py)
-                generators.rewrite_loop(
-                    fir, block, new_blocks[0][0], [lb for lb, _ in new_blocks[1:]], stmt,
-                    lambda what: _refuse(state, "%s (the generator %s)"
-                                         % (what, callee.__name__), stmt.loc))
-                return new_blocks
+                refuse("the call to %s, which has a `with numba.objmode()` block: object "
+                       "mode has no derivative, and a block in a called function is not "
+                       "run as the function's own are; move the block into the "
+                       "differentiated function, or give %s a derivative with "
+                       "numba_adstack.custom_vjp" % (callee.__name__, callee.__name__))
             tuples.merge_returned_tuples(fir, stmt.target, inlined, new_blocks[0][0],
                                          lambda v: _defined_value(fir, v))
             return new_blocks
@@ -536,22 +527,6 @@ class _CapturePipeline(CompilerBase):
             return super()._compile_core()
 
 
-def _primal_flags():
-    """The flags ``njit`` compiles the primal with: Numba keys the implementations a
-    function calls (its NumPy functions, other overloads) by the caller's flags, so that
-    typing the capture reuses the primal's instead of compiling them again. Under another
-    target's compile (a CUDA kernel's device function), whose flags a CPU function does
-    not inherit, Numba's defaults."""
-    from numba.core.cpu import CPUTargetOptions
-    flags = Flags()
-    top = ConfigStack.top_or_none()
-    if top is None or type(top) is Flags:
-        CPUTargetOptions.parse_as_flags(flags, {"nopython": True})
-    else:
-        flags.nrt = True
-    return flags
-
-
 def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None, locals=None,
              pipeline_class=None):
     """Typed SSA IR of ``py_func`` for the given Numba argument types.
@@ -568,7 +543,7 @@ def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None, local
     """
     from numba.core.registry import cpu_target
     typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
-    flags = _primal_flags()
+    flags = primal_flags()
     pipeline = _CapturePipeline
     user = pipeline_class if pipeline_class not in (None, Compiler) else None
     if prepare is not None or callee_of is not None or layout is not None or user:

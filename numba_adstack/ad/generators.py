@@ -81,6 +81,21 @@ def _consuming_loop(fir, gen_var):
     return label, names, header
 
 
+def inline_loop_over(worker, fir, block, i, callee, refuse):
+    """Inline the generator ``callee`` called at ``block.body[i]`` with Numba's inliner
+    ``worker`` (whose check for ``yield`` is left out for it), then rewire it into the loop
+    consuming it; the new blocks, as the inliner gives them. ``refuse(what)`` raises."""
+    call_stmt = block.body[i]
+    validator, worker.validator = worker.validator, None
+    try:
+        _, _, _, new_blocks = worker.inline_function(fir, block, i, callee)
+    finally:
+        worker.validator = validator
+    rewrite_loop(fir, block, new_blocks[0][0], [lb for lb, _ in new_blocks[1:]], call_stmt,
+                 lambda what: refuse("%s (the generator %s)" % (what, callee.__name__)))
+    return new_blocks
+
+
 def rewrite_loop(fir, block, cont_label, inlined_labels, call_stmt, refuse):
     """Rewire the generator inlined at ``call_stmt`` (its blocks ``inlined_labels``; the
     caller's ``block`` jumps to their entry, their returns jump to ``cont_label``) into

@@ -37,6 +37,7 @@ from numba.core import postproc
 
 from ..errors import NonDifferentiableError
 from .checkpoint_loop import strip_markers
+from .generated_source import exec_source
 from .literal_items import built_sequence as _built
 from .ir_emitter import Emitter as _Emitter, Tuple as _Tuple, fresh_label, \
     product as _product, unravel as _unravel, var_of as _var_of
@@ -75,6 +76,8 @@ def _index_at(k, shape):
     if not isinstance(shape, types.BaseTuple):
         return None
     n = len(shape)
+    if n == 0:
+        return lambda k, shape: ()      # a 0-d array's one index
     lines = ["r = k"]
     for j in range(n - 1, 0, -1):
         lines += ["i%d = r %% shape[%d]" % (j, j), "r = r // shape[%d]" % j]
@@ -83,9 +86,8 @@ def _index_at(k, shape):
 
 
 def _function(params, body):
-    ns = {}
-    exec("def impl(%s):\n    %s\n" % (params, body), ns)
-    return ns["impl"]
+    return exec_source("impl", "def impl(%s):\n    %s\n" % (params, body), {},
+                       "loop index")
 
 
 class _Sequence:

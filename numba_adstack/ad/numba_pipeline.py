@@ -32,8 +32,9 @@ import types as pytypes
 import numpy as np
 
 from numba.core import analysis, callconv, ir, ir_utils, lowering, types
-from numba.core.compiler import Compiler, DefaultPassBuilder
+from numba.core.compiler import Compiler, DefaultPassBuilder, Flags
 from numba.core.compiler_machinery import PassManager
+from numba.core.targetconfig import ConfigStack
 from numba.core.types import functions as _functions
 from numba.core.typing.context import BaseContext
 
@@ -247,3 +248,19 @@ def generated_code_options(options, user_options, parallel=False):
         pipeline = OWN_MODEL[pipeline]
     out.setdefault("pipeline_class", pipeline)
     return out
+
+
+def primal_flags():
+    """The flags ``njit`` compiles the primal with: Numba keys the implementations a
+    function calls (its NumPy functions, other overloads) by the caller's flags, so that
+    typing the capture reuses the primal's instead of compiling them again. Under another
+    target's compile (a CUDA kernel's device function), whose flags a CPU function does
+    not inherit, Numba's defaults."""
+    from numba.core.cpu import CPUTargetOptions
+    flags = Flags()
+    top = ConfigStack.top_or_none()
+    if top is None or type(top) is Flags:
+        CPUTargetOptions.parse_as_flags(flags, {"nopython": True})
+    else:
+        flags.nrt = True
+    return flags

@@ -50,7 +50,10 @@ class RulesCacheLocator:
                 # levels (a test suite at -O1 beside a program at -O3) keep their own.
                 found._cache_path = os.path.join(found._cache_path,
                                                  "opt%d" % int(numba_config.OPT))
-                found.ensure_cache_path()
+                try:
+                    found.ensure_cache_path()
+                except OSError:     # not writable: as Numba does, the next locator
+                    continue
                 return found
         raise RuntimeError("cannot cache %s: no writable NUMBA_CACHE_DIR or user-wide "
                            "cache directory" % py_func.__qualname__)
