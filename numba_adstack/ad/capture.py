@@ -459,6 +459,7 @@ class CaptureTypedIR(FunctionPass):
         except NonDifferentiableError as exc:
             raise _EarlyPipelineCompletion(exc)
         tuples.read_fields_by_index(state)
+        tuples.read_unpacked_arrays(state)
         wrongly_rebound = scalar_sites(state.func_ir, state.typemap) & writes.REBOUND
         if wrongly_rebound:
             raise _EarlyPipelineCompletion(ScalarInPlaceSites(wrongly_rebound))

@@ -59,6 +59,8 @@ class Implementation:
 def _is_library_template(template):
     """Is ``template`` an ``@overload`` or ``@overload_method`` of a library?"""
     func = getattr(template, "_overload_func", None)
+    if getattr(func, "__qualname__", "").startswith("register_jitable."):
+        func = template.key     # its implementation is the function itself: whose is it?
     module = getattr(func, "__module__", None) or ""
     return func is not None and module.split(".")[0] not in _OWN_PACKAGES
 

@@ -5,6 +5,7 @@
     max((a, b, c)), max([..])  ->  max(max(a, b), c)          (items written at the call)
     math.frexp(x)              ->  (math.ldexp(x, -e), e) with e = frexp_exponent(x)
     divmod(a, b)               ->  (a // b, a % b)
+    sum(a, start=s)            ->  sum(a, s)
 
 Python's ``max`` keeps the first of equal items and replaces it only by a strictly larger
 one, as the nested pairs do, so the value (and which operand gets the gradient) is the
@@ -36,7 +37,8 @@ def _frexp_exponent(x):
 
 def _builtin(em, var):
     value = global_value(em, var)
-    if value in (builtins.pow, builtins.max, builtins.min, math.frexp, builtins.divmod):
+    if value in (builtins.pow, builtins.max, builtins.min, math.frexp, builtins.divmod,
+                 builtins.sum):
         return value
     return None
 
@@ -54,9 +56,14 @@ def _items(em, e):
 
 def _rewrite(em, stmt):
     e = stmt.value if isinstance(stmt, ir.Assign) else None
-    if not (isinstance(e, ir.Expr) and e.op == "call") or e.kws or e.vararg is not None:
+    if not (isinstance(e, ir.Expr) and e.op == "call") or e.vararg is not None:
         return None
     fn = _builtin(em, e.func)
+    if fn is builtins.sum and len(e.args) == 1 and [k for k, _ in e.kws] == ["start"]:
+        stmt.value = ir.Expr.call(e.func, [e.args[0], e.kws[0][1]], (), e.loc)
+        return [stmt]
+    if e.kws:
+        return None
     if fn is builtins.pow and len(e.args) == 2:
         stmt.value = ir.Expr.binop(operator.pow, e.args[0], e.args[1], e.loc)
         return [stmt]

@@ -9,11 +9,15 @@ The rewrite follows an item of a tuple to the variable it was built from (``t[0]
   merged by a phi of tuples. :func:`merge_returned_tuples` assigns the items instead,
   each merged by a phi of its own, and builds the tuple once after the merge;
 - a named tuple's field read by name (``res.root``): :func:`read_fields_by_index`
-  reads it by its index, as ``res[0]`` is read, once the types are known.
+  reads it by its index, as ``res[0]`` is read, once the types are known;
+- an array unpacked into names (``a, b, c = x``): :func:`read_unpacked_arrays` reads
+  each item as ``x[k]``.
 
 A named tuple built by calling its class (``results(x, k)``) counts as built in the
 function (``facts.tuple_build``).
 """
+import operator
+
 from numba.core import ir, types
 
 
@@ -121,6 +125,46 @@ def read_fields_by_index(state):
             defs = state.func_ir._definitions[stmt.target.name]
             state.func_ir._definitions[stmt.target.name] = [
                 item if d is e else d for d in defs]
+
+
+def read_unpacked_arrays(state):
+    """``a, b = x`` of an array ``x`` (typed): each item read ``t[k]`` of the unpacked tuple
+    becomes ``x[k]``, an element (or row) read the rewrite differentiates. The unpacking
+    stays where it is, and checks the length as before."""
+    fir, typemap = state.func_ir, state.typemap
+    for blk in fir.blocks.values():
+        for k, stmt in enumerate(list(blk.body)):
+            e = stmt.value if isinstance(stmt, ir.Assign) else None
+            if not (isinstance(e, ir.Expr) and e.op == "static_getitem"
+                    and isinstance(e.index, int)):
+                continue
+            d = _get(fir, e.value)
+            if not (isinstance(d, ir.Expr) and d.op == "exhaust_iter"):
+                continue
+            at = typemap.get(d.value.name)
+            if not isinstance(at, types.Array) or at.ndim < 1:
+                continue
+            sig = state.typingctx.resolve_function_type(operator.getitem, (at, types.intp), {})
+            want = typemap.get(stmt.target.name)
+            if sig is None or not (sig.return_type == want or _same_but_layout(
+                    sig.return_type, want)):
+                continue
+            sig = sig.replace(return_type=want)     # a row: the item's layout ('A')
+            index = blk.scope.redefine("$unpacked_index", stmt.loc)
+            typemap[index.name] = types.intp
+            const = ir.Const(e.index, stmt.loc)
+            item = ir.Expr.getitem(d.value, index, stmt.loc)
+            state.calltypes[item] = sig
+            blk.body.insert(blk.body.index(stmt), ir.Assign(const, index, stmt.loc))
+            fir._definitions[index.name] = [const]
+            stmt.value = item
+            fir._definitions[stmt.target.name] = [
+                item if x is e else x for x in fir._definitions[stmt.target.name]]
+
+
+def _same_but_layout(a, b):
+    return isinstance(a, types.Array) and isinstance(b, types.Array) and \
+        (a.dtype, a.ndim) == (b.dtype, b.ndim)
 
 
 def returned_shape(py_func):

@@ -2,11 +2,13 @@
 gradient was once wrong or crashed, as their authors wrote them (tests/lib_helpers/
 corpus_functions.py), against central finite differences of the pure-Python function."""
 import numpy as np
+import pytest
 
 import numba_adstack as nad
 
 from conftest import check_fd
-from lib_helpers.corpus_functions import (cosine_grad_loss, legendre_loss, reductions_of_0d,
+from lib_helpers.corpus_functions import (blackscholes_loss, cosine_grad_loss, legendre_loss,
+                                          midas_loss, midas_recursion, reductions_of_0d,
                                           rolling_loss, rotation_loss)
 
 
@@ -40,3 +42,26 @@ def test_distance_and_gradient_returned_by_a_helper():
     x, y = np.linspace(0.2, 1.0, 5), np.linspace(1.0, -0.3, 5)
     check_fd(cosine_grad_loss, x, y, np.linspace(-1.0, 1.0, 5), eps=1e-3, rtol=2e-3,
              atol=1e-5)
+
+
+def test_register_jitable_functions_are_differentiated_through():
+    # Numba's test_blackscholes: cnd and cnd_array are register_jitable functions.
+    rng = np.random.default_rng(3)
+    S, X = rng.uniform(5.0, 30.0, 4), rng.uniform(1.0, 100.0, 4)
+    T = rng.uniform(0.25, 10.0, 4)
+    check_fd(blackscholes_loss, S, X, T, 0.02, 0.3, rtol=1e-5)
+
+
+def test_parameters_unpacked_from_an_array():
+    # arch's midas_recursion: `omega, alpha, gamma = parameters`.
+    rng = np.random.default_rng(5)
+    resids = rng.standard_normal(10)
+    w = rng.uniform(0.5, 1.0, 5)
+    bounds = np.column_stack((np.full(10, 1e-4), np.full(10, 1e4)))
+    check_fd(midas_loss, np.array([0.1, 0.8, 0.1]), w / w.sum(), resids, 1.0, bounds,
+             rtol=1e-5)
+    # Unpacking into a wrong number of names raises in the gradient as in Numba.
+    with pytest.raises(ValueError):
+        midas_loss.grad(np.array([0.1, 0.8]), w / w.sum(), resids, 1.0, bounds)
+    with pytest.raises(ValueError):
+        midas_recursion(np.array([0.1, 0.8]), w, resids, np.zeros(10), 10, 1.0, bounds)

@@ -333,7 +333,13 @@ def ndindex_of_ranks_known_once_typed(x, y):
     for idx, v in np.ndenumerate(np.outer(x, y)):
         i, j = idx
         s += np.sin(v) * j
-    return s
+    # numba-examples' Lennard-Jones: the index is read again by the reverse sweep (kept
+    # as the count it is computed from).
+    M = np.outer(x, y) ** 2
+    out = np.empty(M.shape)
+    for k in np.ndindex(out.shape):
+        out[k] = math.sin(M[k]) * M[k]
+    return s + np.sum(out * out)
 
 
 @nad.grad_jit

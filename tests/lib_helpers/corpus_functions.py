@@ -177,3 +177,105 @@ def cosine_grad(x, y):
 def cosine_grad_loss(x, y, w):
     d, g = cosine_grad(x, y)
     return 0.3 * d + np.sum(g * w)
+
+
+# Numba's numba/tests/test_blackscholes.py: the cumulative normal is a register_jitable
+# function (an overload whose implementation is the function itself), scalar and array.
+RSQRT2PI = 0.39894228040143267793994605993438
+A1 = 0.31938153
+A2 = -0.356563782
+A3 = 1.781477937
+A4 = -1.821255978
+A5 = 1.330274429
+
+
+@numba.extending.register_jitable
+def cnd_array(d):
+    K = 1.0 / (1.0 + 0.2316419 * np.abs(d))
+    ret_val = (RSQRT2PI * np.exp(-0.5 * d * d) *
+               (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5))))))
+    return np.where(d > 0, 1.0 - ret_val, ret_val)
+
+
+@numba.extending.register_jitable
+def cnd(d):
+    K = 1.0 / (1.0 + 0.2316419 * math.fabs(d))
+    ret_val = (RSQRT2PI * math.exp(-0.5 * d * d) *
+               (K * (A1 + K * (A2 + K * (A3 + K * (A4 + K * A5))))))
+    if d > 0:
+        ret_val = 1.0 - ret_val
+    return ret_val
+
+
+@numba.njit
+def blackscholes_scalar(callResult, putResult, stockPrice, optionStrike,
+                        optionYears, Riskfree, Volatility):
+    S = stockPrice
+    X = optionStrike
+    T = optionYears
+    R = Riskfree
+    V = Volatility
+    for i in range(len(S)):
+        sqrtT = math.sqrt(T[i])
+        d1 = (math.log(S[i] / X[i]) + (R + 0.5 * V * V) * T[i]) / (V * sqrtT)
+        d2 = d1 - V * sqrtT
+        cndd1 = cnd(d1)
+        cndd2 = cnd(d2)
+
+        expRT = math.exp((-1. * R) * T[i])
+        callResult[i] = (S[i] * cndd1 - X[i] * expRT * cndd2)
+        putResult[i] = (X[i] * expRT * (1.0 - cndd2) - S[i] * (1.0 - cndd1))
+
+
+@nad.grad_jit
+def blackscholes_loss(S, X, T, R, V):
+    call = np.zeros(S.shape[0])
+    put = np.zeros(S.shape[0])
+    blackscholes_scalar(call, put, S, X, T, R, V)
+    d1 = (np.log(S / X) + (R + 0.5 * V * V) * T) / (V * np.sqrt(T))
+    return np.sum(call) + 0.5 * np.sum(put) + np.sum(cnd_array(d1) * X)
+
+
+# arch arch/univariate/recursions_python.py (midas_recursion): the parameters unpacked from
+# an array, `omega, alpha, gamma = parameters`.
+@numba.njit
+def midas_recursion(parameters, weights, resids, sigma2, nobs, backcast, var_bounds):
+    omega, alpha, gamma = parameters
+
+    m = weights.shape[0]
+    aw = np.zeros(m)
+    gw = np.zeros(m)
+    for i in range(m):
+        aw[i] = alpha * weights[i]
+        gw[i] = gamma * weights[i]
+
+    resids2 = np.zeros(nobs)
+
+    for t in range(nobs):
+        resids2[t] = resids[t] * resids[t]
+        sigma2[t] = omega
+        for i in range(m):
+            if (t - i - 1) >= 0:
+                sigma2[t] += (aw[i] + gw[i] * (resids[t - i - 1] < 0)) * resids2[
+                    t - i - 1
+                ]
+            else:
+                sigma2[t] += (aw[i] + 0.5 * gw[i]) * backcast
+        if sigma2[t] < var_bounds[t, 0]:
+            sigma2[t] = var_bounds[t, 0]
+        elif sigma2[t] > var_bounds[t, 1]:
+            if np.isinf(sigma2[t]):
+                sigma2[t] = var_bounds[t, 1] + 1000
+            else:
+                sigma2[t] = var_bounds[t, 1] + np.log(sigma2[t] / var_bounds[t, 1])
+
+    return sigma2
+
+
+@nad.grad_jit
+def midas_loss(parameters, weights, resids, backcast, var_bounds):
+    sigma2 = np.zeros(resids.shape[0])
+    s = midas_recursion(parameters, weights, resids, sigma2, resids.shape[0], backcast,
+                        var_bounds)
+    return np.sum(np.log(s) + resids * resids / s)
+

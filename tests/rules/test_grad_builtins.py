@@ -1,6 +1,7 @@
 """Builtins and small functions as ordinary Numba code writes them: pow, max/min of several
 operands or of a tuple or list written at the call, sum/max/min of an array, type(a)(b),
-math.ldexp, math.frexp, nextafter, round(x, n), x.item(); each against central finite differences."""
+math.ldexp, math.frexp, nextafter, round(x, n), x.item(), sum(x, start); each against central
+finite differences."""
 import math
 
 import numpy as np
@@ -25,6 +26,13 @@ def array_builtins(x, a):
     return sum(x) * a + max(x) * a * a + min(x) + x[1:2].item() * a
 
 
+@nad.grad_jit
+def sums_with_start(x, a, M):
+    # sum(x, start) and sum(x, start=...) as Numba's test_builtins spells them; sum of a
+    # matrix is a row, its start an array of the row's shape.
+    return sum(x, a) * sum(x, start=a * a) + np.sum(np.sin(sum(M, x[:3])))
+
+
 def test_scalar_builtins():
     check_fd(scalar_builtins, 1.3, 0.7)
     check_fd(scalar_builtins, 0.7, 1.3)      # the other operand is the largest
@@ -32,6 +40,14 @@ def test_scalar_builtins():
 
 def test_array_builtins():
     check_fd(array_builtins, np.array([0.3, 1.7, 1.1, 0.2]), 1.3)
+
+
+def test_sum_with_a_start_reverse_and_forward():
+    x, M = np.array([0.3, 1.7, 1.1, 0.2]), np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    g = check_fd(sums_with_start, x, 1.3, M)
+    tangents = (np.array([0.5, -1.0, 0.25, 2.0]), 0.7, np.ones((2, 3)))
+    _, t = sums_with_start.jvp((x, 1.3, M), tangents)
+    assert t == pytest.approx(sum(np.sum(a * b) for a, b in zip(g, tangents)), rel=1e-12)
 
 
 @nad.grad_jit

@@ -3,7 +3,7 @@ import math
 import operator
 
 import numpy as np
-from numba.core import ir
+from numba.core import ir, types
 
 from ..operators import OPS, UNARY
 from ..typeinfo import is_literal
@@ -98,6 +98,8 @@ class Source:
             return "(%s)" % "".join(r(v) + ", " for v in e.items)
         if op == "build_list":
             return "[%s]" % ", ".join(r(v) for v in e.items)
+        if op == "exhaust_iter" and isinstance(self.facts.ty(e.value), types.Array):
+            return "unpacked(%s, %d)" % (r(e.value), e.count)     # the length check
         if op in ("exhaust_iter", "cast"):
             return r(e.value)
         if op in ("build_map", "build_set"):

@@ -16,6 +16,7 @@ import operator
 from numba.core import ir, types
 
 from ..typeinfo import stack_dtype, is_float
+from ..loopforms import index_at
 
 #: Operations a loop-invariant value may take to be recomputed rather than kept.
 INVARIANT_OPS = 4
@@ -67,8 +68,8 @@ class Recompute:
                 return True
         if e.op == "call":
             fn = f.resolve_global(e.func)
-            if fn in (len, slice) and not e.kws:
-                return True
+            if fn in (len, slice, index_at) and not e.kws:
+                return True     # (index_at: the index of np.ndindex's k-th iteration)
         return self._invariant_cost(name) is not None or self._cheap(name)
 
     def _copied(self, name):

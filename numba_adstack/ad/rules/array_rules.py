@@ -202,7 +202,8 @@ ARRAY_RULES = {
     # x.item() of an array of one element: that element.
     np.ndarray.item: _rule("a", "np.full({a}.shape, {g})", jvps={"a": "np.sum({d})"}),
     # The builtins over an array iterate its first axis: sum(X) of a matrix is a row.
-    builtins.sum: _rule("a", "unreduce({g}, {a}, 0, False)"),
+    # (sum(a, start) is start + a[0] + a[1] + ...: start gets g, summed to its shape.)
+    builtins.sum: _rule("a start=0", "unreduce({g}, {a}, 0, False)", "sum_to({g}, {start})"),
     builtins.max: _rule("a", _EXTREME), builtins.min: _rule("a", _EXTREME),
     np.max: _rule("a", _EXTREME), np.amax: _rule("a", _EXTREME),
     np.min: _rule("a", _EXTREME), np.amin: _rule("a", _EXTREME),

@@ -272,6 +272,15 @@ def _ov_apart(a, b):
     return impl
 
 
+@helper_jit(error_model="numpy")
+def unpacked(a, n):
+    """``a``, which ``x, y, ... = a`` unpacks into ``n`` names: Numba's check of its length,
+    kept where the items are read as ``a[k]`` (tuples.read_unpacked_arrays)."""
+    if a.shape[0] != n:
+        raise ValueError("cannot unpack an array of another length into this many names")
+    return a
+
+
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
 #: in place, ``IN_PLACE``) and the ones above.
 @helper_jit(error_model="numpy")
@@ -286,7 +295,7 @@ def written(a, what):
 RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure,
                fill_as=fill_as, written=written, sum_of_product=sum_of_product,
                sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like,
-               length_is=length_is, apart=apart)
+               length_is=length_is, apart=apart, unpacked=unpacked)
 #: Helpers with no effect on their arguments (the generated code may move their calls).
 PURE = set(RULE_HELPERS) | {"fill_as", "sum_of_product", "sum_of_negated_product",
                              "broadcast_like", "length_is", "apart"}

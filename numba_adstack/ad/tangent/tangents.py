@@ -10,6 +10,7 @@ of the array; bilinear ones (``np.dot``, ``@``) take it in each operand in turn.
 Anything that makes a float or a float array from varied values without a rule here is
 refused with the line.
 """
+import builtins
 import operator
 
 import numpy as np
@@ -32,7 +33,7 @@ LINEAR_CALLS = {
     np.copy: (0,), np.reshape: (0,), np.ascontiguousarray: (0,), np.trace: (0,),
     np.diag: (0,), np.concatenate: (0,), np.stack: (0,), np.hstack: (0,),
     np.vstack: (0,), np.fliplr: (0,), np.flipud: (0,), np.diff: (0,), np.array: (0,),
-    np.asarray: (0,), tuple: (0,), np.flip: (0,), np.roll: (0,), np.swapaxes: (0,),
+    np.asarray: (0,), tuple: (0,), builtins.sum: (0, 1), np.flip: (0,), np.roll: (0,), np.swapaxes: (0,),
     np.triu: (0,), np.tril: (0,), np.moveaxis: (0,), np.rot90: (0,), np.repeat: (0,),
     np.append: (0, 1), vjp_decomp.split_item: (0,),
     vjp_decomp.array_split_item: (0,),
