@@ -5,17 +5,46 @@ import sys
 
 import numpy as np
 
-# Numba compiles are most of the suite's time, and LLVM's -O3 pipeline is a large part of
-# each (its numerics are those of -O1: no fast-math flags either way). The suite compiles
-# at -O1 unless NUMBA_OPT is set; `NUMBA_OPT=3 python -m pytest` runs it at the default
-# level, and the README's fresh-install demo (tests/docs_and_benchmarks/test_readme.py)
-# always does.
-OPT_SET_BY_SUITE = "NUMBA_OPT" not in os.environ
+import pytest
+
+# Numba compiles are most of the suite's time, and LLVM's optimisation and code generation
+# are a large part of each (the numerics do not depend on the level: no fast-math flags
+# either way). The suite compiles at -O0 unless NUMBA_OPT is set (a third less time than
+# -O1); the tests that read optimised LLVM IR or PTX are marked `optimised` and compile at
+# -O1, and processes started to test caching run at -O1 (Numba caches no code that keeps
+# a dynamic global, as -O0 code may). `NUMBA_OPT=3 python -m pytest` runs everything at
+# the default level, and the README's fresh-install demo
+# (tests/docs_and_benchmarks/test_readme.py) always does.
+SUITE_OPT = 0
+OPTIMISED_OPT = 1
+# (the workers pytest-xdist starts inherit the level, and the mark that the suite set it)
+OPT_SET_BY_SUITE = "NUMBA_OPT" not in os.environ or \
+    os.environ.get("NUMBA_ADSTACK_SUITE_OPT") == os.environ["NUMBA_OPT"]
 if OPT_SET_BY_SUITE:
-    os.environ["NUMBA_OPT"] = "1"
+    os.environ["NUMBA_OPT"] = os.environ["NUMBA_ADSTACK_SUITE_OPT"] = str(SUITE_OPT)
     if "numba" in sys.modules:            # imported by a plugin before this file
         import numba
-        numba.config.OPT = type(numba.config.OPT)(1)
+        numba.config.OPT = type(numba.config.OPT)(SUITE_OPT)
+
+
+def subprocess_opt():
+    """NUMBA_OPT for a process a test starts to check Numba's cache."""
+    return str(OPTIMISED_OPT) if OPT_SET_BY_SUITE else os.environ["NUMBA_OPT"]
+
+
+@pytest.fixture(autouse=True)
+def _optimised_compiles(request):
+    """Tests marked ``optimised`` compile at -O1 while the suite runs at -O0."""
+    if not OPT_SET_BY_SUITE or request.node.get_closest_marker("optimised") is None:
+        yield
+        return
+    import numba
+    old = numba.config.OPT
+    numba.config.OPT = type(old)(OPTIMISED_OPT)
+    try:
+        yield
+    finally:
+        numba.config.OPT = old
 
 # The files that take longest, first: `--dist loadfile` hands whole files to the two
 # workers in this order, so the longest ones do not start last (time per file at -O1). Files

@@ -11,6 +11,9 @@ import numba_adstack as nad
 from numba_adstack import (adstack, push, pop, top, size, overflowed, clear,
                            AdStackOverflowError, AdStackUnderflowError)
 
+# (reads optimised LLVM IR or PTX: compiled at -O1 while the suite runs at -O0)
+pytestmark = pytest.mark.optimised
+
 CAP = 8
 ELEMENTS = [np.float32, np.float64, np.int32, np.int64, np.bool_]
 

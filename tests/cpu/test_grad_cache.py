@@ -22,7 +22,7 @@ from numba_adstack.ad import cache_key
 
 import lib_helpers
 
-from conftest import check_fd
+from conftest import check_fd, subprocess_opt
 
 ROOT = Path(nad.__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parents[1]
@@ -100,6 +100,7 @@ def _env(**extra):
     env = dict(os.environ)
     env.pop("NUMBA_CACHE_DIR", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS)])
+    env["NUMBA_OPT"] = subprocess_opt()
     env.update(extra)
     return env
 

@@ -17,7 +17,7 @@ import pytest
 import numba_adstack as nad
 from numba_adstack import AdjointArgumentError, AdStackOverflowError, NonDifferentiableError
 
-from conftest import assert_grads_close, check_fd, fd_grad
+from conftest import assert_grads_close, check_fd, fd_grad, subprocess_opt
 
 ROOT = Path(nad.__file__).resolve().parent.parent
 RNG = np.random.default_rng(22)
@@ -335,7 +335,7 @@ def test_cache_true_caller_loads_the_backward_in_a_new_process(tmp_path):
     (tmp_path / "jitcache_model.py").write_text(MODULE)
     (tmp_path / "run.py").write_text(RUN)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]),
-               NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+               NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT=subprocess_opt())
 
     def run():
         out = subprocess.run([sys.executable, str(tmp_path / "run.py")], env=env,

@@ -16,7 +16,7 @@ import pytest
 import numba_adstack as nad
 from numba_adstack import NonDifferentiableError
 
-from conftest import assert_grads_close, check_fd, fd_grad
+from conftest import assert_grads_close, check_fd, fd_grad, subprocess_opt
 
 ROOT = Path(nad.__file__).resolve().parent.parent
 RNG = np.random.default_rng(2022)
@@ -240,7 +240,7 @@ def test_cached_second_order_gradient_and_jitted_caller_in_a_new_process(tmp_pat
     (tmp_path / "second_order_model.py").write_text(MODULE)
     (tmp_path / "run.py").write_text(RUN)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]),
-               NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+               NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_OPT=subprocess_opt())
 
     def run():
         out = subprocess.run([sys.executable, str(tmp_path / "run.py")], env=env,

@@ -29,8 +29,9 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import cuda_grad_kernels as G  # noqa: E402
 
 
-pytestmark = pytest.mark.skipif(not nvvm_available(),
-                                reason="libNVVM not found: pip install \"numba-cuda[cu12]\"")
+pytestmark = [pytest.mark.optimised,
+              pytest.mark.skipif(not nvvm_available(),
+                                 reason="libNVVM not found: pip install \"numba-cuda[cu12]\"")]
 
 A = types.Array(float64, 1, "C")
 N = types.int64

@@ -27,6 +27,9 @@ if nadc.SIMULATOR:
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import cuda_grad_kernels as G  # noqa: E402
 
+# (reads optimised LLVM IR or PTX: compiled at -O1 while the suite runs at -O0)
+pytestmark = pytest.mark.optimised
+
 A = types.Array(float64, 1, "C")
 A2 = types.Array(float64, 2, "C")
 N = types.int64

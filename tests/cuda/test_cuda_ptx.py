@@ -27,8 +27,9 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 import cuda_kernels as K  # noqa: E402
 
 
-pytestmark = pytest.mark.skipif(not nvvm_available(),
-                                reason="libNVVM not found: pip install \"numba-cuda[cu12]\"")
+pytestmark = [pytest.mark.optimised,
+              pytest.mark.skipif(not nvvm_available(),
+                                 reason="libNVVM not found: pip install \"numba-cuda[cu12]\"")]
 
 A = float64[:]
 FLAG = int32[:]

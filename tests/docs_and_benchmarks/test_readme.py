@@ -86,6 +86,7 @@ def test_quick_start_in_fresh_venv(tmp_path):
     env.pop("PYTHONHOME", None)
     if OPT_SET_BY_SUITE:                # the demo as a user runs it: Numba's default level
         env.pop("NUMBA_OPT", None)
+        env.pop("NUMBA_ADSTACK_SUITE_OPT", None)
     t0 = time.perf_counter()
     r = subprocess.run(["bash", "-c", quick_start_commands()[0]], cwd=tree, env=env,
                        capture_output=True, text=True, timeout=900)

@@ -762,6 +762,7 @@ def helper_cache_on(monkeypatch, tmp_path):
     process may have checked the directories already."""
     from numba_adstack.ad.rules import vjp_core
     monkeypatch.setattr(vjp_core, "HELPER_CACHE", True)
+    monkeypatch.setattr(numba.config, "OPT", type(numba.config.OPT)(1))   # (none at -O0)
     monkeypatch.setattr(vjp_core, "_OPT_AT_IMPORT", str(numba.config.OPT))
     monkeypatch.setattr(vjp_core, "_checked_cache_dirs", {})
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))

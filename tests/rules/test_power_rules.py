@@ -12,6 +12,9 @@ from numba_adstack.ad.rules import powers
 
 from conftest import check_fd
 
+# (reads optimised LLVM IR or PTX: compiled at -O1 while the suite runs at -O0)
+pytestmark = pytest.mark.optimised
+
 EXPONENTS = [0, 1, 2, 3, 6, 11, -1, -2, -3, 0.5, -0.5, 1.5, 2.5, -1.5, 2.0, 3.0, 2.7, -0.3]
 
 
