@@ -46,8 +46,11 @@ def more(core, extra):
 
 @pytest.fixture(scope="module", autouse=True)
 def _compile_at_O0():
-    # (the helpers' disk cache is for code at the default level: not written meanwhile)
+    # (the helpers' disk cache is for code at the process's level: not written meanwhile)
     old = numba.config.OPT
+    if int(old) == 0:           # the suite's own level
+        yield
+        return
     numba.config.OPT = type(old)(0)
     with suspend_helper_cache():
         yield
@@ -762,7 +765,6 @@ def helper_cache_on(monkeypatch, tmp_path):
     process may have checked the directories already."""
     from numba_adstack.ad.rules import vjp_core
     monkeypatch.setattr(vjp_core, "HELPER_CACHE", True)
-    monkeypatch.setattr(numba.config, "OPT", type(numba.config.OPT)(1))   # (none at -O0)
     monkeypatch.setattr(vjp_core, "_OPT_AT_IMPORT", str(numba.config.OPT))
     monkeypatch.setattr(vjp_core, "_checked_cache_dirs", {})
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))

@@ -49,4 +49,16 @@ def helper_jit(fn=None, *, cache=False, **options):
     disp = TypeSharingDispatcher(py_func=fn, locals={}, targetoptions=targetoptions)
     if cache:
         disp.enable_caching()
+        _quietly_uncached(disp._cache)
     return disp
+
+
+def _quietly_uncached(cache):
+    """Numba caches no code that keeps a dynamic global (code compiled at -O0 may), and
+    warns each time: a helper's such code simply stays uncached."""
+    impl = cache._impl
+    check = impl.check_cachable
+
+    def check_cachable(cres):
+        return not cres.library.has_dynamic_globals and check(cres)
+    impl.check_cachable = check_cachable

@@ -127,10 +127,8 @@ _drop_in_tree_cache()
 def cacheable(fn):
     """Can Numba cache ``fn`` on disk: a function of a source file (not of ``exec``), with
     a cache directory it can write, compiled at the optimisation level the cache was
-    checked for? Not at -O0: Numba caches no code that keeps a dynamic global, as
-    unoptimised code may (a warning each time)."""
-    if not HELPER_CACHE or str(numba_config.OPT) != _OPT_AT_IMPORT or \
-            int(numba_config.OPT) == 0:
+    checked for?"""
+    if not HELPER_CACHE or str(numba_config.OPT) != _OPT_AT_IMPORT:
         return False
     try:
         cache = FunctionCache(fn)
