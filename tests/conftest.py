@@ -46,19 +46,21 @@ def _optimised_compiles(request):
     finally:
         numba.config.OPT = old
 
+
 # The files that take longest, first: `--dist loadfile` hands whole files to the two
-# workers in this order, so the longest ones do not start last (time per file at -O1). Files
+# workers in this order, so the longest ones do not start last (time per file at -O0). Files
 # in any folder of tests/, by name.
 LONGEST_FIRST = ["test_grad_array_rules.py", "test_grad_numpy_more.py", "test_array_rules.py",
-                 "test_checkpointing.py", "test_realistic_programs.py", "test_readme.py",
-                 "test_grad_numpy_linalg.py", "test_jvp.py", "test_docs.py",
-                 "test_grad_numpy_programs.py", "test_interop.py", "test_grad_array_views.py",
-                 "test_checkpoint_marker.py", "test_grad_numpy_ordinary.py",
-                 "test_benchmarks_smoke.py", "test_grad_second_order.py", "test_map_loops.py",
-                 "test_grad_libraries.py", "test_grad_from_jit.py", "test_grad_writes.py",
-                 "test_shape_reads.py", "test_memory_limits.py",
-                 "test_grad_array_reductions.py", "test_grad_dot_in_place.py",
-                 "test_grad_cache.py", "test_grad_properties.py"]
+                 "test_checkpointing.py", "test_realistic_programs.py",
+                 "test_grad_numpy_linalg.py", "test_interop.py", "test_jvp.py",
+                 "test_benchmarks_smoke.py", "test_grad_numpy_programs.py", "test_docs.py",
+                 "test_grad_numpy_ordinary.py", "test_memory_limits.py", "test_readme.py",
+                 "test_checkpoint_marker.py", "test_map_loops.py", "test_grad_array_views.py",
+                 "test_grad_from_jit.py", "test_grad_libraries.py", "test_grad_properties.py",
+                 "test_plan_speed.py", "test_grad_second_order.py",
+                 "test_fused_elementwise.py", "test_grad_cache.py", "test_grad_writes.py",
+                 "test_grad_array_reductions.py", "test_workloads_real.py",
+                 "test_shape_reads.py", "test_grad_dot_in_place.py"]
 
 
 def pytest_collection_modifyitems(config, items):
