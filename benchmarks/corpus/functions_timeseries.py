@@ -1648,7 +1648,7 @@ ENTRIES = [
     _nbg("nanstd", nanstd, lambda r: (r.standard_normal(8), 1, np.zeros(1)), "funcs.py", outputs=(2,)),
     _nbg("nanmax", nanmax, lambda r: (r.standard_normal(8),), "funcs.py"),
     _nbg("nanmin", nanmin, lambda r: (r.standard_normal((2, 4)),), "funcs.py"),
-    _nbg("nanquantile", nanquantile, lambda r: (r.standard_normal(9), np.array([0.1, 0.5, 0.77]), np.zeros(3)),
+    _nbg("nanquantile", nanquantile, lambda r: (r.standard_normal(9), np.array([0.1, 0.55, 0.77]), np.zeros(3)),
          "funcs.py", outputs=(2,)),
     _nbg("nancovmatrix", nancovmatrix, lambda r: (r.standard_normal((3, 8)), np.zeros((3, 3))), "funcs.py",
          outputs=(1,)),

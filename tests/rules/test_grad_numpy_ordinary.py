@@ -195,3 +195,19 @@ def test_polynomial_arithmetic_reverse_and_forward():
     t = (np.ones(3), np.linspace(0.0, 1.0, 4), np.ones(6))
     _, tangent = polynomial_arithmetic.jvp((a, b, w), t)
     assert tangent == pytest.approx(sum(np.sum(x * y) for x, y in zip(g, t)), rel=1e-10)
+
+
+@nad.grad_jit
+def polynomials_by_column(x, C, a):
+    """polyval of 2-d coefficients (one polynomial per column, at every x), as Numba's
+    test_polynomial calls it (polyval(x, c, True)), at an array and at a float."""
+    return (np.sum(P.polyval(x, C, True) ** 2) + np.sum(np.sin(P.polyval(a, C)))
+            + np.sum(P.polyval(x, C[:, 0]) * x))
+
+
+def test_polyval_of_2d_coefficients_reverse_and_forward():
+    args = (np.linspace(-1.0, 1.0, 5), rand(4, 2), 0.7)
+    g = check_fd(polynomials_by_column, *args)
+    t = (rand(5), rand(4, 2), 0.3)
+    _, tangent = polynomials_by_column.jvp(args, t)
+    assert tangent == pytest.approx(sum(np.sum(x * y) for x, y in zip(g, t)), rel=1e-10)

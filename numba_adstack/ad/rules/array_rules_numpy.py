@@ -90,11 +90,12 @@ def numpy_rules(rule, ew):
                                          "zeros_like_of({to_begin}))",
                                "to_begin": "np.ediff1d(np.zeros({ary}.shape), "
                                            "zeros_like_of({to_end}), {d})"}),
-        # c of one dimension; y = sum_k c_k x^k.
-        _poly.polyval: rule("x c tensor=True", "polyval_vjp_x({g}, {x}, {c})",
-                            "polyval_vjp_c({g}, {x}, {c})",
-                            jvps={"x": "polyval_vjp_x({d}, {x}, {c})",
-                                  "c": "polyval_jvp_c({x}, {d})"}),
+        # y = sum_k c_k x^k; c of several dimensions with tensor=True: one polynomial per
+        # column of c, at every x.
+        _poly.polyval: rule("x c tensor=True", "polyval_vjp_x({g}, {x}, {c}, {tensor})",
+                            "polyval_vjp_c({g}, {x}, {c}, {tensor})",
+                            jvps={"x": "polyval_jvp_x({d}, {x}, {c}, {tensor})",
+                                  "c": "polyval_jvp_c({x}, {d}, {tensor})"}),
         # start + i step; np.arange(stop) has no gradient.
         np.arange: rule("start stop=None step=None dtype=None",
                         "arange_vjp_start({g}, {stop})", None, "arange_vjp_step({g})",

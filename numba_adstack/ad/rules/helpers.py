@@ -110,5 +110,5 @@ RULE_HELPERS.update({name: getattr(vjp_signal, name) for name in (
     "trapezoid_vjp_y", "trapezoid_vjp_x", "trapezoid_vjp_dx", "trapezoid_jvp_dx",
     "conv_vjp", "cov_vjp", "cov_jvp", "corrcoef_vjp", "corrcoef_jvp", "ediff1d_vjp",
     "ediff1d_vjp_end", "ediff1d_part", "zeros_like_of", "vander_vjp", "vander_jvp",
-    "polyval_vjp_x", "polyval_vjp_c", "polyval_jvp_c", "leading_part", "arange_vjp_start",
-    "arange_vjp_step", "arange_jvp_start")})
+    "polyval_vjp_x", "polyval_vjp_c", "polyval_jvp_x", "polyval_jvp_c", "leading_part",
+    "arange_vjp_start", "arange_vjp_step", "arange_jvp_start")})

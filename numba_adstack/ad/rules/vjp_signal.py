@@ -399,29 +399,113 @@ def _slope(x, c):
     return acc
 
 
+_NOT_TENSOR = ("the gradient of np.polynomial.polynomial.polyval with tensor=False takes "
+               "1-d coefficients: evaluate each column of c on its own")
+
+
 @public
-def polyval_vjp_x(g, x, c):
-    """``y = sum_k c_k x^k`` element-wise in ``x``: ``g y'(x)``."""
-    return g * _slope(x, _coefficients(c))
+def _points(x):
+    """The evaluation points, flat (one for a float)."""
+    return np.ravel(np.asarray(x)).astype(np.float64)
+
+
+@public
+def _polynomials(c):
+    """The coefficients as an (n, R) array: one polynomial per column."""
+    n = c.shape[0]
+    return np.ascontiguousarray(c).reshape((n, c.size // max(n, 1))).astype(np.float64)
+
+
+@public
+def _slopes(x, c, g):
+    """``sum_r g[r, s] y_r'(x[s])`` over the columns ``r`` of ``c`` (``g`` of shape (R, S))."""
+    C, X = _polynomials(c), _points(x)
+    G = np.ascontiguousarray(g).reshape((C.shape[1], X.size))
+    out = np.zeros(X.size)
+    for r in range(C.shape[1]):
+        out += G[r] * _slope(X, np.ascontiguousarray(C[:, r]))
+    return out
 
 
 @by_type
-def polyval_vjp_c(g, x, c):
-    """Coefficient ``k`` gets the sum of ``g x^k``."""
-    def impl(g, x, c):
-        cs = _coefficients(c)
-        out = np.empty(cs.size)
-        pw = 1.0 + 0.0 * x
-        for k in range(cs.size):
-            out[k] = np.sum(g * pw)
-            pw = pw * x
+def polyval_vjp_x(g, x, c, tensor):
+    """``y = sum_k c_k x^k`` element-wise in ``x``: ``g y'(x)``; with ``c`` of several
+    dimensions (``tensor=True``), one polynomial per column of ``c`` at every ``x``, their
+    contributions summed."""
+    if c.ndim == 1:
+        return lambda g, x, c, tensor: g * _slope(x, _coefficients(c))
+    if isinstance(x, types.Array):
+        def impl(g, x, c, tensor):
+            if not tensor:
+                raise ValueError(_NOT_TENSOR)
+            return _slopes(x, c, g).reshape(x.shape)
+        return impl
+
+    def impl_scalar(g, x, c, tensor):
+        if not tensor:
+            raise ValueError(_NOT_TENSOR)
+        return _slopes(x, c, g)[0]
+    return impl_scalar
+
+
+@by_type
+def polyval_vjp_c(g, x, c, tensor):
+    """Coefficient ``k`` gets the sum of ``g x^k`` (per column of ``c``)."""
+    if c.ndim == 1:
+        def impl(g, x, c, tensor):
+            cs = _coefficients(c)
+            out = np.empty(cs.size)
+            pw = 1.0 + 0.0 * x
+            for k in range(cs.size):
+                out[k] = np.sum(g * pw)
+                pw = pw * x
+            return out.reshape(c.shape)
+        return impl
+
+    def impl_columns(g, x, c, tensor):
+        if not tensor:
+            raise ValueError(_NOT_TENSOR)
+        C, X = _polynomials(c), _points(x)
+        G = np.ascontiguousarray(g).reshape((C.shape[1], X.size))
+        out = np.empty(C.shape)
+        pw = np.ones(X.size)
+        for k in range(C.shape[0]):
+            for r in range(C.shape[1]):
+                out[k, r] = np.sum(G[r] * pw)
+            pw = pw * X
         return out.reshape(c.shape)
-    return impl
+    return impl_columns
+
+
+@by_type
+def polyval_jvp_x(d, x, c, tensor):
+    """The tangent along ``x``'s: ``y'(x) d`` (per column of ``c``, at every ``x``)."""
+    if c.ndim == 1:
+        return lambda d, x, c, tensor: d * _slope(x, _coefficients(c))
+    if isinstance(x, types.Array):
+        def impl(d, x, c, tensor):
+            return _column_slopes(d, x, c, tensor).reshape(c.shape[1:] + x.shape)
+        return impl
+    return lambda d, x, c, tensor: _column_slopes(d, x, c, tensor).reshape(c.shape[1:])
 
 
 @public
-def polyval_jvp_c(x, d):
-    return _horner(x, _coefficients(d))
+def _column_slopes(d, x, c, tensor):
+    if not tensor:
+        raise ValueError(_NOT_TENSOR)
+    C, X, D = _polynomials(c), _points(x), _points(d)
+    out = np.empty((C.shape[1], X.size))
+    for r in range(C.shape[1]):
+        out[r] = _slope(X, np.ascontiguousarray(C[:, r])) * D
+    return out
+
+
+@by_type
+def polyval_jvp_c(x, d, tensor):
+    """``polyval`` is linear in its coefficients: the tangent is the polynomial of ``d``."""
+    if d.ndim == 1:
+        return lambda x, d, tensor: _horner(x, _coefficients(d))
+    return lambda x, d, tensor: np.polynomial.polynomial.polyval(x, d, tensor)
 
 
 # --------------------------------------------------------------------------- arange
