@@ -27,12 +27,6 @@ if OPT_SET_BY_SUITE:
         numba.config.OPT = type(numba.config.OPT)(SUITE_OPT)
 
 
-# The rules' helpers are compiled in each worker without their disk cache: writing it costs
-# a second code generation of each helper, which a suite on a fresh machine never gets
-# back (tests/rules/test_array_rules.py tests the cache itself).
-os.environ.setdefault("NUMBA_ADSTACK_HELPER_CACHE", "0")
-
-
 def subprocess_opt():
     """NUMBA_OPT for a process a test starts to check Numba's cache."""
     return str(OPTIMISED_OPT) if OPT_SET_BY_SUITE else os.environ["NUMBA_OPT"]
