@@ -133,7 +133,7 @@ def read_unpacked_arrays(state):
     stays where it is, and checks the length as before."""
     fir, typemap = state.func_ir, state.typemap
     for blk in fir.blocks.values():
-        for k, stmt in enumerate(list(blk.body)):
+        for stmt in list(blk.body):
             e = stmt.value if isinstance(stmt, ir.Assign) else None
             if not (isinstance(e, ir.Expr) and e.op == "static_getitem"
                     and isinstance(e.index, int)):

@@ -417,14 +417,22 @@ def _polynomials(c):
 
 
 @public
-def _slopes(x, c, g):
-    """``sum_r g[r, s] y_r'(x[s])`` over the columns ``r`` of ``c`` (``g`` of shape (R, S))."""
+def _column_slopes(x, c):
+    """``y_r'(x[s])`` for each column ``r`` of ``c`` and each point ``s``: an (R, S) array."""
     C, X = _polynomials(c), _points(x)
-    G = np.ascontiguousarray(g).reshape((C.shape[1], X.size))
-    out = np.zeros(X.size)
+    out = np.empty((C.shape[1], X.size))
     for r in range(C.shape[1]):
-        out += G[r] * _slope(X, np.ascontiguousarray(C[:, r]))
+        out[r] = _slope(X, np.ascontiguousarray(C[:, r]))
     return out
+
+
+@public
+def _slopes(x, c, g, tensor):
+    """``sum_r g[r, s] y_r'(x[s])`` (``g`` of the result's shape: the columns' first)."""
+    if not tensor:
+        raise ValueError(_NOT_TENSOR)
+    S = _column_slopes(x, c)
+    return np.sum(np.ascontiguousarray(g).reshape(S.shape) * S, axis=0)
 
 
 @by_type
@@ -435,17 +443,8 @@ def polyval_vjp_x(g, x, c, tensor):
     if c.ndim == 1:
         return lambda g, x, c, tensor: g * _slope(x, _coefficients(c))
     if isinstance(x, types.Array):
-        def impl(g, x, c, tensor):
-            if not tensor:
-                raise ValueError(_NOT_TENSOR)
-            return _slopes(x, c, g).reshape(x.shape)
-        return impl
-
-    def impl_scalar(g, x, c, tensor):
-        if not tensor:
-            raise ValueError(_NOT_TENSOR)
-        return _slopes(x, c, g)[0]
-    return impl_scalar
+        return lambda g, x, c, tensor: _slopes(x, c, g, tensor).reshape(x.shape)
+    return lambda g, x, c, tensor: _slopes(x, c, g, tensor)[0]
 
 
 @by_type
@@ -484,20 +483,16 @@ def polyval_jvp_x(d, x, c, tensor):
         return lambda d, x, c, tensor: d * _slope(x, _coefficients(c))
     if isinstance(x, types.Array):
         def impl(d, x, c, tensor):
-            return _column_slopes(d, x, c, tensor).reshape(c.shape[1:] + x.shape)
+            return _tangents(d, x, c, tensor).reshape(c.shape[1:] + x.shape)
         return impl
-    return lambda d, x, c, tensor: _column_slopes(d, x, c, tensor).reshape(c.shape[1:])
+    return lambda d, x, c, tensor: _tangents(d, x, c, tensor).reshape(c.shape[1:])
 
 
 @public
-def _column_slopes(d, x, c, tensor):
+def _tangents(d, x, c, tensor):
     if not tensor:
         raise ValueError(_NOT_TENSOR)
-    C, X, D = _polynomials(c), _points(x), _points(d)
-    out = np.empty((C.shape[1], X.size))
-    for r in range(C.shape[1]):
-        out[r] = _slope(X, np.ascontiguousarray(C[:, r])) * D
-    return out
+    return _column_slopes(x, c) * _points(d)
 
 
 @by_type

@@ -33,8 +33,9 @@ LINEAR_CALLS = {
     np.copy: (0,), np.reshape: (0,), np.ascontiguousarray: (0,), np.trace: (0,),
     np.diag: (0,), np.concatenate: (0,), np.stack: (0,), np.hstack: (0,),
     np.vstack: (0,), np.fliplr: (0,), np.flipud: (0,), np.diff: (0,), np.array: (0,),
-    np.asarray: (0,), tuple: (0,), builtins.sum: (0, 1), np.flip: (0,), np.roll: (0,), np.swapaxes: (0,),
-    np.triu: (0,), np.tril: (0,), np.moveaxis: (0,), np.rot90: (0,), np.repeat: (0,),
+    np.asarray: (0,), tuple: (0,), builtins.sum: (0, 1), np.flip: (0,), np.roll: (0,),
+    np.swapaxes: (0,), np.triu: (0,), np.tril: (0,), np.moveaxis: (0,), np.rot90: (0,),
+    np.repeat: (0,),
     np.append: (0, 1), vjp_decomp.split_item: (0,),
     vjp_decomp.array_split_item: (0,),
     # The helpers of the generated backward (hvp runs forward mode over it): sums and
