@@ -292,7 +292,7 @@ def _schedule(grid, steps):
     bytes one step keeps, measured at a small size and scaled to the grid)."""
     import numba_adstack as nad
     from numba_adstack import config
-    from numba_adstack.ad import checkpoint_schedule as CS
+    from numba_adstack.ad.plan import checkpoint_schedule as CS
     small = 64
     g = nad.grad_jit(checkpoint="revolve", snapshots=2)(heat2d)
     src = g.inspect_adjoint(_inputs(small), 0.2, 3)

@@ -196,7 +196,7 @@ def write_all(rows, out):
               "the function when a fixed-size stack overflows) around one Numba dispatch: "
               "a table of the compiled backwards of every signature, a Numba dispatcher, "
               "types the arguments and finds the backward in C as the `njit` call of the "
-              "twin does (`numba_adstack/ad/signatures.py`). What is left over the twin is "
+              "twin does (`numba_adstack/ad/dispatch/signatures.py`). What is left over the twin is "
               "that frame: %.2f us a call here." % (1e6 * (call["ours_s"] - call["hand_s"])),
               "",
               "The HMC sampler (`benchmarks/bench_hmc.py`) is one `numba.njit` function "

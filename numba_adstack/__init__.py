@@ -5,11 +5,14 @@ from .errors import (AdStackError, AdStackBudgetError, AdStackOverflowError,
                      AdjointReadError, CheckpointIgnoredWarning)
 from . import config
 
-__version__ = "0.1.0"
-from ._extension import adstack, push, pop, top, size, overflowed, clear, reserve  # noqa: F401,E402
-from .ad.api import grad_jit, GradDispatcher  # noqa: F401,E402
-from .ad.tangent.derived import hessian, jacobian  # noqa: F401,E402
-from .ad.implicit import implicit_root, stop_gradient  # noqa: F401,E402
-from .ad.checkpoint_call import checkpoint  # noqa: F401,E402
-from .ad.custom import custom_vjp, custom_jvp  # noqa: F401,E402
-from .ad import jitted as _jitted  # noqa: F401,E402  (gradients called from jitted code)
+from ._version import __version__  # noqa: F401,E402
+from . import typing as _typing  # noqa: F401,E402  (typing templates)
+from . import lowering as _lowering  # noqa: F401,E402  (CPU data models and lowering)
+from .intrinsics import adstack, push, pop, top, size, overflowed, clear, reserve  # noqa: F401,E402
+from .ad.dispatch.api import grad_jit, GradDispatcher  # noqa: F401,E402
+from .ad.dispatch.derived import hessian, jacobian  # noqa: F401,E402
+from .ad.calls.implicit import implicit_root, stop_gradient  # noqa: F401,E402
+from .ad.capture.checkpoint_loop import checkpoint  # noqa: F401,E402
+from .ad.calls.custom import custom_vjp, custom_jvp  # noqa: F401,E402
+from .ad.dispatch import jitted as _jitted  # noqa: F401,E402  (gradients called from jitted code)
+from .ad import calls as _calls  # noqa: F401,E402  (calls the capture leaves to their own rewrite)

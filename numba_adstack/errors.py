@@ -80,3 +80,17 @@ def backward_overflow_message(qualname, ad_options, exc):
             "Fixes: leave ad_stack_size and storage unset, so that stacks size themselves "
             "and never overflow; or %s, at least the longest trip count of the loop."
             % (qualname, stack, chosen, bigger))
+
+
+def raise_non_differentiable(qualname, what, loc=None):
+    """Raise NonDifferentiableError naming the function, the construct and the line."""
+    msg = "cannot differentiate %r: %s" % (qualname, what)
+    if loc is not None and getattr(loc, "line", None) is not None:
+        msg += "\n  File \"%s\", line %d" % (loc.filename, loc.line)
+        try:
+            text = loc.get_lines()[loc.line - 1].strip()
+        except Exception:
+            text = ""
+        if text:
+            msg += ":\n    " + text
+    raise NonDifferentiableError(msg, highlighting=False)

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import jax_batch
-from .ad.vjp import signature_for
+from .ad.dispatch.vjp import signature_for
 
 __all__ = ["function"]
 

@@ -3,7 +3,7 @@
 A batched callback receives every element at once. Calling ``f`` (or ``f.vjp_call``)
 from Python for each costs microseconds of dispatch and argument checking per element,
 more than a small ``f`` itself; here one compiled loop calls ``f``, or the compiled
-backward of ``f``'s vjp (:mod:`numba_adstack.ad.vjp`), once per element. Operands carry a
+backward of ``f``'s vjp (:mod:`numba_adstack.ad.dispatch.vjp`), once per element. Operands carry a
 leading axis of the batch's length, or of length 1 for one shared by every element.
 
 The backward is generated for exact argument types: the loop is used only when each
@@ -18,9 +18,9 @@ from numba import njit, typeof
 from numba.core import types
 from numba.core.errors import NumbaError
 
-from .ad.backward import SEED_TYPES
+from .ad.dispatch.backward import SEED_TYPES
 from .ad.generated_source import exec_source
-from .ad.vjp import signature_for
+from .ad.dispatch.vjp import signature_for
 
 _lock = threading.Lock()
 SHAPE_ERROR = ("numba_adstack.jax.function: an output of f has a shape other than the "

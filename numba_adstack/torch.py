@@ -12,12 +12,12 @@ taken with ``create_graph=True`` can be differentiated again. The pullback
 ``x, g -> J(x)^T g`` is linear in the cotangent ``g``, whose derivative along ``w`` is
 ``J(x) w``: ``f.jvp``. Its derivative in ``x`` along ``w`` is the Hessian of the float
 ``<g, f(x)>`` times ``w``: ``hvp`` of the generated function that computes that sum
-(:mod:`numba_adstack.ad.vjp`). A third derivative raises :class:`ThirdDerivativeError`.
+(:mod:`numba_adstack.ad.dispatch.vjp`). A third derivative raises :class:`ThirdDerivativeError`.
 """
 import numpy as np
 import torch
 
-from .ad.vjp import protected_arguments, signature_for
+from .ad.dispatch.vjp import protected_arguments, signature_for
 from .errors import ThirdDerivativeError
 
 __all__ = ["function", "ThirdDerivativeError"]

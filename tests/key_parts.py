@@ -2,7 +2,7 @@
 worker misses the parent's cache entry says which part differs."""
 import numba
 
-from numba_adstack.ad import cache
+from numba_adstack.ad.dispatch import cache
 
 
 def key_parts(dispatcher, args, argtypes=None):

@@ -18,7 +18,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
                       "\"numba-cuda[cu12]>=0.30,<0.31\" (or numba_adstack[cuda])") from exc
 
 from .. import typing as _typing  # noqa: F401  (typing templates, shared with the CPU)
-from ..ad.library_calls import add_numba_package
+from ..ad.capture.library_calls import add_numba_package
 
 # numba-cuda's overloads are Numba's implementations, not a library's code to inline.
 add_numba_package("numba_cuda")

@@ -28,8 +28,9 @@ from numba.core.target_extension import target_override
 
 from .. import config
 from ..ad.generated_source import exec_source
-from ..ad.capture import typed_ir
-from ..ad.rewrite import Options, build_backward
+from ..ad.capture.pipeline import typed_ir
+from ..ad.typeinfo import is_float
+from ..ad.dispatch.rewrite import Options, build_backward
 from ..errors import NonDifferentiableError
 from .kernels import SIMULATOR, argument_type, compile_kernel_source
 from .standins import simulator_device_function, with_standin_globals
@@ -61,7 +62,6 @@ class DeviceFunctionTarget(CudaTarget):
         return ["_retval = 0.0"]
 
     def backward_epilogue(self, facts, activity, names, stacks, wrt):
-        from ..ad.typeinfo import is_float
         out = ["_nan_if_overflowed = 0.0"]
         for st in stacks:
             out.append("if overflowed(%s):" % st)

@@ -19,9 +19,10 @@ from numba.core import types
 
 from .. import config
 from ..errors import AdjointArgumentError
-from ..ad.capture import typed_ir
-from ..ad.rewrite import Options, build_backward
+from ..ad.capture.pipeline import typed_ir
+from ..ad.dispatch.rewrite import Options, build_backward
 from .kernels import OverflowCheckedKernel, argument_type, compile_kernel_source
+from .device_grad import device_function
 from .launch import LaunchSizedKernel
 from .sizing import LaunchSizing
 from .standins import simulator_device_function, with_standin_globals
@@ -149,7 +150,6 @@ def grad_jit(fn=None, *, ad_stack_size=None, while_cap=None, device=False, **jit
         if hasattr(f, "py_func"):
             f = f.py_func
         if device:
-            from .device_grad import device_function
             return device_function(f, ad_stack_size=ad_stack_size, **jit_options)
         return GradKernel(f, ad_stack_size=ad_stack_size, while_cap=while_cap,
                           **jit_options)

@@ -16,8 +16,10 @@ from numba import config as _numba_config
 from numba import cuda, typeof
 from numba.core import types
 
+from .. import intrinsics
 from ..ad.generated_source import exec_source
 from ..errors import AdjointArgumentError, AdStackOverflowError
+from . import simulator
 
 #: True when numba.cuda is the CUDA simulator (NUMBA_ENABLE_CUDASIM=1).
 SIMULATOR = bool(_numba_config.ENABLE_CUDASIM)
@@ -33,10 +35,7 @@ def intrinsic_functions():
     lowered for CUDA); in the simulator, those of :mod:`numba_adstack.cuda.simulator`, which
     keep the CUDA overflow flag instead of raising.
     """
-    if SIMULATOR:
-        from . import simulator as impl
-    else:
-        from .. import intrinsics as impl
+    impl = simulator if SIMULATOR else intrinsics
     return {name: getattr(impl, name) for name in _INTRINSIC_NAMES}
 
 

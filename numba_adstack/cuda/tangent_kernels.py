@@ -11,7 +11,7 @@ computation again, stores included: it is one launch, no stacks.
 """
 from numba.core import types
 
-from ..ad.capture import typed_ir
+from ..ad.capture.pipeline import typed_ir
 from ..ad.tangent.jvp_source import build_jvp
 from .kernels import argument_type, compile_kernel_source
 from .standins import simulator_device_function, with_standin_globals

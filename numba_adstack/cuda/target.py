@@ -11,7 +11,7 @@ import operator
 
 from numba.core import ir
 
-from ..ad.target import Target
+from ..ad.emit.target import Target
 from .standins import STANDIN, cuda_module, local_array_standin, shared_array_standin
 
 _DIMS = ("threadIdx", "blockIdx", "blockDim")

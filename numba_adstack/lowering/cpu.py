@@ -9,6 +9,7 @@ from numba.core.imputils import Registry
 
 from .. import config, intrinsics
 from ..errors import AdStackBudgetError, AdStackOverflowError, AdStackUnderflowError
+from ..typing import templates
 from ..typing.types import AdStackType
 from . import heap
 from .models import frame_bytes, frame_data_type
@@ -248,6 +249,5 @@ def _install_now():
 def install():
     """Install the CPU implementations in the CPU target context, just before the first
     adstack intrinsic is typed (the context is complete by then)."""
-    from ..typing import templates
     if _install_now not in templates.before_typing_hooks:
         templates.before_typing_hooks.append(_install_now)

@@ -17,8 +17,8 @@ import pytest
 
 import numba_adstack as nad
 from numba_adstack import AdStackCacheWarning
-from numba_adstack.ad import cache as disk_cache
-from numba_adstack.ad import cache_key
+from numba_adstack.ad.dispatch import cache as disk_cache
+from numba_adstack.ad.dispatch import cache_key
 
 import lib_helpers
 
@@ -388,7 +388,7 @@ def test_keys_cover_the_overloads_of_library_stubs():
 KEYED = '''
 import numba
 import numba_adstack as nad
-from numba_adstack.ad import cache
+from numba_adstack.ad.dispatch import cache
 
 @numba.njit
 def helper(v):

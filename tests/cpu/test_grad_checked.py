@@ -6,7 +6,7 @@ import pytest
 from numba.core import ir, types
 
 import numba_adstack as nad
-from numba_adstack.ad.array_facts import ArrayFacts
+from numba_adstack.ad.facts.array_facts import ArrayFacts
 
 from conftest import check_fd
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 import numba_adstack as nad
-from numba_adstack.ad.wrt import wrt_indices
+from numba_adstack.ad.dispatch.wrt import wrt_indices
 
 from conftest import fd_grad
 

@@ -1,4 +1,4 @@
-"""Loops over zip, enumerate, np.ndindex, x.flat and the rows of 2-d arrays (ad/loopforms.py)
+"""Loops over zip, enumerate, np.ndindex, x.flat and the rows of 2-d arrays (ad/capture/loopforms.py)
 against finite differences of the pure-Python function, and their forward results against
 numba.njit."""
 import math
@@ -210,7 +210,7 @@ def computed_arrays_of_dimensions_known_once_typed(x):
 @nad.grad_jit
 def loops_over_written_tuples_and_lists(a, b, n):
     """Tuples and lists written in the function, looped over or read at an index known
-    at run time (ad/literal_items.py); the items are read as they were when built."""
+    at run time (ad/capture/literal_items.py); the items are read as they were when built."""
     s = 0.0
     for v in (a, b, a * b):
         s += v * v
@@ -253,7 +253,7 @@ def _signed_then_last(x, c):
 
 @nad.grad_jit
 def loops_over_generators(x, c):
-    """Loops over @njit generators (ad/generators.py): several yields, code between the
+    """Loops over @njit generators (ad/capture/generators.py): several yields, code between the
     generator's call and its loop, continue and break."""
     s = 0.0
     for v in _squares(x):

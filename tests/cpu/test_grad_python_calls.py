@@ -1,5 +1,5 @@
 """``f.grad`` and ``f.value_and_grad`` called from Python: the backward of each argument type
-signature is found by Numba's C dispatch (numba_adstack/ad/signatures.py) once the first
+signature is found by Numba's C dispatch (numba_adstack/ad/dispatch/signatures.py) once the first
 call has built it. Every call below goes through that table or past it (keywords, defaults,
 tuples, a wrong count), and gives what the interpreter's path gives."""
 import math

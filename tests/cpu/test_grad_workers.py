@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import numba_adstack as nad
-from numba_adstack.ad import api
+from numba_adstack.ad.dispatch import api
 
 from conftest import assert_grads_close, fd_grad
 from key_parts import differences, key_parts

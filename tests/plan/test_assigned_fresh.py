@@ -15,8 +15,8 @@ import numpy as np
 from numba import typeof
 
 import numba_adstack as nad
-from numba_adstack.ad.capture import typed_ir
-from numba_adstack.ad.rewrite import Options, build_backward
+from numba_adstack.ad.capture.pipeline import typed_ir
+from numba_adstack.ad.dispatch.rewrite import Options, build_backward
 
 from benchmarks.workloads_library import move_mean_loss  # the numba-examples' move_mean
 from conftest import check_fd

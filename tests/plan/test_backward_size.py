@@ -10,8 +10,8 @@ import pytest
 from numba import typeof
 
 from benchmarks.branchy import make_function, make_source
-from numba_adstack.ad.capture import typed_ir
-from numba_adstack.ad.rewrite import Options, build_backward
+from numba_adstack.ad.capture.pipeline import typed_ir
+from numba_adstack.ad.dispatch.rewrite import Options, build_backward
 
 ARGS = (np.linspace(0.1, 0.9, 7), 0.3, 3)
 #: Backward lines per source line (5.79 to 6.33 over these sizes). Straight-line code
@@ -113,7 +113,7 @@ def test_cheaper_liveness_is_numbas():
     # on the generated backward of a long branchy function.
     from numba.core import analysis
     from numba.core.compiler import run_frontend
-    from numba_adstack.ad import numba_pipeline
+    from numba_adstack.ad.capture import numba_pipeline
     fn = make_function(2)
     typed = typed_ir(fn, tuple(typeof(a) for a in ARGS))
     bw = build_backward(typed, fn, Options(None, "auto"))

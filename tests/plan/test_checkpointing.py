@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import numba_adstack as nad
-from numba_adstack.ad import checkpoint_schedule as CS
+from numba_adstack.ad.plan import checkpoint_schedule as CS
 from conftest import assert_grads_close, backward_of, fd_grad
 
 

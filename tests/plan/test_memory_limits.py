@@ -12,7 +12,7 @@ import pytest
 
 import numba_adstack as nad
 from numba_adstack import config
-from numba_adstack.ad.backward import HistoryDoesNotFit
+from numba_adstack.ad.dispatch.backward import HistoryDoesNotFit
 
 GiB, MiB, KiB = 1 << 30, 1 << 20, 1 << 10
 

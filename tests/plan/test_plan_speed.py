@@ -19,8 +19,8 @@ import pytest
 from numba import typeof
 
 import numba_adstack as nad
-from numba_adstack.ad.capture import typed_ir
-from numba_adstack.ad.rewrite import Options, build_backward
+from numba_adstack.ad.capture.pipeline import typed_ir
+from numba_adstack.ad.dispatch.rewrite import Options, build_backward
 
 from conftest import backward_of, check_fd
 

@@ -678,7 +678,7 @@ SHARED_OR_NONE = set(A.INPLACE_TO_BINOP) | {operator.imatmul, operator.floordiv,
 
 
 def test_every_rule_is_tested():
-    from numba_adstack.ad import implicit
+    from numba_adstack.ad.calls import implicit
     found = set(UNARY) | set(UFUNCS2) | set(OPERATORS) | DEDICATED | SHARED_OR_NONE
     # (and the users' own, numba_adstack.custom_vjp, made at run time)
     made = {k for k in A.ARRAY_RULES if implicit.is_primitive(k)}

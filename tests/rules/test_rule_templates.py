@@ -28,7 +28,7 @@ def test_templates_are_parsed_once_and_read_their_placeholders():
 def test_every_scalar_rule_is_linear_in_the_adjoint():
     # The written tables; the primitives made at run time (implicit roots, second-order
     # and checkpointed calls) call a function of the adjoint, linear but not {g} * (...).
-    from numba_adstack.ad import implicit
+    from numba_adstack.ad.calls import implicit
     for table in (CALL_RULES, BINOP_RULES, UNARY_RULES):
         for fn, rule in table.items():
             if id(fn) in implicit._PRIMITIVES:

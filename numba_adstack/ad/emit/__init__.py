@@ -17,7 +17,7 @@ from numba.core import types
 
 from ..plan import Reads
 from ..plan.stacks import declaration
-from ..structure import node_key
+from ..facts.structure import node_key
 from .checked import check_adjoint_reads
 from ..typeinfo import array_zero_src, is_complex, is_float, is_kept_array, zero_src
 from .adjoints import Adjoints

@@ -8,14 +8,17 @@ plan is being settled, records which ones it reads.
 from numba.core import ir, types
 
 from .. import rules as R
-from ..checks import array_expr_message
+from ..facts.checks import array_expr_message
 from ..typeinfo import has_scalar_adjoint, is_complex, is_float, is_float_array
-from ..operators import OPS
+from ..facts.operators import OPS
 from ..plan.reciprocals import copy_root
-from ..rule_binding import bind_expr
+from ..facts.rule_binding import bind_expr
 from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Term,
                             ThroughView, ToValue)
+
+_CONTAINER_READ = ("reading floats out of a %s that differentiable values were put into; "
+                   "keep them in an array (np.empty(n), then a[k] = v) or a tuple")
 
 
 class Adjoints:
@@ -467,7 +470,7 @@ class Adjoints:
                 facts.error("reading a float out of a tuple that is not built in the "
                             "function (%s)" % vt, e.loc)
             return [Add(self.names.bar(op), g) for op in ops]
-        facts.error("reading floats out of a %s; keep them in an array or a tuple" % vt, e.loc)
+        facts.error(_CONTAINER_READ % vt, e.loc)
 
     def add_cell_sum(self, L, acc, e):
         """After the loop it sums over: the sum ``acc`` of the contributions to the adjoint
@@ -488,6 +491,8 @@ class Adjoints:
         rl = self.facts.iter_alias[self.facts.pair_iter(e).name]
         if rl.array is None:
             return []
+        if not isinstance(self.facts.ty(rl.array), types.Array):
+            self.facts.error(_CONTAINER_READ % self.facts.ty(rl.array), e.loc)
         h = rl.loop.header
         self.cx.parallel.note_adjoint_write(rl.array, None)
         # The last test of the loop reads no element: guard its (zero) adjoint.

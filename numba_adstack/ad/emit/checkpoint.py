@@ -1,5 +1,5 @@
 """Checkpointed loops in the emitted code: a schedule interpreted in the replay and the
-sweep (see :mod:`..plan.checkpoint` and :mod:`..checkpoint_schedule`).
+sweep (see :mod:`..plan.checkpoint` and :mod:`..plan.checkpoint_schedule`).
 
 The replay computes the schedule when the loop starts, then runs its first actions:
 store the state (snapshot), *advance* (the iterations with nothing kept: the replay's code
@@ -27,10 +27,10 @@ run), and the others by the online schedule.
 
 With ``checkpoint="auto"`` the loop is emitted as usual behind a guard that compares its
 projected history with the memory budget; past it the call raises
-:class:`~..checkpoint_schedule.CheckpointNeeded` and the dispatcher makes the call again
+:class:`~..plan.checkpoint_schedule.CheckpointNeeded` and the dispatcher makes the call again
 with a checkpointed backward.
 """
-from .. import checkpoint_schedule as CS
+from ..plan import checkpoint_schedule as CS
 from ..plan.checkpoint import length_source, loop_budget, loop_slots
 from .constants import ZERO
 from .replay import range_index

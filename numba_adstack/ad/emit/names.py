@@ -5,20 +5,8 @@ import math
 import numpy as np
 from numba.typed import List
 
+from ..generated_source import identifier  # noqa: F401  (the stem of generated names)
 from ..runtime import RUNTIME
-
-
-def identifier(name):
-    """``name`` (a function's ``__name__``: ``<lambda>``, a name made by
-    ``functools.partial`` or with non-ASCII letters) as an ASCII identifier, the stem of
-    the generated functions' names."""
-    base = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_"
-                   for c in str(name))
-    if not base.strip("_"):
-        base = "function"
-    if base[0].isdigit() or keyword.iskeyword(base):
-        base = "f_" + base
-    return base
 
 
 #: What the IR name of a value's adjoint adds to the value's.

@@ -17,7 +17,7 @@ import ast
 
 from numba.core import ir, types
 
-from ..structure import node_key
+from ..facts.structure import node_key
 from ..typeinfo import is_float
 from .constants import ZERO
 from .names import Lines

@@ -21,6 +21,13 @@ def propagate_copies(node, stores, loads, params):
     """``a = b`` where ``a`` is assigned once and every read of ``a`` follows in the
     same statement list, before anything assigns ``b``: those reads read ``b`` and the
     copy goes (``g_bar = s_bar`` of an assigned adjoint). Returns whether any went."""
+    return _at_each_statement(node, lambda stmts, i: _propagate_one(stmts, i, stores, loads,
+                                                                     params))
+
+
+def _at_each_statement(node, rewrite):
+    """``rewrite(stmts, i)`` at each statement of every statement list in ``node``, again
+    at the same place while it rewrites there. Returns whether it rewrote any."""
     changed = False
     for field in ("body", "orelse"):
         stmts = getattr(node, field, None)
@@ -28,10 +35,10 @@ def propagate_copies(node, stores, loads, params):
             continue
         i = 0
         while i < len(stmts):
-            if _propagate_one(stmts, i, stores, loads, params):
+            if rewrite(stmts, i):
                 changed = True
                 continue
-            changed |= propagate_copies(stmts[i], stores, loads, params)
+            changed |= _at_each_statement(stmts[i], rewrite)
             i += 1
     return changed
 
@@ -71,19 +78,7 @@ def fold_resets(node):
     """``g = -0.0`` followed, in the same statement list and with nothing between that
     names ``g`` or leaves the list, by ``g += e``: that is ``g = e`` (``-0.0 + e`` is
     ``e`` for every ``e``, signed zeros and NaN included). Returns whether any folded."""
-    changed = False
-    for field in ("body", "orelse"):
-        stmts = getattr(node, field, None)
-        if not isinstance(stmts, list):
-            continue
-        i = 0
-        while i < len(stmts):
-            if _fold_reset(stmts, i):
-                changed = True
-                continue
-            changed |= fold_resets(stmts[i])
-            i += 1
-    return changed
+    return _at_each_statement(node, _fold_reset)
 
 
 #: How far a reset is followed to the ``+=`` it folds into (the sweep writes them close).

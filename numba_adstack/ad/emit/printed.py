@@ -7,7 +7,7 @@ code tidied (:mod:`.tidy`), the reads of adjoints checked in checked mode (:mod:
 what decides how each iteration helper of a parallel loop is compiled read off
 (:func:`.parallel.straight_helpers`). The tree is then printed, once: that text is what
 ``inspect_adjoint`` shows, the disk cache keeps and Numba compiles. No other module of
-:mod:`..emit` parses or prints code.
+:mod:`.` parses or prints code.
 """
 import ast
 

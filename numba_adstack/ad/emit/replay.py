@@ -1,6 +1,6 @@
 """The forward replay: the function's own code again, pushing what the sweep will need.
 
-Code is emitted region by region (:mod:`..structure`): a branch becomes ``if``/``else`` up
+Code is emitted region by region (:mod:`..facts.structure`): a branch becomes ``if``/``else`` up
 to its post-dominator, a loop ``while True`` with ``continue`` on its back edges and
 ``break`` on its exits (a ``range`` loop left only when exhausted: ``for i in range(n)``).
 Before a kept value is overwritten its old value is pushed; where arms merge inside a
@@ -9,10 +9,10 @@ unit); a loop records its iteration count and the exit it took.
 """
 from numba.core import ir, types
 
-from ..facts import is_range
-from ..operators import OPS
+from ..facts.ir_facts import is_range
+from ..facts.operators import OPS
 from ..plan.stacks import reserve_lines
-from ..structure import LoopNode, node_key
+from ..facts.structure import LoopNode, node_key
 from ..typeinfo import array_zero_src, zero_src
 
 

@@ -8,11 +8,12 @@ statement's adjoint comes from :mod:`.adjoints`; right after reversing the defin
 kept value, its old value is popped back ("restore" semantics: at every point of the sweep
 each variable holds the value it had at the same point of the replay).
 """
-from numba.core import ir
+from numba.core import ir, types
 
 from ..plan.shapes import ancestors, join_leaves
-from ..structure import LoopNode, node_key
-from ..typeinfo import array_zero_src, has_scalar_adjoint, is_float, is_float_array
+from ..facts.structure import LoopNode, node_key
+from ..typeinfo import array_zero_src, has_scalar_adjoint, is_float, is_float_array, \
+    zero_src
 from .constants import ZERO
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, ThroughView,
                             ToValue)
@@ -331,8 +332,14 @@ class Reverse:
             L("_it%d = %s" % (lp.header, counter))
         if rl is None or rl.first is None or not self.cx.plan.recompute.is_rc(rl.first):
             return
-        L("%s = %s" % (self.names.n(rl.first), range_index(rl, counter,
-                                                           self.cx.adjoints.ref)))
+        value = range_index(rl, counter, self.cx.adjoints.ref)
+        seq = None if rl.array is None else self.facts.ty(rl.array)
+        if seq is not None and not isinstance(seq, types.Array):
+            # A list raises on a read past its end (the sweep's first pass reads at the
+            # trip count; its value is not used then).
+            value = "%s if %s < len(%s) else %s" % (value, counter, self.cx.adjoints.ref(
+                rl.array), zero_src(seq.dtype))
+        L("%s = %s" % (self.names.n(rl.first), value))
 
     # ------------------------------------------------------------------ edges, statements
     def edge(self, L, e):

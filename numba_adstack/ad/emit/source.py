@@ -5,7 +5,7 @@ import operator
 import numpy as np
 from numba.core import ir, types
 
-from ..operators import OPS, UNARY
+from ..facts.operators import OPS, UNARY
 from ..typeinfo import is_literal
 
 

@@ -19,6 +19,8 @@ reads, and settles the plan from that.
 """
 from dataclasses import dataclass, field, replace
 
+from ... import config
+
 from .assigned import assigned_adjoints
 from .cell_sums import cell_sums
 from .checkpoint import choose_checkpointed
@@ -164,7 +166,6 @@ def _checkpoint_options(options, checkpointed):
         return {}
     budget = options.memory_budget
     if budget is None and not (mode == "revolve" and options.snapshots):
-        from ... import config
         budget = config.default_memory_budget()
     return {"checkpoint_mode": mode, "checkpoint_slots": options.snapshots,
             "memory_budget": -1 if budget is None else int(budget)}

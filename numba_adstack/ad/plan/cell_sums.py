@@ -26,7 +26,7 @@ The read ``v = a[idx]`` qualifies for the outermost loop ``lp`` around it such t
   (:mod:`.assigned`) nor given by element seeds (:mod:`.read_seeds`).
 
 On a target whose shared adjoints are added atomically (kernels), a read the target sums
-privately (:meth:`~numba_adstack.ad.target.Target.accumulates_privately`: a constant index
+privately (:meth:`~numba_adstack.ad.emit.target.Target.accumulates_privately`: a constant index
 into an argument the kernel never writes) is summed over the whole backward instead, and
 added atomically once at its end; a loop's sum is added atomically after the loop.
 """

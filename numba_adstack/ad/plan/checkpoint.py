@@ -4,13 +4,13 @@ A loop's carried state is what one iteration hands the next: its header phis (sc
 arrays the loop rebinds) and the memory of the arrays made before it that it writes in
 place. Knowing that state, the backward need not keep the history of every iteration:
 it stores the state at a few *snapshots* and, in the sweep, runs segments again from the
-nearest one, keeping the history of one segment at a time (:mod:`..checkpoint_schedule`
+nearest one, keeping the history of one segment at a time (:mod:`.checkpoint_schedule`
 chooses where; :mod:`..emit.checkpoint` emits it).
 
 A loop qualifies when it is at the top level: a ``for`` loop over a range (or a 1-d array)
 left only when its range is exhausted (its count known when it starts: the binomial
 schedule), or a ``while`` loop or a loop left by ``break`` (*online*: its count is known
-only at its end, see :func:`..checkpoint_schedule.online_plan`); neither fused nor run again by the sweep (those
+only at its end, see :func:`.checkpoint_schedule.online_plan`); neither fused nor run again by the sweep (those
 keep no history of their iterations already) nor parallel, and keeps something on a stack
 in each iteration. Its state must be restorable: scalar and array phis, arrays written
 in place that were made before the loop. A loop writing into the memory of an array it
@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from numba.core import ir, types
 
+from ... import config
 from ...errors import CheckpointIgnoredWarning
-from ..checkpoint_loop import mark_of
+from ..capture.checkpoint_loop import mark_of
 from ..typeinfo import stack_dtype
 
 
@@ -140,7 +141,6 @@ def choose_checkpointed(facts, options, fused, replayed, parallel, value_stacks,
 
 
 def _default_budget():
-    from ... import config
     return config.default_memory_budget()
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from numba.core import ir, types
 
 from .. import rules as R
-from ..emit.names import identifier
+from ..generated_source import identifier
 from ..typeinfo import is_float
 from .seeds import early_seed
 

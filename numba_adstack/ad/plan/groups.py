@@ -7,7 +7,7 @@ and pushes that run through memory in order. A loop whose reverse may be skipped
 history dropped whole) or that runs in a parallel helper (its history per thread) keeps
 groups of its own.
 """
-from ..structure import node_key
+from ..facts.structure import node_key
 from .stacks import StackSpec
 
 _SHORT = {"np.float64": "f8", "np.float32": "f4", "np.int64": "i8", "np.int32": "i4",

@@ -16,7 +16,7 @@ import operator
 from numba.core import ir, types
 
 from ..typeinfo import stack_dtype, is_float
-from ..loopforms import index_at
+from ..capture.loopforms import index_at
 
 #: Operations a loop-invariant value may take to be recomputed rather than kept.
 INVARIANT_OPS = 4

@@ -16,7 +16,7 @@ import operator
 from numba.core import ir, types
 
 from .. import rules as R
-from ..structure import dominates
+from ..facts.structure import dominates
 
 _MAX_HOIST_DEPTH = 20
 _MAX_SEED_DEPTH = 50

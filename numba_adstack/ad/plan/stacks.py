@@ -30,7 +30,7 @@ from ... import config
 from ...errors import AdStackBudgetError
 from .. import rules as R
 from ..rules.template import adjoint_factor, calls_module
-from ..structure import node_key
+from ..facts.structure import node_key
 from ..typeinfo import is_float, is_kept_array, stack_dtype
 
 #: First capacity of a heap stack that grows (a ``while`` loop's history): it doubles.

@@ -14,9 +14,9 @@ Every call the rewrite meets is one of:
 * anything else (an ``@intrinsic``, a C function, an ``objmode`` block): it may write
   every array it is given.
 
-The capture (:mod:`..writes`) makes the common writes explicit, as the stores and
+The capture (:mod:`..capture.writes`) makes the common writes explicit, as the stores and
 in-place operators the rewrite differentiates (``np.sin(x, out)`` -> ``out[...] =
-np.sin(x)``); :mod:`..checks` refuses, by name, a write that is left.
+np.sin(x)``); :mod:`..facts.checks` refuses, by name, a write that is left.
 """
 import builtins
 import cmath

@@ -17,6 +17,7 @@ import operator
 import numpy as np
 from numba.core import ir, types
 
+from .scalar import INPLACE_TO_BINOP
 from .template import RuleTable, check_linear
 
 _CONJ_MUL = ("{g} * {1}.conjugate()", "{g} * {0}.conjugate()")
@@ -109,7 +110,6 @@ def _complex_rule(facts, e):
     if not isinstance(e, ir.Expr):
         return None
     if e.op in ("binop", "inplace_binop"):
-        from .scalar import INPLACE_TO_BINOP
         fn = e.fn if e.op == "binop" else INPLACE_TO_BINOP.get(e.fn, e.immutable_fn)
         rule = COMPLEX_BINOP_RULES.get(fn)
         return None if rule is None else (rule, [e.lhs, e.rhs], fn)

@@ -56,8 +56,7 @@ RULE_HELPERS = {f.__name__: f for f in (
     average_vjp_a, average_vjp_weights, cumprod_vjp, cumprod_jvp, digamma, trigamma)}
 
 # kron, repeat, linspace, append along an axis: vjp_arrange.
-from .vjp_arrange import (append_axis_vjp_arr, append_axis_vjp_values,  # noqa: E402
-                          kron_vjp_a, kron_vjp_b, linspace_weights, repeat_vjp)
+from .vjp_arrange import append_axis_vjp_arr, append_axis_vjp_values, kron_vjp_a, kron_vjp_b, linspace_weights, repeat_vjp
 
 RULE_HELPERS.update({f.__name__: f for f in (
     append_axis_vjp_arr, append_axis_vjp_values, kron_vjp_a, kron_vjp_b, linspace_weights,
@@ -75,17 +74,14 @@ RULE_HELPERS.update({name: getattr(vjp_decomp, name) for name in (
     "eig_vectors", "eig_values_vjp", "eig_values_jvp", "eig_vectors_vjp", "eig_vectors_jvp")})
 
 # np.diff, np.interp and x[idx]: vjp_sequence.
-from .vjp_sequence import (diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp,  # noqa: E402
-                           interp_vjp_x, interp_vjp_x_jvp, interp_vjp_xp, interp_vjp_xp_jvp,
-                           last_writes, take_vjp)
+from .vjp_sequence import diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp, interp_vjp_x, interp_vjp_x_jvp, interp_vjp_xp, interp_vjp_xp_jvp, last_writes, take_vjp
 
 RULE_HELPERS.update({f.__name__: f for f in (
     diff_vjp, interp_vjp_x, interp_vjp_xp, interp_vjp_fp, take_vjp, interp_jvp,
     interp_vjp_x_jvp, interp_vjp_xp_jvp, interp_vjp_fp_jvp, last_writes)})
 
 # np.partition, np.percentile, np.quantile: vjp_order.
-from .vjp_order import (partition_jvp, partition_vjp, percentile_jvp_a,  # noqa: E402
-                        percentile_jvp_q, percentile_vjp_a, percentile_vjp_q)
+from .vjp_order import partition_jvp, partition_vjp, percentile_jvp_a, percentile_jvp_q, percentile_vjp_a, percentile_vjp_q
 
 RULE_HELPERS.update({f.__name__: f for f in (
     partition_vjp, partition_jvp, percentile_vjp_a, percentile_vjp_q, percentile_jvp_a,

@@ -22,6 +22,7 @@ from numba.core.caching import (CacheImpl, FunctionCache, NullCache, UserProvide
 from numba.core.errors import TypingError
 from numba.core.typing.templates import infer, infer_global, make_overload_template
 
+from ..generated_source import exec_source
 from .helper_jit import helper_jit
 
 
@@ -196,11 +197,11 @@ def by_type(selector=None, prefer_literal=False):
     name = selector.__name__
     trampoline = []
     ns = {"_trampoline": trampoline, "njit": njit}
-    exec("def %s%s:\n"
-         "    if not _trampoline:\n"
-         "        _trampoline.append(njit(lambda %s: %s(%s)))\n"
-         "    return _trampoline[0](%s)\n" % (name, sig, params, name, params, params), ns)
-    fn = ns[name]
+    fn = exec_source(name, "def %s%s:\n"
+                     "    if not _trampoline:\n"
+                     "        _trampoline.append(njit(lambda %s: %s(%s)))\n"
+                     "    return _trampoline[0](%s)\n" % (name, sig, params, name, params, params),
+                     ns, "selector")
     fn.__module__ = selector.__module__
     fn.__qualname__ = selector.__qualname__
     fn.__doc__ = selector.__doc__

@@ -1,6 +1,6 @@
 """Matrix decompositions: the items of ``np.linalg.eigh``, ``eig``, ``svd`` and ``slogdet``,
 as functions of their own (capture rewrites ``np.linalg.eigh(a)[0]`` as ``eigh_values(a)``:
-ad/numpy_items.py), and the adjoints and tangents of those and of ``np.linalg.cholesky``
+ad/capture/numpy_items.py), and the adjoints and tangents of those and of ``np.linalg.cholesky``
 and ``np.linalg.pinv``; and, read the same way, the pieces of ``np.split``,
 ``np.array_split``, ``np.hsplit``, ``vsplit`` and ``dsplit`` (``split_item``...).
 

@@ -9,6 +9,7 @@ from numba import types
 from numba.np.numpy_support import as_dtype
 
 from .vjp_core import by_type, internal, is_scalar
+from ..generated_source import exec_source
 
 
 @internal
@@ -208,8 +209,7 @@ def _take_tuple_impl(g, a, index):
                         for k in range(len(index))),
         rows=", ".join([":"] * at + ["k"]))
     ns = {"np": np, "dtype": _contribution_dtype(g, a)}
-    exec(src, ns)
-    return ns["impl"]
+    return exec_source("impl", src, ns, "sequence rule")
 
 
 @by_type
@@ -290,8 +290,7 @@ def interp_jvp(x, xp, fp, dx, dxp, dfp):
               _flat_tangent("dfp", fp, dfp, "fp.size"),
               "r[0]" if scalar else "r.reshape(x.shape)")
     ns = {"np": np, "_interp_tangent": _interp_tangent}
-    exec(src, ns)
-    return ns["impl"]
+    return exec_source("impl", src, ns, "sequence rule")
 
 
 @internal
@@ -345,8 +344,7 @@ def _interp_adjoint_jvp(which):
                    _flat_tangent("dxp", xp, dxp, "xp.size"),
                    _flat_tangent("dfp", fp, dfp, "fp.size"), k, shaped))
         ns = {"np": np, "_interp_adjoint_tangents": _interp_adjoint_tangents}
-        exec(src, ns)
-        return ns["impl"]
+        return exec_source("impl", src, ns, "sequence rule")
     select.__name__ = "interp_vjp_%s_jvp" % which
     select.__qualname__ = select.__name__
     return by_type(select)
@@ -387,8 +385,7 @@ def _last_writes_tuple(index):
         pick="\n".join(_PICK_CELL.format(p=p) for p in arrays),
         rows=", ".join([":"] * at + ["j"]))
     ns = {"np": np}
-    exec(src, ns)
-    return ns["impl"]
+    return exec_source("impl", src, ns, "sequence rule")
 
 
 @by_type

@@ -11,6 +11,7 @@ from numba.core.errors import TypingError
 from numba.np.numpy_support import as_dtype
 
 from .vjp_core import by_type, internal, is_none, norm_axis, split_at
+from ..generated_source import exec_source
 
 
 @njit(inline="always")
@@ -32,9 +33,9 @@ def transpose_vjp(g, a, axes=None):
     # The inverse permutation, unrolled: a tuple of a length known at compile time.
     inverse = ", ".join("_position(axes, %d, %d)" % (k, n) for k in range(n))
     ns = {"np": np, "_position": _position}
-    exec("def permuted(g, a, axes=None):\n"
-         "    return np.ascontiguousarray(np.transpose(g, (%s,)))\n" % inverse, ns)
-    return ns["permuted"]
+    src = ("def permuted(g, a, axes=None):\n"
+           "    return np.ascontiguousarray(np.transpose(g, (%s,)))\n" % inverse)
+    return exec_source("permuted", src, ns, "shape rule")
 
 
 @internal
@@ -77,8 +78,7 @@ def _per_array(arrays, name, part, step=None, axis="norm_axis(axis, g.ndim)"):
             src.append("    start += %s" % step(i, t))
     src.append("    return (%s)" % "".join("p%d, " % i for i in range(len(arrays.types))))
     ns = {"np": np, "norm_axis": norm_axis, "_slab": _slab, "_slice": _slice}
-    exec("\n".join(src), ns)
-    return ns["impl"]
+    return exec_source("impl", "\n".join(src), ns, "shape rule")
 
 
 def _width(dim):
@@ -215,8 +215,8 @@ def _append_impl(g, arr, values, of_values):
     else:
         body = "g[%s]" % (first if of_values else "0")
     ns = {"np": np}
-    exec("def impl(g, arr, values):\n    return %s\n" % body, ns)
-    return ns["impl"]
+    return exec_source("impl", "def impl(g, arr, values):\n    return %s\n" % body, ns,
+                       "shape rule")
 
 
 @by_type

@@ -1,7 +1,7 @@
 """Forward mode: Jacobian-vector products, Hessian-vector products and Jacobians.
 
 The forward-mode rewrite reads the same typed SSA IR as the reverse rewrite
-(:mod:`..capture`, :mod:`..facts`) and writes one function that runs the primal and, next
+(:mod:`..capture.pipeline`, :mod:`..facts.ir_facts`) and writes one function that runs the primal and, next
 to each statement, its tangent: one pass, no stacks. The modules, in the order a call
 passes through them:
 
@@ -12,9 +12,9 @@ passes through them:
   :class:`..emit.replay.Forward`, tangents interleaved;
 * :mod:`.jvp`         checked tangents in, compiled JVP function per signature, results
   out;
-* :mod:`.derived`     ``hvp`` (forward over reverse) and ``jacobian`` (columns by JVP,
+* :mod:`..dispatch.derived`     ``hvp`` (forward over reverse) and ``jacobian`` (columns by JVP,
   rows by gradient or VJP).
 
 A target package builds its tangent kernels on :func:`.jvp_source.build_jvp` with its own
-:class:`..target.Target`.
+:class:`..emit.target.Target`.
 """

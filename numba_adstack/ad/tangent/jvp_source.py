@@ -1,7 +1,7 @@
 """The source of the JVP function: the primal with each statement's tangent beside it.
 
-Reads the typed IR's :class:`~..facts.IRFacts`, which arguments have tangents, and the
-values that vary with them (:func:`..activity._varied`); produces :class:`JVPSource`, the
+Reads the typed IR's :class:`~..facts.ir_facts.IRFacts`, which arguments have tangents, and the
+values that vary with them (:func:`..facts.activity._varied`); produces :class:`JVPSource`, the
 Python source of ``f_jvp(args..., tangents...) -> (value, tangent)`` and its globals.
 
 Control flow is regenerated as the reverse rewrite's replay does it
@@ -24,9 +24,10 @@ from ..emit.control import simplify_control
 from ..emit.printed import parse, printed
 from ..emit.states import States
 from ..emit import record_names
-from ..facts import IRFacts, is_range
-from ..target import CPU
+from ..facts.ir_facts import IRFacts, is_range
+from ..emit.target import CPU
 from ..typeinfo import zero_src
+from ..plan.shapes import Shapes
 from .tangents import Tangents, has_floats, zero_of
 
 
@@ -50,7 +51,6 @@ class _Plan:
     parallel_replay = frozenset()
 
     def __init__(self, facts):
-        from ..plan.shapes import Shapes
         self.shapes = Shapes(facts)
 
 

@@ -1,6 +1,6 @@
 """The tangent of one IR statement, as Python source.
 
-Reads the :class:`~..facts.IRFacts` of the function and the set of values that vary with
+Reads the :class:`~..facts.ir_facts.IRFacts` of the function and the set of values that vary with
 the differentiated arguments; produces, for each definition ``y = e``, the source of the
 tangent of ``y``, or None when it is zero. Scalar and element-wise rules come from the
 adjoint tables of :mod:`..rules`: each rule gives ``dy/da_k`` times ``{g}``, so the
@@ -20,7 +20,7 @@ from ... import intrinsics as I
 from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
-from ..rule_binding import bind_expr
+from ..facts.rule_binding import bind_expr
 from ..rules import vjp_decomp
 from ..rules.array_rules import rule_of
 from ..rules.template import lift_rule

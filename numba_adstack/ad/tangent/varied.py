@@ -1,10 +1,10 @@
 """Which values a tangent reaches, for forward mode.
 
-Reads the :class:`~..facts.IRFacts` and the indices of the arguments that take a tangent;
+Reads the :class:`~..facts.ir_facts.IRFacts` and the indices of the arguments that take a tangent;
 produces the set of variable names whose tangent may be non-zero. A value is varied when
 one of its inputs is (through arithmetic, calls, phis, tuples, iterators); integers and
 booleans never are. Float arrays go by *buffer class* (the arrays that may share memory,
-:meth:`~..array_facts.ArrayFacts._buffer_classes`): a class is varied when a member is
+:meth:`~..facts.array_facts.ArrayFacts._buffer_classes`): a class is varied when a member is
 computed from varied values or a varied value is stored into one, and then every member
 carries a tangent, so that a tangent array's views and writes mirror the primal's.
 """

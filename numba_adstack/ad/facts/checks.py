@@ -1,0 +1,508 @@
+"""Refusals: constructs on the gradient path that the rewrite cannot differentiate.
+
+Reads the facts and the activity; produces nothing, or raises ``NonDifferentiableError``
+naming the function, the construct and its line. Run before anything is planned, so that
+what is refused is refused whatever the plan, and never differentiated wrongly.
+"""
+import numpy as np
+from numba.core import ir, types
+
+from .. import rules as R
+from .ir_facts import is_range
+from .structure import successors
+from .rule_binding import bind_expr
+from ..rules import array_effects as effects
+from .view_checks import check_views
+from ..typeinfo import holds_complex, is_float, is_float_array
+from .operators import OPS, UNARY
+
+
+def check(facts, activity):
+    _check_complex(facts, activity)
+    _check_aliased_writes(facts, activity)
+    check_views(facts, activity)
+    for blk in facts.fir.blocks.values():
+        for stmt in blk.body:
+            if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+                _check_expr(facts, activity, stmt.target.name, stmt.value, stmt)
+            elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                _check_store(facts, activity, stmt)
+
+
+def _check_expr(facts, activity, name, e, stmt):
+    if e.op == "call" and isinstance(facts.typemap.get(e.func.name),
+                                     types.ObjModeDispatcher):
+        _check_object_mode(facts, activity, e, name)
+    if e.op == "call" and facts.target.atomic_update(facts, stmt) is None \
+            and not is_range(facts.resolve_global(e.func)):
+        check_call(facts, activity, e, name)
+        _check_mutating_call(facts, activity, e)
+        _check_sequence_operands(facts, activity, e, name)
+    if e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array) \
+            and facts.array_rule(e) is None:
+        facts.error("in-place whole-array arithmetic (`%s=` on %s) with no adjoint rule"
+                    % (OPS.get(e.immutable_fn, "?"), facts.ty(e.lhs)), e.loc)
+    if e.op != "phi" and name in activity.useful and is_float_array(facts.ty(name)):
+        _check_array_def(facts, name, e, stmt)
+    if name in activity.useful:
+        _check_optional_inputs(facts, activity, e)
+
+
+def _check_complex(facts, activity):
+    """Refuse every construct that reads or makes a complex value depending on the
+    differentiated arguments where its result reaches the gradient, unless a complex rule
+    handles it (rules/complex_rules.py): the adjoint would be dropped there, a silently
+    wrong gradient."""
+    for blk in facts.fir.blocks.values():
+        for stmt in blk.body:
+            if not isinstance(stmt, ir.Assign) or stmt.target.name not in activity.useful:
+                continue
+            e, t = stmt.value, facts.ty(stmt.target.name)
+            if isinstance(e, ir.Arg) and holds_complex(t):
+                facts.error("the complex argument %r is not differentiated; pass its real "
+                            "and imaginary parts as floats (`complex(re, im)` inside), or "
+                            "leave it out of wrt=" % stmt.target.name, stmt.loc)
+            inputs = [e.name] if isinstance(e, ir.Var) else \
+                _inputs(facts, e) if isinstance(e, ir.Expr) else []
+            bad = [v for v in inputs if v in activity.varied and holds_complex(facts.ty(v))]
+            if not (bad or holds_complex(t)) or isinstance(e, ir.Var) or (
+                    isinstance(e, ir.Expr) and (e.op in ("phi", "cast")
+                                                or R.complex_rule(facts, e) is not None
+                                                or _tuple_item(facts, e))):
+                continue
+            if bad:
+                what = "a value of type %s" % facts.ty(bad[0]) if bad[0].startswith("$") \
+                    else "%r (%s)" % (_user_name(bad[0]), facts.ty(bad[0]))
+                what = "of " + what
+            else:
+                what = "producing %s" % t
+            facts.error("%s %s, which depends on the differentiated arguments, has no "
+                        "complex adjoint rule; write it with the real and imaginary parts "
+                        "as floats (`re * re + im * im` for `abs(z) ** 2`)"
+                        % (_construct(facts, e), what), stmt.loc)
+
+
+def _tuple_item(facts, e):
+    """Is ``e`` an item of a tuple built in the function (its adjoint goes to the item)?"""
+    return e.op in ("getitem", "static_getitem") and \
+        isinstance(facts.ty(e.value), types.BaseTuple) and facts.tuple_item(e) is not None
+
+
+def _inputs(facts, e):
+    """The variables ``e`` reads, and the receivers of the methods it calls."""
+    out = []
+    for v in e.list_vars():
+        out.append(v.name)
+        d = facts.def_expr(v.name)
+        if isinstance(d, ir.Expr) and d.op == "getattr" \
+                and isinstance(facts.ty(v.name), types.BoundFunction):
+            out.append(d.value.name)
+    return out
+
+
+def _construct(facts, e):
+    """How a message names the construct ``e``."""
+    if isinstance(e, ir.Expr):
+        if e.op in ("binop", "inplace_binop"):
+            fn = e.immutable_fn if e.op == "inplace_binop" else e.fn
+            return "the operator `%s`" % OPS.get(fn, fn)
+        if e.op == "unary":
+            return "the unary operator `%s`" % UNARY.get(e.fn, e.fn).strip()
+        if e.op == "getattr":
+            return "the attribute `.%s`" % e.attr
+        if e.op == "call":
+            fn = facts.resolve_global(e.func)
+            if fn is None:
+                return _call_description(facts, e)
+            module = getattr(fn, "__module__", None) or ""
+            prefix = "np." if isinstance(fn, np.ufunc) or module.startswith("numpy") else \
+                "cmath." if module == "cmath" else ""
+            return "`%s%s`" % (prefix, getattr(fn, "__name__", fn))
+        if e.op in ("getitem", "static_getitem"):
+            return "reading an item of %s" % facts.ty(e.value)
+        return "the expression `%s`" % e.op
+    return "the assignment"
+
+
+def _primitive_name(fn):
+    return "`np.%s`" % getattr(fn, "__name__", fn)
+
+
+def _check_store(facts, activity, stmt):
+    if not is_float_array(facts.ty(stmt.target)):
+        return
+    if facts.array_root(stmt.target.name) not in activity.useful_roots and \
+            not facts.target.seeds_store(facts, stmt):
+        return
+    v = stmt.value
+    if v.name in activity.useful and not (is_float(facts.ty(v)) or is_float_array(facts.ty(v))):
+        facts.error("assigning %s into a slice of an array (`a[i:j] = ...`); write the "
+                    "element-wise loop" % facts.ty(v), stmt.loc)
+
+
+def check_call(facts, activity, e, name):
+    """A call whose float result reaches the gradient needs an adjoint rule."""
+    if facts.reduction(e) is not None or facts.array_copy_source(e) is not None \
+            or facts.float_itself(e) is not None:
+        return
+    fn = facts.resolve_global(e.func)
+    t = facts.ty(name)
+    if fn in R.ARRAY_CONSTRUCTORS:
+        return
+    # (Array results are checked with the array's definition, _check_array_def.) A float
+    # of arrays without an array rule (np.nanmax(x)) has none: the scalar rules of
+    # CALL_RULES are of floats.
+    # (A 0-d array is one float: the scalar rule holds for it.)
+    on_arrays = any(isinstance(facts.ty(a), types.Array) and facts.ty(a).ndim > 0
+                    for a in list(e.args) + [v for _, v in e.kws])
+    if name in activity.useful and is_float(t) and fn not in R.NON_DIFFERENTIABLE_CALLS \
+            and (fn not in R.CALL_RULES or on_arrays) and R.complex_rule(facts, e) is None:
+        fname = getattr(fn, "__name__", None)
+        if fname is None:
+            f = facts.def_expr(e.func.name)
+            fname = ("the method %s" % f.attr if isinstance(f, ir.Expr)
+                     and f.op == "getattr" else str(fn))
+        facts.error("the call to %s has no derivative rule%s: write it with functions "
+                    "that have one (docs/grad_jit.md lists them), or give it one with "
+                    "numba_adstack.custom_vjp (docs/grad_jit.md, custom derivatives)"
+                    % (fname, " for arrays" if on_arrays else ""), e.loc)
+
+
+def _check_optional_inputs(facts, activity, e):
+    """A value that may be None (``np.linalg.matrix_power`` returns an optional array)
+    has no derivative rule: refused where the gradient reads it, naming what made it."""
+    for v in facts.expr_inputs(e):
+        t = facts.ty(v)
+        if v not in activity.varied or not isinstance(t, types.Optional):
+            continue
+        d = facts.def_expr(v)
+        what = _call_description(facts, d) if isinstance(d, ir.Expr) and d.op == "call" \
+            else "the value %r" % v
+        facts.error("%s producing %s (a value or None) has no derivative rule"
+                    % (what, t), e.loc)
+
+
+def _check_sequence_operands(facts, activity, e, name):
+    """A primitive given a tuple or list holding varied floats (``np.append(x, [a, b])``)
+    gets contributions for the arrays of a tuple built in the function only: refuse the
+    rest rather than give the floats none."""
+    if name not in activity.useful:
+        return
+    bound = bind_expr(facts, e)
+    if bound is None:
+        return
+    for op in bound.operands:
+        if not (isinstance(op, ir.Var) and op.name in activity.varied
+                and isinstance(facts.ty(op), (types.BaseTuple, types.List))):
+            continue
+        t = facts.ty(op)
+        elems = t.types if isinstance(t, types.BaseTuple) else (t.dtype,)
+        if not any(is_float(x) or is_float_array(x) for x in elems):
+            continue                    # a shape: integers only
+        built = facts.tuple_build(op.name) if isinstance(t, types.BaseTuple) else None
+        if built is None or any(v.name in activity.varied and not is_float_array(facts.ty(v))
+                                for v in built.items):
+            facts.error("%s of a %s holding floats that depend on the arguments: the "
+                        "gradient reaches the arrays of a tuple written at the call only; "
+                        "make the floats an array first (`np.array([a, b])`)"
+                        % (_call_description(facts, e), facts.ty(op)), e.loc)
+
+
+def _check_object_mode(facts, activity, e, name):
+    """A ``with numba.objmode()`` block runs as it is; one whose results depend on what
+    the gradient differentiates, and reach it, has no derivative."""
+    if name in activity.useful or (name in activity.varied and any(
+            v in activity.useful for v, _ in _uses_of(facts, name))):
+        facts.error("a value computed in a `with numba.objmode()` block from values the "
+                    "gradient differentiates: object mode has no derivative; compute it "
+                    "in nopython code, or pass it in as an argument", e.loc)
+
+
+def _uses_of(facts, name):
+    """``(target, statement)`` of the assignments reading ``name``."""
+    return [(s.target.name, s) for _, s in facts.uses.get(name, ())
+            if isinstance(s, ir.Assign)]
+
+
+def _check_mutating_call(facts, activity, e):
+    """Refuse a call that writes into an array the gradient reads (``y.put(i, v)``,
+    ``np.fill_diagonal(y, v)``, a call the effect table does not know, which may write
+    every array it is given): what it writes is invisible to the rewrite."""
+    arrays, what = facts.call_writes(e)
+    known = facts.resolve_global(e.func) is None or \
+        effects.writes_into_first(facts.resolve_global(e.func)) or \
+        facts._out_given(e, None) is not None
+    for a in arrays:
+        root = facts.array_root(a.name)
+        if root not in activity.useful_roots and a.name not in activity.varied:
+            continue
+        if known:
+            facts.error("%s writes into the array %r, which the gradient reads; write the "
+                        "element-wise loop, or compute into a new array" % (what, root),
+                        e.loc)
+        facts.error("the call to %s may write into the array %r, which the gradient "
+                    "reads: the rewrite knows what NumPy, math and Numba functions write, "
+                    "not this call; pass it a copy (`%s.copy()`), or give the call a "
+                    "derivative with numba_adstack.custom_vjp" % (what, root, root), e.loc)
+
+
+def _check_array_def(facts, name, e, stmt):
+    """Arrays on the gradient path must be arguments, fresh arrays, views or aliases;
+    whole-array arithmetic is refused rather than differentiated wrongly."""
+    if isinstance(e, (ir.Arg, ir.Var, ir.Global, ir.FreeVar, ir.Const)):
+        return
+    if isinstance(e, ir.Expr):
+        if e.op in ("getitem", "static_getitem", "cast"):
+            return
+        if e.op == "call" and (facts.resolve_global(e.func) in R.ARRAY_CONSTRUCTORS
+                               or facts.local_array(name)):
+            return
+        if facts.array_copy_source(e) is not None:
+            return
+        if e.op == "getattr" and e.attr == "T":
+            return
+        if facts.array_rule(e) is not None:
+            return
+    facts.error(array_expr_message(facts, name), stmt.loc)
+
+
+def array_expr_message(facts, name):
+    """Why the array ``name`` cannot be differentiated, naming the expression."""
+    e = facts.def_expr(name)
+    if isinstance(e, ir.Expr) and e.op == "call":
+        fn = facts.resolve_global(e.func)
+        why = facts.target.refused_constructor(fn)
+        if why is not None:
+            return "`%s` on the gradient path: %s" % (facts.target.display_name(fn), why)
+    what = "an array expression"
+    if isinstance(e, ir.Expr):
+        if e.op in ("binop", "inplace_binop"):
+            fn = e.immutable_fn if e.op == "inplace_binop" else e.fn
+            what = "whole-array arithmetic (`%s`)" % OPS.get(fn, fn)
+        elif e.op == "unary":
+            what = "whole-array arithmetic (unary `%s`)" % UNARY.get(e.fn, e.fn).strip()
+        elif e.op == "getattr":
+            what = "the array attribute `.%s`" % e.attr
+        elif e.op == "call":
+            what = _call_description(facts, e)
+        elif e.op in ("static_getitem", "getitem"):
+            item = _tuple_item_description(facts, e)
+            if item is not None:
+                return ("%s has no derivative rule (the items with one: those of "
+                        "np.linalg.eigh, eig, svd and slogdet, and of np.split, "
+                        "array_split, hsplit, vsplit and dsplit read from a list not "
+                        "changed in place; see docs/array_rules.md)" % item)
+            held = facts.ty(e.value)
+            if isinstance(held, (types.List, types.ListType, types.DictType)):
+                return ("reading arrays out of a %s that differentiable values were put "
+                        "into; keep them in a tuple, or in the rows of one array "
+                        "(np.empty((n, m)) and a[k] = ...)" % held)
+    target = "" if name.startswith("$") else ", assigned to %r," % name
+    return ("%s%s producing %s has no array rule (the supported primitives are listed in "
+            "docs/array_rules.md): write the element-wise loop, or give the function a "
+            "derivative with numba_adstack.custom_vjp" % (what, target, facts.ty(name)))
+
+
+def _tuple_item_description(facts, e):
+    """``item 0 of the tuple `np.linalg.svd` returns`` for an item of a call's result
+    (read by index or unpacked), or None."""
+    tup = facts.def_expr(e.value.name)
+    if isinstance(tup, ir.Expr) and tup.op == "exhaust_iter":
+        tup = facts.def_expr(tup.value.name)
+    if not (isinstance(tup, ir.Expr) and tup.op == "call"):
+        return None
+    index = e.index if e.op == "static_getitem" else "k"
+    return "item %s of the tuple returned by %s" % (index, _call_description(facts, tup))
+
+
+def _call_description(facts, e):
+    fn = facts.resolve_global(e.func)
+    d = facts.def_expr(e.func.name)
+    if fn is None and isinstance(d, ir.Expr) and d.op == "getattr":
+        return "the array method `.%s()`" % d.attr
+    shown = facts.target.display_name(fn)
+    if shown is not None:
+        return "`%s`" % shown
+    module = getattr(fn, "__module__", None) or ""
+    prefix = "np." if isinstance(fn, np.ufunc) or module.startswith("numpy") else ""
+    if module.startswith("numpy.linalg"):
+        prefix = "np.linalg."
+    return "the array function `%s%s`" % (prefix, getattr(fn, "__name__", fn))
+
+
+def _check_aliased_writes(facts, activity):
+    """Memory written while a phi may name it (``A, B = B, A`` in a loop, then ``B[i] =
+    ...``) is refused unless the phis only pass distinct arrays around (see
+    :func:`_rotated_buffers`): else which array a write lands in, and which variables see
+    it, changes from one iteration to the next. Updating a value in place (``w -= lr *
+    g``, each new ``w`` from the last) stays a chain of values and is differentiated, as
+    long as what the chain started from is not read elsewhere."""
+    phis = {p for p in facts.phis if is_float_array(facts.ty(p))}
+    for rep in facts.written_classes:
+        members = [m for m, r in facts.buffer_class.items() if r == rep]
+        if not any(m in phis for m in members) or \
+                not any(facts.array_root(m) in activity.useful_roots or m in activity.useful
+                        for m in members):
+            continue
+        writes = [(label, stmt) for label, blk in facts.fir.blocks.items()
+                  for stmt in blk.body
+                  if facts.buffer_class.get(_written_by(facts, stmt)) == rep
+                  and not _is_inplace(stmt) and id(stmt) not in facts.inplace_stores]
+        if writes and not _rotated_buffers(facts, members, writes):
+            facts.error("writing into an array that a variable rebound in a loop "
+                        "or a branch may name, where another variable may name it at "
+                        "the same time (`A = B`); swap distinct arrays whole (`A, B = "
+                        "B, A`), or write the new values into a fresh array each "
+                        "iteration", writes[0][1].loc)
+        # The arrays the writes land in, where each write's name holds one array only
+        # (not a phi): a read of any other array of the class sees none of them (a
+        # helper's early `return 0.0, np.zeros(n)` beside its `grad` filled in a loop).
+        landing = {facts.array_root(_written_by(facts, stmt))
+                   for blk in facts.fir.blocks.values() for stmt in blk.body
+                   if facts.buffer_class.get(_written_by(facts, stmt)) == rep}
+        only_fresh = all(t not in phis and _fresh_array(facts, t) for t in landing)
+        for m in members:
+            if not facts.is_buffer_source(m) or (only_fresh and m not in landing):
+                continue
+            for label, stmt in facts.uses.get(m, ()):
+                if not _feeds_chain(stmt, m) and _after_takeover(facts, members, m, label):
+                    other = _user_name(sorted(p for p in members if p in phis)[0])
+                    facts.error("the array %r is read after a loop updates it in place as "
+                                "%r (both names are one array, so the read sees the "
+                                "updates); copy it before the loop (`%s = %s.copy()`) "
+                                "to keep both" % (m, other, other, m), stmt.loc)
+
+
+def _after_takeover(facts, members, m, label):
+    """Can block ``label`` run once a phi among ``members`` may name the memory ``m``
+    (inside or after a loop whose header phi takes it over; anywhere when a phi merging
+    branches does)? A read before that sees ``m`` as it was made (``y[k]`` read in one
+    loop, then ``y = 0.5 * y`` in a later one)."""
+    for p in members:
+        if p not in facts.phis:
+            continue
+        lp = facts.s.innermost.get(facts.phis[p])
+        if lp is None or lp.header != facts.phis[p]:
+            # A phi merging branches names the array from its block on: a use that
+            # cannot run after it (a helper's loop before its last `return`) is before.
+            if label == facts.phis[p] or _reaches(facts, facts.phis[p], {label}):
+                return True
+            continue
+        if facts.def_label(m) in lp.blocks or label in lp.blocks \
+                or _reaches(facts, lp.header, {label}):
+            return True
+    return False
+
+
+def _rotated_buffers(facts, members, writes):
+    """Do the array phis among ``members`` (a buffer class written by ``writes``) only
+    pass distinct arrays around? Each is a loop-header phi whose entry edges bring
+    distinct fresh arrays (or the header phis of an enclosing loop) that no other name
+    reads once the loop has started, and whose back edges bring the header phis
+    themselves, permuted (``A, B = B, A``), or, when no write goes through a phi, arrays
+    made and written in that iteration (``B = A.copy()``, written, then ``A = B``); a phi
+    merging branches is allowed only where no write follows. Then no two variables name
+    one array at the same time, and the sweep follows each array as a value of its own."""
+    phis = [m for m in members if m in facts.phis]
+    write_blocks = {label for label, _ in writes}
+    through_phi = any(facts.array_root(_written_by(facts, stmt)) in phis
+                      for _, stmt in writes)
+    headers = {}
+    for p in phis:
+        label = facts.phis[p]
+        lp = facts.s.innermost.get(label)
+        if lp is not None and lp.header == label:
+            headers.setdefault(lp, []).append(p)
+        elif _reaches(facts, label, write_blocks):
+            return False
+    for lp, hphis in headers.items():
+        outer = {p for p in phis if any(facts.phis[p] == up.header
+                                        for up in facts.s.enclosing(lp.header)[1:])}
+        for pred in facts.phi_incoming(hphis[0]):
+            incoming = [facts.phi_incoming(p).get(pred) for p in hphis]
+            if not all(isinstance(v, ir.Var) for v in incoming):
+                return False
+            roots = [facts.array_root(v.name) for v in incoming]
+            if len(set(roots)) != len(roots):
+                return False
+            back = pred in lp.blocks
+            for r in roots:
+                fresh = _fresh_array(facts, r)
+                made_here = fresh and facts.def_label(r) in lp.blocks
+                if back and not (r in hphis or made_here):
+                    return False
+                if not back and not (fresh or r in outer):
+                    return False
+    return _entry_arrays_handed_over(facts, members, phis, headers)
+
+
+def _entry_arrays_handed_over(facts, members, phis, headers):
+    """Once a loop has started, is memory its phis took over on entry read by no other
+    name (``C = A`` before the loop, ``C[0]`` in or after it)?"""
+    for m in members:
+        root = facts.array_root(m)
+        if m in phis or root in phis:
+            continue
+        for label, stmt in facts.uses.get(m, ()):
+            if isinstance(stmt, ir.Assign) and (isinstance(stmt.value, ir.Var) or (
+                    isinstance(stmt.value, ir.Expr) and stmt.value.op == "phi")):
+                continue            # passed on: its target is a member, checked too
+            if any(label in lp.blocks or _reaches(facts, lp.header, {label})
+                   for lp in headers if facts.def_label(root) not in lp.blocks):
+                return False
+    return True
+
+
+def _fresh_array(facts, name):
+    """Is ``name`` memory no other variable names when it is made: an array from a
+    constructor, a copy, or the result of whole-array arithmetic?"""
+    e = facts.def_expr(name)
+    return facts.is_constructor_call(name) or facts.array_copy_source(e) is not None or (
+        facts.computed_array(name) and e.op in ("binop", "unary", "call"))
+
+
+def _reaches(facts, start, targets):
+    """Can control go from block ``start`` to any block of ``targets``?"""
+    seen, work = set(), [start]
+    while work:
+        b = work.pop()
+        if b in targets:
+            return True
+        if b not in seen:
+            seen.add(b)
+            work.extend(successors(facts.fir.blocks[b]))
+    return False
+
+
+def _written_by(facts, stmt):
+    upd = facts.array_update(stmt)
+    if upd is not None:
+        return upd[0].name
+    if isinstance(stmt, ir.Assign):
+        e = stmt.value
+        if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
+                and isinstance(facts.ty(e.lhs), types.Array):
+            return e.lhs.name
+        written = facts.mutated_arrays(e)
+        if written:
+            return written[0].name
+    return None
+
+
+def _user_name(name):
+    """The source name of an IR variable (``w`` for its SSA versions ``w.1``, ``w.2``)."""
+    return name.split(".")[0]
+
+
+def _is_inplace(stmt):
+    return isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
+        and stmt.value.op == "inplace_binop"
+
+
+def _feeds_chain(stmt, name):
+    """Does ``stmt`` only pass ``name`` on (to a phi, an alias, an in-place update)?"""
+    if not isinstance(stmt, ir.Assign):
+        return False
+    e = stmt.value
+    return isinstance(e, ir.Var) or (isinstance(e, ir.Expr) and (
+        e.op == "phi" or (e.op == "inplace_binop" and e.lhs.name == name)))
