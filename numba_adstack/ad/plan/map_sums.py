@@ -1,0 +1,445 @@
+"""Map loops folded into the sum that reads them, before the rewrite reads the IR.
+
+A library's element loop often fills an array that the caller only sums::
+
+    r = (x - loc) * inv_scale              # numba-stats' _trans
+    for i in prange(len(r)):
+        r[i] = _logpdf1(r[i]) - np.log(scale)
+    ...  np.sum(r)                         # the caller's loss
+
+Differentiated as written, the backward makes the element-wise temporaries, keeps them
+for the reverse of the products, runs the loop, sums ``r``, and reverses each of those
+passes with an array adjoint of its own. Optimising first gives the loop a sum::
+
+    acc = 0.0
+    for i in prange(len(x)):
+        acc += _logpdf1((x[i] - loc) * inv_scale) - np.log(scale)
+    ...  acc
+
+which the plan fuses (:mod:`.fusion`): one pass over the elements, forward and reverse
+together, no array made and none kept. The value is the same to the last bit: Numba's
+``np.sum`` of a 1-d array adds its elements in order from zero, as the loop does, and each
+element is the same sequence of IEEE operations on the same operands.
+
+:func:`fold_map_sums` applies this where it is exact:
+
+* ``r`` is a 1-d float64 array, either a fresh ``np.empty``/``np.empty_like`` or an
+  element-wise expression (``+ - * /`` and negation) of one 1-d float64 array ``x`` and
+  numbers, whose temporaries nothing else reads;
+* it is used only through copies, by ``len``, by one ``np.sum`` after the loop, and in a
+  counted loop ``for i in range(len(r))`` (or ``prange``) that stores ``r[i]`` once in
+  every iteration (in a block every iteration passes, not in an inner loop) and reads it
+  only at ``i`` before that store (not at all when it is fresh);
+* the loop has no other store and no call taking an array, and none runs between the
+  element-wise expression and the loop, so ``x`` reads the same inside the loop as before
+  it; the loop is left only at its header, and the sum runs once after each run of the
+  loop (the same loops enclose both).
+
+Only CPU backwards are folded (the targets that fuse loops); the primal is compiled from
+the function as written.
+"""
+import operator
+
+import numpy as np
+from numba.core import ir, types
+from numba.core.analysis import compute_cfg_from_blocks
+from numba.core.ir_utils import build_definitions
+from numba.core.typing import signature
+
+_ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv}
+_FRESH = (np.empty, np.empty_like)
+_RANGES = None
+
+
+def _ranges():
+    global _RANGES
+    if _RANGES is None:
+        import numba
+        _RANGES = (range, numba.prange)
+    return _RANGES
+
+
+def fold_map_sums(typed, target):
+    """``typed`` with every such loop folded into its sum (a new ``TypedIR``, sharing
+    nothing it changes with ``typed``), or ``typed`` itself when none is."""
+    if not target.fuses_loops or not any(
+            isinstance(st, ir.Assign) and isinstance(st.value, ir.Expr)
+            and st.value.op == "call" for blk in typed.func_ir.blocks.values()
+            for st in blk.body):
+        return typed
+    work = None
+    for _ in range(16):             # one site at a time, the IR read again after each
+        ir_now = work if work is not None else typed
+        site = _Reader(ir_now).find()
+        if site is None:
+            break
+        if work is None:
+            work = _copy(typed)
+            site = _Reader(work).find()
+        _fold(work, site)
+    return typed if work is None else work
+
+
+def _copy(typed):
+    fir = typed.func_ir.copy()
+    new = type(typed).__new__(type(typed))
+    new.__dict__.update(typed.__dict__)
+    new.func_ir = fir
+    new.typemap = dict(typed.typemap)
+    new.calltypes = dict(typed.calltypes)
+    return new
+
+
+class _Site:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class _Reader:
+    """The definitions, uses and loops of one IR, and the search for a foldable site."""
+
+    def __init__(self, typed):
+        self.typed = typed
+        self.fir = typed.func_ir
+        self.blocks = self.fir.blocks
+        self.defs, self.uses = {}, {}
+        self.where = {}                 # id(stmt) -> (label, position)
+        for label, blk in self.blocks.items():
+            for k, st in enumerate(blk.body):
+                self.where[id(st)] = (label, k)
+                if isinstance(st, ir.Assign):
+                    self.defs.setdefault(st.target.name, []).append((label, st))
+                    used = st.value.list_vars() if hasattr(st.value, "list_vars") else (
+                        [st.value] if isinstance(st.value, ir.Var) else [])
+                else:
+                    used = st.list_vars()
+                for v in used:
+                    self.uses.setdefault(v.name, []).append((label, st))
+        self.cfg = compute_cfg_from_blocks(self.blocks)
+        self.loops = self.cfg.loops()
+        self.doms = self.cfg.dominators()
+
+    def ty(self, name):
+        return self.typed.typemap.get(name)
+
+    def single_def(self, name):
+        d = self.defs.get(name, ())
+        return d[0][1] if len(d) == 1 else None
+
+    def origin(self, name, depth=0):
+        """The variable ``name`` copies (through plain copies), and its one definition."""
+        st = self.single_def(name)
+        if st is not None and isinstance(st.value, ir.Var) and depth < 32:
+            return self.origin(st.value.name, depth + 1)
+        return name, st
+
+    def global_of(self, var, depth=0):
+        st = self.single_def(var.name)
+        if st is None or depth > 8:
+            return None
+        e = st.value
+        if isinstance(e, (ir.Global, ir.FreeVar)):
+            return e.value
+        if isinstance(e, ir.Var):
+            return self.global_of(e, depth + 1)
+        if isinstance(e, ir.Expr) and e.op == "getattr":
+            base = self.global_of(e.value, depth + 1)
+            return getattr(base, e.attr, None) if base is not None else None
+        return None
+
+    def is_call_of(self, e, fns, nargs=1):
+        return (isinstance(e, ir.Expr) and e.op == "call" and len(e.args) == nargs
+                and not e.kws and e.vararg is None and self.global_of(e.func) in fns)
+
+    def loops_of(self, label):
+        return frozenset(h for h, lp in self.loops.items() if label in lp.body)
+
+    def innermost(self, label):
+        inside = [self.loops[h] for h in self.loops_of(label)]
+        return min(inside, key=lambda lp: len(lp.body)) if inside else None
+
+    # -- the search -------------------------------------------------------------------
+    def find(self):
+        for label, blk in self.blocks.items():
+            for st in blk.body:
+                if isinstance(st, ir.Assign) and self.is_call_of(st.value, (np.sum,)):
+                    site = self._site(label, st)
+                    if site is not None:
+                        return site
+        return None
+
+    def _site(self, sum_label, sum_stmt):
+        root, root_def = self.origin(sum_stmt.value.args[0].name)
+        if root_def is None or not _is_vector(self.ty(root)) \
+                or self.ty(sum_stmt.target.name) != types.float64:
+            return None
+        members = self._members(root)
+        lens, reads, stores, sums = [], [], [], []
+        for m in members:
+            for label, st in self.uses.get(m, ()):
+                if isinstance(st, ir.Del):
+                    continue
+                e = st.value if isinstance(st, ir.Assign) else None
+                if isinstance(e, ir.Var) and st.target.name in members:
+                    continue
+                if st is sum_stmt:
+                    sums.append(st)
+                elif self.is_call_of(e, (len,)):
+                    lens.append((label, st))
+                elif isinstance(e, ir.Expr) and e.op == "getitem" and e.value.name == m \
+                        and e.index.name not in members:
+                    reads.append((label, st))
+                elif isinstance(st, ir.SetItem) and st.target.name == m \
+                        and st.index.name not in members and st.value.name not in members:
+                    stores.append((label, st))
+                else:
+                    return None
+        if len(sums) != 1 or len(stores) != 1:
+            return None
+        fresh = self.is_call_of(root_def.value, _FRESH)
+        producer = None if fresh else self._producer(root)
+        if not fresh and producer is None or fresh and reads:
+            return None
+        store_label, store = stores[0]
+        lp = self.innermost(store_label)
+        if lp is None:
+            return None
+        index = self._loop_index(lp, members, producer)
+        if index is None or self.origin(store.index.name)[0] != index \
+                or not isinstance(self.ty(store.value.name), types.Float):
+            return None
+        if not self._every_iteration(lp, store_label) or not self._reads_first(
+                lp, store_label, store, reads, index) or not self._loop_is_plain(lp, store):
+            return None
+        # The sum runs once after each run of the loop.
+        exit_label = next(iter(lp.exits)) if len(lp.exits) == 1 else None
+        if exit_label is None or exit_label not in self.doms[sum_label] \
+                or self.loops_of(sum_label) != self.loops_of(lp.header) - {lp.header} \
+                or self.loops_of(self.where[id(root_def)][0]) != self.loops_of(sum_label):
+            return None
+        pre = [p for p, _ in self.cfg.predecessors(lp.header) if p not in lp.body]
+        latches = [p for p, _ in self.cfg.predecessors(lp.header) if p in lp.body]
+        if len(pre) != 1:
+            return None
+        if producer is not None and not self._nothing_writes_between(producer, pre[0], lp):
+            return None
+        return _Site(root=root, members=members, producer=producer, lens=lens,
+                     reads=reads, store=store, store_label=store_label, sum_stmt=sum_stmt,
+                     loop=lp, pre=pre[0], latches=latches)
+
+    def _members(self, root):
+        members, todo = {root}, [root]
+        while todo:
+            for _, st in self.uses.get(todo.pop(), ()):
+                if isinstance(st, ir.Assign) and isinstance(st.value, ir.Var) \
+                        and st.target.name not in members \
+                        and self.single_def(st.target.name) is st:
+                    members.add(st.target.name)
+                    todo.append(st.target.name)
+        return members
+
+    def _producer(self, root):
+        """The element-wise expression defining ``root``: ``{"source": x, "nodes": [(name,
+        stmt)] in order of definition}``, or None."""
+        nodes, source = [], []
+
+        def walk(name, depth):
+            st = self.single_def(name)
+            if st is None or depth > 16 or not _is_vector(self.ty(name)):
+                return False
+            e = st.value
+            if isinstance(e, ir.Expr) and e.op == "binop" and e.fn in _ELEMENTWISE:
+                operands = [e.lhs, e.rhs]
+            elif isinstance(e, ir.Expr) and e.op == "unary" and e.fn in (operator.neg, "-"):
+                operands = [e.value]
+            else:
+                return False
+            if not any(_is_vector(self.ty(v.name)) for v in operands):
+                return False
+            for v in operands:
+                t = self.ty(v.name)
+                if _is_vector(t):
+                    d = self.single_def(v.name)
+                    if d is not None and isinstance(d.value, ir.Expr) \
+                            and d.value.op in ("binop", "unary"):
+                        if len([u for u in self.uses.get(v.name, ())
+                                if not isinstance(u[1], ir.Del)]) != 1 \
+                                or not walk(v.name, depth + 1):
+                            return False
+                    elif d is not None or v.name in self.fir.arg_names:
+                        source.append(v.name)
+                    else:
+                        return False
+                elif not (isinstance(t, (types.Float, types.Integer))
+                          and not isinstance(t, types.Boolean)
+                          and len(self.defs.get(v.name, ())) <= 1):
+                    return False
+            nodes.append((name, st))
+            return True
+
+        if not walk(root, 0) or len(set(source)) != 1:
+            return None
+        return {"source": source[0], "nodes": nodes}
+
+    def _loop_index(self, lp, members, producer):
+        """The index of counted loop ``lp`` over ``range(len(m))`` (``m`` a member, or the
+        producer's source array), or None."""
+        header = self.blocks[lp.header]
+        it = first = None
+        for st in header.body:
+            if isinstance(st, ir.Assign) and isinstance(st.value, ir.Expr):
+                if st.value.op == "iternext":
+                    it = st.value.value.name
+                elif st.value.op == "pair_first":
+                    first = st.target.name
+        if it is None or first is None or lp.exits != {next(iter(lp.exits))} \
+                or any(s not in lp.body for b in lp.body if b != lp.header
+                       for s, _ in self.cfg.successors(b)):
+            return None
+        _, gi = self.origin(it)
+        if gi is None or not (isinstance(gi.value, ir.Expr) and gi.value.op == "getiter"):
+            return None
+        _, rng = self.origin(gi.value.value.name)
+        if rng is None or not self.is_call_of(rng.value, _ranges()):
+            return None
+        _, n = self.origin(rng.value.args[0].name)
+        if n is None or not self.is_call_of(n.value, (len,)):
+            return None
+        counted = self.origin(n.value.args[0].name)[0]
+        if counted not in members and (producer is None or counted != producer["source"]):
+            return None
+        return first
+
+    def _every_iteration(self, lp, label):
+        """Does every iteration pass ``label`` once (it dominates every latch, in no inner
+        loop)?"""
+        latches = [p for p, _ in self.cfg.predecessors(lp.header) if p in lp.body]
+        return self.innermost(label) is lp and all(label in self.doms[b] for b in latches)
+
+    def _reads_first(self, lp, store_label, store, reads, index):
+        _, at = self.where[id(store)]
+        for label, st in reads:
+            if self.origin(st.value.index.name)[0] != index or self.innermost(label) is not lp:
+                return False
+            if label == store_label:
+                if self.where[id(st)][1] > at:
+                    return False
+            elif label not in self.doms[store_label]:
+                return False
+        return True
+
+    def _writes_memory(self, st, allowed=()):
+        if isinstance(st, (ir.SetItem, ir.StaticSetItem, ir.DelItem, ir.SetAttr)):
+            return st not in allowed
+        e = st.value if isinstance(st, ir.Assign) else None
+        if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
+                and not isinstance(self.ty(e.lhs.name), (types.Number, types.Boolean)):
+            return True
+        if isinstance(e, ir.Expr) and e.op == "call":
+            if self.global_of(e.func) in (len, np.sum) + _ranges():
+                return False
+            return any(isinstance(self.ty(v.name), (types.Array, types.BaseTuple,
+                                                    types.List, types.Buffer))
+                       for v in e.list_vars() if v.name != e.func.name)
+        return False
+
+    def _loop_is_plain(self, lp, store):
+        return not any(self._writes_memory(st, (store,)) for b in lp.body
+                       for st in self.blocks[b].body)
+
+    def _nothing_writes_between(self, producer, pre, lp):
+        """The producer's statements all lie in the loop's preheader, and nothing after the
+        first of them there writes memory."""
+        labels = {self.where[id(st)][0] for _, st in producer["nodes"]}
+        if labels != {pre}:
+            return False
+        first = min(self.where[id(st)][1] for _, st in producer["nodes"])
+        return not any(self._writes_memory(st) for st in self.blocks[pre].body[first:])
+
+
+def _is_vector(t):
+    return isinstance(t, types.Array) and t.ndim == 1 and t.dtype == types.float64
+
+
+def _fold(typed, site):
+    fir, typemap, calltypes = typed.func_ir, typed.typemap, typed.calltypes
+    lp = site.loop
+    scope = fir.blocks[lp.header].scope
+    loc = site.store.loc
+    tag = "$fold%d" % site.store_label
+    f64 = types.float64
+
+    def var(name, t):
+        typemap[name] = t
+        return ir.Var(scope, name, loc)
+
+    init = var(tag + ".init", f64)
+    acc = var(tag + ".acc", f64)
+    nxt = var(tag + ".next", f64)
+
+    def replace(label, old, new_stmts):
+        body = fir.blocks[label].body
+        k = next(k for k, st in enumerate(body) if st is old)
+        body[k:k + 1] = new_stmts
+
+    # The sum, in the loop: acc = phi(0.0, next); next = acc + value.
+    pre = fir.blocks[site.pre]
+    pre.body.insert(len(pre.body) - 1, ir.Assign(ir.Const(0.0, loc), init, loc))
+    phi = ir.Expr.phi(loc)
+    phi.incoming_values = [init] + [nxt] * len(site.latches)
+    phi.incoming_blocks = [site.pre] + list(site.latches)
+    fir.blocks[lp.header].body.insert(0, ir.Assign(phi, acc, loc))
+    add = ir.Expr.binop(operator.add, acc, site.store.value, loc)
+    calltypes[add] = signature(f64, f64, typemap[site.store.value.name])
+    replace(site.store_label, site.store, [ir.Assign(add, nxt, loc)])
+    sum_stmt = site.sum_stmt
+    replace(_label_of(fir, sum_stmt), sum_stmt,
+            [ir.Assign(acc, sum_stmt.target, sum_stmt.loc)])
+
+    producer = site.producer
+    if producer is not None:
+        source = ir.Var(scope, producer["source"], loc)
+        src_t = typemap[source.name]
+        # Each read of r[i] computes its element from x[i].
+        for n_read, (label, st) in enumerate(site.reads):
+            stmts, names = [], {}
+            elem = var("%s.x%d" % (tag, n_read), f64)
+            get = ir.Expr.getitem(source, st.value.index, st.loc)
+            calltypes[get] = signature(f64, src_t, typemap[st.value.index.name])
+            stmts.append(ir.Assign(get, elem, st.loc))
+            names[producer["source"]] = elem
+            for k, (name, node) in enumerate(producer["nodes"]):
+                e = node.value
+                out = st.target if name == site.root else var(
+                    "%s.e%d_%d" % (tag, n_read, k), f64)
+
+                def scalar(v):
+                    return names.get(v.name, v)
+
+                if e.op == "binop":
+                    a, b = scalar(e.lhs), scalar(e.rhs)
+                    new = ir.Expr.binop(e.fn, a, b, st.loc)
+                    calltypes[new] = signature(f64, typemap[a.name], typemap[b.name])
+                else:
+                    a = scalar(e.value)
+                    new = ir.Expr.unary(e.fn, a, st.loc)
+                    calltypes[new] = signature(f64, typemap[a.name])
+                stmts.append(ir.Assign(new, out, st.loc))
+                names[name] = out
+            replace(label, st, stmts)
+        # len(r) is len(x); the element-wise temporaries and r's copies go.
+        for label, st in site.lens:
+            call = ir.Expr.call(st.value.func, [source], (), st.value.loc)
+            calltypes[call] = signature(types.intp, src_t)
+            replace(label, st, [ir.Assign(call, st.target, st.loc)])
+        gone = set(site.members) | {name for name, _ in producer["nodes"]}
+        for blk in fir.blocks.values():
+            blk.body = [st for st in blk.body if not (
+                isinstance(st, ir.Assign) and st.target.name in gone
+                or isinstance(st, ir.Del) and st.value in gone)]
+    fir._definitions = build_definitions(fir.blocks)
+
+
+def _label_of(fir, stmt):
+    return next(label for label, blk in fir.blocks.items()
+                if any(st is stmt for st in blk.body))

@@ -1,0 +1,204 @@
+"""Map loops folded into the sum that reads them (plan/map_sums.py).
+
+``r = (x - a) * c`` then ``for i in range(len(r)): r[i] = g(r[i])`` then ``np.sum(r)``
+(numba-stats' ``logpdf`` under a loss) becomes one loop of sums before the rewrite reads
+the IR: the backward is one pass over the elements with no array made. Each folded form
+is checked against central finite differences and for the bits of its value; the forms
+that must not fold are checked to be left alone and still right.
+"""
+import math
+
+import numba
+import numpy as np
+import pytest
+
+import numba_adstack as nad
+from conftest import backward_of, check_fd
+
+
+def _x(n=7, seed=3):
+    return np.random.default_rng(seed).normal(0.4, 0.8, n)
+
+
+def _folded(f, *args):
+    return "fold" in backward_of(f, *args).source
+
+
+def _source(f, *args):
+    return backward_of(f, *args).source
+
+
+@numba.njit(inline="always")
+def _trans(x, loc, scale):
+    inv = 1.0 / scale
+    return (x - loc) * inv
+
+
+@numba.njit(inline="always")
+def _logpdf(x, loc, scale):
+    r = _trans(x, loc, scale)
+    for i in numba.prange(len(r)):
+        z = r[i]
+        r[i] = -0.5 * (z * z + math.log(2 * math.pi)) - np.log(scale)
+    return r
+
+
+@nad.grad_jit
+def library_form(x, mu, sigma):
+    return -np.sum(_logpdf(x, mu, sigma))
+
+
+@nad.grad_jit
+def in_place(x, a, b):
+    r = -(x - a) * (1.0 / b) + 2.0
+    for i in range(len(r)):
+        v = r[i]
+        r[i] = math.sin(v) * v - math.log(b) * a
+    return 3.0 * np.sum(r) + a
+
+
+@nad.grad_jit
+def fresh(x, a, b):
+    r = np.empty_like(x)
+    for i in range(len(r)):
+        r[i] = math.exp(-b * x[i]) * a
+    return np.sum(r) / len(x)
+
+
+@nad.grad_jit
+def in_time_loop(x, a, b):
+    total = 0.0
+    c = a
+    for t in range(3):
+        r = x * c - b
+        for i in range(len(r)):
+            r[i] = math.tanh(r[i])
+        total += np.sum(r)
+        c = c * 0.9 + total * 0.01
+    return total
+
+
+def test_library_form_folds_and_is_right():
+    x = _x()
+    args = (x, 0.3, 1.7)
+    assert _folded(library_form, *args)
+    src = _source(library_form, *args)
+    assert "np.sum" not in src and "zeros_like" not in src
+    check_fd(library_form, *args)
+    value, _ = library_form.value_and_grad(*args)
+    assert value == library_form(*args)           # the same additions, in order
+
+
+def test_numba_stats_norm_logpdf_folds():
+    pytest.importorskip("numba_stats")
+    from numba_stats import norm
+
+    @nad.grad_jit
+    def nll(x, mu, sigma):
+        return -np.sum(norm.logpdf(x, mu, sigma))
+
+    x = _x(9)
+    assert _folded(nll, x, 0.2, 0.9)
+    check_fd(nll, x, 0.2, 0.9)
+
+
+@pytest.mark.parametrize("f", [in_place, fresh, in_time_loop])
+def test_folded_forms_are_right(f):
+    args = (_x(), 0.6, 1.3)
+    assert _folded(f, *args)
+    check_fd(f, *args)
+    value, _ = f.value_and_grad(*args)
+    assert value == f(*args)
+
+
+@nad.grad_jit(parallel=True)
+def parallel_form(x, mu, sigma):
+    return -np.sum(_logpdf(x, mu, sigma))
+
+
+def test_parallel_prange_folds_and_is_right():
+    args = (_x(40), 0.3, 1.7)
+    assert _folded(parallel_form, *args)
+    check_fd(parallel_form, *args)
+
+
+# -- forms that must stay as they are -----------------------------------------------
+@nad.grad_jit
+def read_after(x, a, b):
+    r = (x - a) * b
+    for i in range(len(r)):
+        r[i] = math.sin(r[i])
+    return np.sum(r) + r[0] * r[1]
+
+
+@nad.grad_jit
+def reads_neighbour(x, a, b):
+    r = (x - a) * b
+    for i in range(len(r) - 1):
+        r[i] = math.sin(r[i + 1])
+    return np.sum(r)
+
+
+@nad.grad_jit
+def under_branch(x, a, b):
+    r = (x - a) * b
+    for i in range(len(r)):
+        if x[i] > 0.0:
+            r[i] = math.sin(r[i])
+    return np.sum(r)
+
+
+@nad.grad_jit
+def read_after_store(x, a, b):
+    r = (x - a) * b
+    for i in range(len(r)):
+        r[i] = math.sin(r[i])
+        r[i] = r[i] * a
+    return np.sum(r)
+
+
+@nad.grad_jit
+def source_written_between(x, a, b):
+    y = x.copy()
+    r = (y - a) * b
+    y[0] = 5.0
+    for i in range(len(r)):
+        r[i] = math.sin(r[i]) + y[i]
+    return np.sum(r)
+
+
+@nad.grad_jit
+def two_arrays(x, a, b):
+    r = (x - a) * x
+    for i in range(len(r)):
+        r[i] = math.sin(r[i])
+    return np.sum(r)
+
+
+@nad.grad_jit
+def temporary_read_elsewhere(x, a, b):
+    t = x - a
+    r = t * b
+    for i in range(len(r)):
+        r[i] = math.sin(r[i])
+    return np.sum(r) + t[0]
+
+
+@pytest.mark.parametrize("f", [read_after, reads_neighbour, under_branch, read_after_store,
+                               source_written_between, temporary_read_elsewhere])
+def test_unfoldable_forms_are_left_alone(f):
+    args = (_x(), 0.6, 1.3)
+    assert not _folded(f, *args)
+    check_fd(f, *args)
+
+
+def test_two_operand_arrays_stay_right():
+    # x * x is element-wise of one array: folded, and right.
+    args = (_x(), 0.6, 1.3)
+    assert _folded(two_arrays, *args)
+    check_fd(two_arrays, *args)
+
+
+def test_float32_is_left_alone():
+    x = _x().astype(np.float32)
+    assert not _folded(library_form, x, np.float32(0.3), np.float32(1.7))
