@@ -59,6 +59,11 @@ def _ranges():
     return _RANGES
 
 
+def is_folded_sum(name):
+    """Is IR variable ``name`` the sum of a loop a ``np.sum`` was folded into?"""
+    return name.startswith("$fold") and name.endswith(".acc")
+
+
 def fold_map_sums(typed, target):
     """``typed`` with every such loop folded into its sum (a new ``TypedIR``, sharing
     nothing it changes with ``typed``), or ``typed`` itself when none is."""
