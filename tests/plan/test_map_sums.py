@@ -67,6 +67,14 @@ def fresh(x, a, b):
 
 
 @nad.grad_jit
+def method_sum(x, a, b):
+    r = x * a - b
+    for i in range(len(r)):
+        r[i] = math.exp(-r[i] * r[i])
+    return r.sum() * 2.0
+
+
+@nad.grad_jit
 def in_time_loop(x, a, b):
     total = 0.0
     c = a
@@ -104,7 +112,7 @@ def test_numba_stats_norm_logpdf_folds():
     check_fd(nll, x, 0.2, 0.9)
 
 
-@pytest.mark.parametrize("f", [in_place, fresh, in_time_loop])
+@pytest.mark.parametrize("f", [in_place, fresh, method_sum, in_time_loop])
 def test_folded_forms_are_right(f):
     args = (_x(), 0.6, 1.3)
     assert _folded(f, *args)

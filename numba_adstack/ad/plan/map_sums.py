@@ -17,16 +17,18 @@ passes with an array adjoint of its own. Optimising first gives the loop a sum::
     ...  acc
 
 which the plan fuses (:mod:`.fusion`): one pass over the elements, forward and reverse
-together, no array made and none kept. The value is the same to the last bit: Numba's
-``np.sum`` of a 1-d array adds its elements in order from zero, as the loop does, and each
-element is the same sequence of IEEE operations on the same operands.
+together, no array made and none kept. The fold itself is exact: Numba's ``np.sum`` of a
+1-d array adds its elements in order from zero, as the loop does, and each element is the
+same sequence of IEEE operations on the same operands. (Emission then lets LLVM add the
+loop's sums in any order, as ``np.sum`` may: :mod:`..emit.reassoc`.)
 
 :func:`fold_map_sums` applies this where it is exact:
 
 * ``r`` is a 1-d float64 array, either a fresh ``np.empty``/``np.empty_like`` or an
   element-wise expression (``+ - * /`` and negation) of one 1-d float64 array ``x`` and
   numbers, whose temporaries nothing else reads;
-* it is used only through copies, by ``len``, by one ``np.sum`` after the loop, and in a
+* it is used only through copies, by ``len``, by one ``np.sum(r)`` or ``r.sum()`` after
+  the loop, and in a
   counted loop ``for i in range(len(r))`` (or ``prange``) that stores ``r[i]`` once in
   every iteration (in a block every iteration passes, not in an inner loop) and reads it
   only at ``i`` before that store (not at all when it is fresh);
@@ -167,14 +169,31 @@ class _Reader:
     def find(self):
         for label, blk in self.blocks.items():
             for st in blk.body:
-                if isinstance(st, ir.Assign) and self.is_call_of(st.value, (np.sum,)):
-                    site = self._site(label, st)
+                summed = self._summed(st)
+                if summed is not None:
+                    site = self._site(label, st, summed)
                     if site is not None:
                         return site
         return None
 
-    def _site(self, sum_label, sum_stmt):
-        root, root_def = self.origin(sum_stmt.value.args[0].name)
+    def _summed(self, st):
+        """The array ``st`` sums (``s = np.sum(a)``, ``s = m()`` of ``m = a.sum``) and the
+        method's statement, or None."""
+        e = st.value if isinstance(st, ir.Assign) else None
+        if self.is_call_of(e, (np.sum,)):
+            return e.args[0].name, None
+        if isinstance(e, ir.Expr) and e.op == "call" and not e.args and not e.kws \
+                and e.vararg is None:
+            m = self.single_def(e.func.name)
+            if m is not None and isinstance(m.value, ir.Expr) and m.value.op == "getattr" \
+                    and m.value.attr == "sum" and _is_vector(self.ty(m.value.value.name)) \
+                    and len(self.uses.get(e.func.name, ())) == 1:
+                return m.value.value.name, m
+        return None
+
+    def _site(self, sum_label, sum_stmt, summed):
+        array, method = summed
+        root, root_def = self.origin(array)
         if root_def is None or not _is_vector(self.ty(root)) \
                 or self.ty(sum_stmt.target.name) != types.float64:
             return None
@@ -187,7 +206,7 @@ class _Reader:
                 e = st.value if isinstance(st, ir.Assign) else None
                 if isinstance(e, ir.Var) and st.target.name in members:
                     continue
-                if st is sum_stmt:
+                if st is sum_stmt or st is method:
                     sums.append(st)
                 elif self.is_call_of(e, (len,)):
                     lens.append((label, st))
@@ -230,7 +249,7 @@ class _Reader:
             return None
         return _Site(root=root, members=members, producer=producer, lens=lens,
                      reads=reads, store=store, store_label=store_label, sum_stmt=sum_stmt,
-                     loop=lp, pre=pre[0], latches=latches)
+                     method=method, loop=lp, pre=pre[0], latches=latches)
 
     def _members(self, root):
         members, todo = {root}, [root]
@@ -371,7 +390,10 @@ def _fold(typed, site):
     lp = site.loop
     scope = fir.blocks[lp.header].scope
     loc = site.store.loc
-    tag = "$fold%d" % site.store_label
+    tag, k = "$fold%d" % site.store_label, 0
+    while tag + ".acc" in typemap:
+        k += 1
+        tag = "$fold%d_%d" % (site.store_label, k)
     f64 = types.float64
 
     def var(name, t):
@@ -400,6 +422,8 @@ def _fold(typed, site):
     sum_stmt = site.sum_stmt
     replace(_label_of(fir, sum_stmt), sum_stmt,
             [ir.Assign(acc, sum_stmt.target, sum_stmt.loc)])
+    if site.method is not None:         # r.sum: the bound method goes with the call
+        replace(_label_of(fir, site.method), site.method, [])
 
     producer = site.producer
     if producer is not None:
