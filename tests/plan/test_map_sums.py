@@ -250,3 +250,75 @@ def test_hvp_through_a_folded_sum():
     for g, p, m in zip(got, plus, minus):
         np.testing.assert_allclose(g, (np.asarray(p) - np.asarray(m)) / (2 * eps),
                                    rtol=1e-5, atol=1e-7)
+
+
+# -- element-wise arrays read element by element: computed at each read ---------------
+@numba.njit(inline="always")
+def _expon_logpdf(x, loc, scale):
+    z = _trans(x, loc, scale)
+    r = np.empty_like(z)
+    for i in numba.prange(len(r)):
+        r[i] = -np.inf if z[i] < 0 else -z[i] - np.log(scale)
+    return r
+
+
+@nad.grad_jit
+def expon_form(x, a, b):
+    return -np.sum(_expon_logpdf(x, a, b))
+
+
+@nad.grad_jit
+def read_by_a_loop_of_sums(x, a, b):
+    z = (x - a) * b
+    s = 0.0
+    for i in range(len(z)):
+        s += math.sin(z[i]) * z[(i + 1) % len(z)]
+    return s
+
+
+@nad.grad_jit
+def source_written_later(x, a, b):
+    y = x.copy()
+    z = (y - a) * b
+    y[0] = 4.0
+    s = 0.0
+    for i in range(len(z)):
+        s += z[i] * y[i]
+    return s
+
+
+@nad.grad_jit
+def read_whole(x, a, b):
+    z = (x - a) * b
+    s = 0.0
+    for i in range(len(z)):
+        s += z[i] * z[i]
+    return s + np.sum(z)
+
+
+def test_expon_form_is_one_pass():
+    x = np.abs(_x()) + 0.05
+    args = (x, 0.0, 1.3)
+    src = _source(expon_form, *args)
+    assert "sunk" in src and "fold" in src and "empty_like" not in src
+    check_fd(expon_form, *args)
+    x[2] = -0.3                     # one event below loc: the value -inf, no slope there
+    gx, ga, gb = expon_form.grad(x, 0.0, 1.3)
+    want = np.where(x >= 0.0, 1.0 / 1.3, 0.0)
+    np.testing.assert_allclose(gx, want, rtol=1e-14)
+    np.testing.assert_allclose(ga, -np.sum(want), rtol=1e-14)
+    kept = x >= 0.0
+    np.testing.assert_allclose(gb, np.sum(1.0 / 1.3 - x[kept] / 1.3 ** 2), rtol=1e-12)
+
+
+def test_elementwise_read_by_element_is_computed_there():
+    args = (_x(), 0.6, 1.3)
+    assert "sunk" in _source(read_by_a_loop_of_sums, *args)
+    check_fd(read_by_a_loop_of_sums, *args)
+
+
+@pytest.mark.parametrize("f", [source_written_later, read_whole])
+def test_elementwise_arrays_kept_where_needed(f):
+    args = (_x(), 0.6, 1.3)
+    assert "sunk" not in _source(f, *args)
+    check_fd(f, *args)

@@ -50,6 +50,7 @@ from numba.core.typing import signature
 
 _ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv}
 _FRESH = (np.empty, np.empty_like)
+_CONSTRUCTORS = (np.empty, np.empty_like, np.zeros, np.zeros_like, np.ones, np.ones_like)
 _RANGES = None
 
 
@@ -75,15 +76,17 @@ def fold_map_sums(typed, target):
             for st in blk.body):
         return typed
     work = None
-    for _ in range(16):             # one site at a time, the IR read again after each
-        ir_now = work if work is not None else typed
-        site = _Reader(ir_now).find()
+    for _ in range(32):             # one site at a time, the IR read again after each
+        for find, apply in ((_Reader.find, _fold), (_Reader.find_sunk, _sink)):
+            site = find(_Reader(work if work is not None else typed))
+            if site is not None:
+                break
         if site is None:
             break
         if work is None:
             work = _copy(typed)
-            site = _Reader(work).find()
-        _fold(work, site)
+            site = find(_Reader(work))
+        apply(work, site)
     return typed if work is None else work
 
 
@@ -166,6 +169,65 @@ class _Reader:
         return min(inside, key=lambda lp: len(lp.body)) if inside else None
 
     # -- the search -------------------------------------------------------------------
+    def find_sunk(self):
+        """An element-wise array read only element by element (and by ``len`` and
+        ``np.empty_like``), its source never written: numba-stats' ``z = _trans(x, loc,
+        scale)`` read as ``z[i]`` by the loop filling ``r``."""
+        if not any(isinstance(self.ty(n), types.Array) for n in self.fir.arg_names) \
+                and not self.defs:
+            return None
+        for label, blk in self.blocks.items():
+            for st in blk.body:
+                if isinstance(st, ir.Assign) and isinstance(st.value, ir.Expr) \
+                        and st.value.op in ("binop", "unary") \
+                        and _is_vector(self.ty(st.target.name)):
+                    site = self._sink_site(label, st.target.name)
+                    if site is not None:
+                        return site
+        return None
+
+    def _sink_site(self, label, root):
+        producer = self._producer(root)
+        if producer is None or len(producer["nodes"]) > 8:
+            return None
+        members = self._members(root)
+        reads, lens, likes = [], [], []
+        for m in members:
+            for at, st in self.uses.get(m, ()):
+                e = st.value if isinstance(st, ir.Assign) else None
+                if isinstance(st, ir.Del) or (isinstance(e, ir.Var)
+                                              and st.target.name in members):
+                    continue
+                if isinstance(e, ir.Expr) and e.op == "getitem" and e.value.name == m \
+                        and isinstance(self.ty(e.index.name), types.Integer):
+                    reads.append((at, st))
+                elif self.is_call_of(e, (len,)):
+                    lens.append((at, st))
+                elif self.is_call_of(e, (np.empty_like,)):
+                    likes.append((at, st))
+                else:
+                    return None
+        if not reads or not self._never_written(producer["source"]):
+            return None
+        return _Site(label=label, root=root, members=members, producer=producer,
+                     reads=reads, lens=lens, likes=likes)
+
+    def _never_written(self, name):
+        """Is array ``name`` never written? Every store of the function goes into a fresh
+        array (made by a constructor) that is not it, and no call or in-place operator
+        can write into an array."""
+        own, _ = self.origin(name)
+        for blk in self.blocks.values():
+            for st in blk.body:
+                if isinstance(st, (ir.SetItem, ir.StaticSetItem)):
+                    root, d = self.origin(st.target.name)
+                    if root == own or d is None or not self.is_call_of(
+                            d.value, _CONSTRUCTORS, len(getattr(d.value, "args", ()))):
+                        return False
+                elif self._writes_memory(st):
+                    return False
+        return True
+
     def find(self):
         for label, blk in self.blocks.items():
             for st in blk.body:
@@ -360,7 +422,10 @@ class _Reader:
                 and not isinstance(self.ty(e.lhs.name), (types.Number, types.Boolean)):
             return True
         if isinstance(e, ir.Expr) and e.op == "call":
-            if self.global_of(e.func) in (len, np.sum) + _ranges():
+            fn = self.global_of(e.func)
+            if fn in (len, np.sum) + _ranges() + _CONSTRUCTORS or (
+                    isinstance(fn, np.ufunc) and not e.kws and e.vararg is None
+                    and len(e.args) == fn.nin):
                 return False
             return any(isinstance(self.ty(v.name), (types.Array, types.BaseTuple,
                                                     types.List, types.Buffer))
@@ -425,48 +490,108 @@ def _fold(typed, site):
     if site.method is not None:         # r.sum: the bound method goes with the call
         replace(_label_of(fir, site.method), site.method, [])
 
-    producer = site.producer
-    if producer is not None:
-        source = ir.Var(scope, producer["source"], loc)
-        src_t = typemap[source.name]
-        # Each read of r[i] computes its element from x[i].
-        for n_read, (label, st) in enumerate(site.reads):
-            stmts, names = [], {}
-            elem = var("%s.x%d" % (tag, n_read), f64)
-            get = ir.Expr.getitem(source, st.value.index, st.loc)
-            calltypes[get] = signature(f64, src_t, typemap[st.value.index.name])
-            stmts.append(ir.Assign(get, elem, st.loc))
-            names[producer["source"]] = elem
-            for k, (name, node) in enumerate(producer["nodes"]):
-                e = node.value
-                out = st.target if name == site.root else var(
-                    "%s.e%d_%d" % (tag, n_read, k), f64)
-
-                def scalar(v):
-                    return names.get(v.name, v)
-
-                if e.op == "binop":
-                    a, b = scalar(e.lhs), scalar(e.rhs)
-                    new = ir.Expr.binop(e.fn, a, b, st.loc)
-                    calltypes[new] = signature(f64, typemap[a.name], typemap[b.name])
-                else:
-                    a = scalar(e.value)
-                    new = ir.Expr.unary(e.fn, a, st.loc)
-                    calltypes[new] = signature(f64, typemap[a.name])
-                stmts.append(ir.Assign(new, out, st.loc))
-                names[name] = out
-            replace(label, st, stmts)
-        # len(r) is len(x); the element-wise temporaries and r's copies go.
-        for label, st in site.lens:
-            call = ir.Expr.call(st.value.func, [source], (), st.value.loc)
-            calltypes[call] = signature(types.intp, src_t)
-            replace(label, st, [ir.Assign(call, st.target, st.loc)])
-        gone = set(site.members) | {name for name, _ in producer["nodes"]}
-        for blk in fir.blocks.values():
-            blk.body = [st for st in blk.body if not (
-                isinstance(st, ir.Assign) and st.target.name in gone
-                or isinstance(st, ir.Del) and st.value in gone)]
+    if site.producer is not None:
+        _sink_reads(typed, site.producer, site.root, site.members, site.reads, site.lens,
+                    (), tag)
+    else:
+        _drop_fresh(typed, site)
     fir._definitions = build_definitions(fir.blocks)
+
+
+def _drop_fresh(typed, site):
+    """A fresh ``r = np.empty_like(y)`` read by nothing but ``len`` once folded: ``len(y)``
+    instead, and no array made."""
+    fir, calltypes = typed.func_ir, typed.calltypes
+    root_def = next((st for blk in fir.blocks.values() for st in blk.body
+                     if isinstance(st, ir.Assign) and st.target.name == site.root), None)
+    e = root_def.value if root_def is not None else None
+    if not (isinstance(e, ir.Expr) and e.op == "call" and len(e.args) == 1) \
+            or not isinstance(typed.typemap.get(e.args[0].name), types.Array) \
+            or typed.typemap[e.args[0].name].ndim != 1:
+        return
+    like = e.args[0]
+    for label, st in site.lens:
+        call = ir.Expr.call(st.value.func, [like], (), st.value.loc)
+        calltypes[call] = signature(types.intp, typed.typemap[like.name])
+        body = fir.blocks[label].body
+        body[next(k for k, s in enumerate(body) if s is st)] = \
+            ir.Assign(call, st.target, st.loc)
+    gone = set(site.members)
+    for blk in fir.blocks.values():
+        blk.body = [st for st in blk.body if not (
+            isinstance(st, ir.Assign) and st.target.name in gone
+            or isinstance(st, ir.Del) and st.value in gone)]
+
+
+def _sink(typed, site):
+    """Array ``site.root`` (an element-wise expression of ``x``) read element by element:
+    each read computes its element from ``x``."""
+    tag, k = "$sunk%d" % site.label, 0
+    while tag + ".x0" in typed.typemap:
+        k += 1
+        tag = "$sunk%d_%d" % (site.label, k)
+    _sink_reads(typed, site.producer, site.root, site.members, site.reads, site.lens,
+                site.likes, tag)
+    typed.func_ir._definitions = build_definitions(typed.func_ir.blocks)
+
+
+def _sink_reads(typed, producer, root, members, reads, lens, likes, tag):
+    """Each read ``root[i]`` becomes the element-wise expression of ``x[i]``; ``len(r)``
+    and ``np.empty_like(r)`` take ``x``; the expression's arrays and ``root``'s copies
+    go."""
+    fir, typemap, calltypes = typed.func_ir, typed.typemap, typed.calltypes
+    f64 = types.float64
+    scope = next(iter(fir.blocks.values())).scope
+
+    def var(name, t, loc):
+        typemap[name] = t
+        return ir.Var(scope, name, loc)
+
+    def replace(label, old, new_stmts):
+        body = fir.blocks[label].body
+        k = next(k for k, st in enumerate(body) if st is old)
+        body[k:k + 1] = new_stmts
+
+    source = ir.Var(scope, producer["source"], next(iter(reads))[1].loc if reads
+                    else fir.loc)
+    src_t = typemap[source.name]
+    for n_read, (label, st) in enumerate(reads):
+        stmts, names = [], {}
+        elem = var("%s.x%d" % (tag, n_read), f64, st.loc)
+        get = ir.Expr.getitem(source, st.value.index, st.loc)
+        calltypes[get] = signature(f64, src_t, typemap[st.value.index.name])
+        stmts.append(ir.Assign(get, elem, st.loc))
+        names[producer["source"]] = elem
+        for k, (name, node) in enumerate(producer["nodes"]):
+            e = node.value
+            out = st.target if name == root else var("%s.e%d_%d" % (tag, n_read, k), f64,
+                                                     st.loc)
+
+            def scalar(v):
+                return names.get(v.name, v)
+
+            if e.op == "binop":
+                a, b = scalar(e.lhs), scalar(e.rhs)
+                new = ir.Expr.binop(e.fn, a, b, st.loc)
+                calltypes[new] = signature(f64, typemap[a.name], typemap[b.name])
+            else:
+                a = scalar(e.value)
+                new = ir.Expr.unary(e.fn, a, st.loc)
+                calltypes[new] = signature(f64, typemap[a.name])
+            stmts.append(ir.Assign(new, out, st.loc))
+            names[name] = out
+        replace(label, st, stmts)
+    for label, st in list(lens) + list(likes):
+        call = ir.Expr.call(st.value.func, [source], (), st.value.loc)
+        old_sig = calltypes.get(st.value)
+        ret = old_sig.return_type if old_sig is not None else typemap[st.target.name]
+        calltypes[call] = signature(ret, src_t)
+        replace(label, st, [ir.Assign(call, st.target, st.loc)])
+    gone = set(members) | {name for name, _ in producer["nodes"]}
+    for blk in fir.blocks.values():
+        blk.body = [st for st in blk.body if not (
+            isinstance(st, ir.Assign) and st.target.name in gone
+            or isinstance(st, ir.Del) and st.value in gone)]
 
 
 def _label_of(fir, stmt):
