@@ -15,6 +15,9 @@ import pytest
 
 import numba_adstack as nad
 from conftest import backward_of, check_fd
+from numba_adstack.ad.plan import map_sums
+
+map_sums._STRICT = True         # what the fold meets is raised here, not passed over
 
 
 def _x(n=7, seed=3):
