@@ -325,3 +325,31 @@ def test_elementwise_arrays_kept_where_needed(f):
     args = (_x(), 0.6, 1.3)
     assert "sunk" not in _source(f, *args)
     check_fd(f, *args)
+
+
+# -- an element-wise array overwritten in place, then read whole: made empty -----------
+@nad.grad_jit
+def in_place_then_exp(x, a, b):
+    return np.sum(np.exp(_logpdf(x, a, b))) + _logpdf(x, b, a)[3]
+
+
+@nad.grad_jit
+def mixture(x, mu, sigma, tau, f):
+    ls = _logpdf(x, mu, sigma)
+    lb = _expon_logpdf(x, 0.0, tau)
+    return -np.sum(np.log(f * np.exp(ls) + (1.0 - f) * np.exp(lb)))
+
+
+def test_in_place_loop_fills_an_empty_array():
+    args = (_x(), 0.6, 1.3)
+    src = _source(in_place_then_exp, *args)
+    assert "filled" in src and "np.empty_like(x)" in src
+    check_fd(in_place_then_exp, *args)
+
+
+def test_mixture_of_library_forms():
+    x = np.abs(_x(9)) + 0.05
+    args = (x, 0.4, 0.8, 1.5, 0.3)
+    src = _source(mixture, *args)
+    assert "filled" in src and "sunk" in src and "push(" not in src
+    check_fd(mixture, *args)

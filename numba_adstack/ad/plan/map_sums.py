@@ -90,7 +90,8 @@ def _fold_map_sums(typed, target):
         return typed
     work = None
     for _ in range(32):             # one site at a time, the IR read again after each
-        for find, apply in ((_Reader.find, _fold), (_Reader.find_sunk, _sink)):
+        for find, apply in ((_Reader.find, _fold), (_Reader.find_sunk, _sink),
+                            (_Reader.find_in_place, _fill_in_place)):
             site = find(_Reader(work if work is not None else typed))
             if site is not None:
                 break
@@ -269,14 +270,41 @@ class _Reader:
                 return m.value.value.name, m
         return None
 
+    def find_in_place(self):
+        """An element-wise array ``r`` overwritten element by element by a loop that
+        reads ``r[i]`` first (numba-stats' ``_logpdf`` whose result is not only summed):
+        made with ``np.empty_like(x)``, the loop computing each element from ``x[i]``."""
+        for label, blk in self.blocks.items():
+            for st in blk.body:
+                if isinstance(st, ir.Assign) and isinstance(st.value, ir.Expr) \
+                        and st.value.op in ("binop", "unary") \
+                        and _is_vector(self.ty(st.target.name)):
+                    site = self._site(label, None, (st.target.name, None))
+                    if site is not None and self._empty_like(site) is not None:
+                        return site
+        return None
+
+    def _empty_like(self, site):
+        """The function type and signature of ``np.empty_like(x)``, when it makes an array
+        of ``r``'s type; else None."""
+        from numba.core.registry import cpu_target
+        ctx = cpu_target.typing_context
+        fnty = ctx.resolve_getattr(types.Module(np), "empty_like")
+        sig = ctx.resolve_function_type(fnty, (self.ty(site.producer["source"]),), {})
+        if sig is None or sig.return_type != self.ty(site.root):
+            return None
+        return fnty, sig
+
     def _site(self, sum_label, sum_stmt, summed):
+        """The fold of ``sum_stmt`` (the sum of array ``summed[0]``), or with no
+        ``sum_stmt``, the loop that overwrites element-wise array ``summed[0]``."""
         array, method = summed
         root, root_def = self.origin(array)
-        if root_def is None or not _is_vector(self.ty(root)) \
-                or self.ty(sum_stmt.target.name) != types.float64:
+        if root_def is None or not _is_vector(self.ty(root)) or sum_stmt is not None \
+                and self.ty(sum_stmt.target.name) != types.float64:
             return None
         members = self._members(root)
-        lens, reads, stores, sums = [], [], [], []
+        lens, reads, stores, sums, later = [], [], [], [], []
         for m in members:
             for label, st in self.uses.get(m, ()):
                 if isinstance(st, ir.Del):
@@ -294,18 +322,30 @@ class _Reader:
                 elif isinstance(st, ir.SetItem) and st.target.name == m \
                         and st.index.name not in members and st.value.name not in members:
                     stores.append((label, st))
+                elif sum_stmt is None:
+                    later.append((label, st))
                 else:
                     return None
-        if len(sums) != 1 or len(stores) != 1:
+        if len(sums) != (sum_stmt is not None) or len(stores) != 1:
             return None
         fresh = self.is_call_of(root_def.value, _FRESH)
         producer = None if fresh else self._producer(root)
-        if not fresh and producer is None or fresh and reads:
+        if not fresh and producer is None or fresh and reads \
+                or sum_stmt is None and producer is None:
             return None
         store_label, store = stores[0]
         lp = self.innermost(store_label)
         if lp is None:
             return None
+        if sum_stmt is None:
+            # What reads r after the loop reads the stored elements: every one is stored.
+            exit_label = next(iter(lp.exits)) if len(lp.exits) == 1 else None
+            later += [(label, st) for label, st in reads if label not in lp.body]
+            reads = [(label, st) for label, st in reads if label in lp.body]
+            if exit_label is None or not reads or any(
+                    label in lp.body or exit_label not in self.doms[label]
+                    for label, _ in later):
+                return None
         index = self._loop_index(lp, members, producer)
         if index is None or self.origin(store.index.name)[0] != index \
                 or not isinstance(self.ty(store.value.name), types.Float):
@@ -313,6 +353,12 @@ class _Reader:
         if not self._every_iteration(lp, store_label) or not self._reads_first(
                 lp, store_label, store, reads, index) or not self._loop_is_plain(lp, store):
             return None
+        if sum_stmt is None:
+            pre = [p for p, _ in self.cfg.predecessors(lp.header) if p not in lp.body]
+            if len(pre) != 1 or not self._nothing_writes_between(producer, pre[0], lp):
+                return None
+            return _Site(root=root, members=members, producer=producer, reads=reads,
+                         store_label=store_label, root_def=root_def)
         # The sum runs once after each run of the loop.
         exit_label = next(iter(lp.exits)) if len(lp.exits) == 1 else None
         if exit_label is None or exit_label not in self.doms[sum_label] \
@@ -543,6 +589,35 @@ def _drop_fresh(typed, site):
             or isinstance(st, ir.Del) and st.value in gone)]
 
 
+def _fill_in_place(typed, site):
+    """``r = np.empty_like(x)`` in place of the element-wise expression; the loop's
+    reads of ``r[i]`` compute the element from ``x[i]``."""
+    fir, typemap, calltypes = typed.func_ir, typed.typemap, typed.calltypes
+    tag, k = "$filled%d" % site.store_label, 0
+    while tag + ".np" in typemap:
+        k += 1
+        tag = "$filled%d_%d" % (site.store_label, k)
+    fnty, sig = _Reader(typed)._empty_like(site)
+    st = site.root_def
+    loc, scope = st.loc, st.target.scope
+    x = ir.Var(scope, site.producer["source"], loc)
+    mod = ir.Var(scope, tag + ".np", loc)
+    fn = ir.Var(scope, tag + ".empty_like", loc)
+    call = ir.Expr.call(fn, [x], (), loc)
+    typemap[mod.name] = types.Module(np)
+    typemap[fn.name] = fnty
+    calltypes[call] = sig
+    label = next(label for label, blk in fir.blocks.items() if any(s is st for s in blk.body))
+    body = fir.blocks[label].body
+    at = next(k for k, s in enumerate(body) if s is st)
+    body[at:at + 1] = [ir.Assign(ir.Global("np", np, loc), mod, loc),
+                       ir.Assign(ir.Expr.getattr(mod, "empty_like", loc), fn, loc),
+                       ir.Assign(call, st.target, loc)]
+    _sink_reads(typed, site.producer, site.root, (), site.reads, (), (), tag,
+                keep={site.root})
+    fir._definitions = build_definitions(fir.blocks)
+
+
 def _sink(typed, site):
     """Array ``site.root`` (an element-wise expression of ``x``) read element by element:
     each read computes its element from ``x``."""
@@ -555,7 +630,7 @@ def _sink(typed, site):
     typed.func_ir._definitions = build_definitions(typed.func_ir.blocks)
 
 
-def _sink_reads(typed, producer, root, members, reads, lens, likes, tag):
+def _sink_reads(typed, producer, root, members, reads, lens, likes, tag, keep=()):
     """Each read ``root[i]`` becomes the element-wise expression of ``x[i]``; ``len(r)``
     and ``np.empty_like(r)`` take ``x``; the expression's arrays and ``root``'s copies
     go."""
@@ -607,7 +682,7 @@ def _sink_reads(typed, producer, root, members, reads, lens, likes, tag):
         ret = old_sig.return_type if old_sig is not None else typemap[st.target.name]
         calltypes[call] = signature(ret, src_t)
         replace(label, st, [ir.Assign(call, st.target, st.loc)])
-    gone = set(members) | {name for name, _ in producer["nodes"]}
+    gone = (set(members) | {name for name, _ in producer["nodes"]}) - set(keep)
     for blk in fir.blocks.values():
         blk.body = [st for st in blk.body if not (
             isinstance(st, ir.Assign) and st.target.name in gone
