@@ -353,3 +353,20 @@ def test_mixture_of_library_forms():
     src = _source(mixture, *args)
     assert "filled" in src and "sunk" in src and "push(" not in src
     check_fd(mixture, *args)
+
+
+@nad.grad_jit
+def source_filled_by_a_method(x, a, b):
+    y = x.copy()
+    z = (y - a) * b
+    y.fill(2.0)
+    s = 0.0
+    for i in range(len(z)):
+        s += z[i] * y[i]
+    return s
+
+
+def test_a_method_writing_the_source_keeps_the_array():
+    args = (_x(), 0.6, 1.3)
+    assert "sunk" not in _source(source_filled_by_a_method, *args)
+    check_fd(source_filled_by_a_method, *args)

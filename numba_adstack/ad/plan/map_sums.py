@@ -51,6 +51,10 @@ from numba.core.typing import signature
 _ELEMENTWISE = {operator.add, operator.sub, operator.mul, operator.truediv}
 _FRESH = (np.empty, np.empty_like)
 _CONSTRUCTORS = (np.empty, np.empty_like, np.zeros, np.zeros_like, np.ones, np.ones_like)
+#: Array methods that write no array (views they make are followed as arrays of their own).
+_READING_METHODS = {"sum", "mean", "prod", "min", "max", "argmin", "argmax", "any", "all",
+                    "copy", "astype", "reshape", "ravel", "flatten", "transpose", "dot",
+                    "cumsum", "std", "var"}
 _RANGES = None
 
 
@@ -484,6 +488,13 @@ class _Reader:
                 and not isinstance(self.ty(e.lhs.name), (types.Number, types.Boolean)):
             return True
         if isinstance(e, ir.Expr) and e.op == "call":
+            bound = self.ty(e.func.name)
+            if isinstance(bound, types.BoundFunction) and not isinstance(
+                    bound.this, (types.Number, types.Boolean)):
+                # a method of an array (or of anything holding one): a read only if known
+                key = getattr(bound.template, "key", "")
+                name = key[-1] if isinstance(key, tuple) else str(key).rpartition(".")[2]
+                return name not in _READING_METHODS
             fn = self.global_of(e.func)
             if fn in (len, np.sum) + _ranges() + _CONSTRUCTORS or (
                     isinstance(fn, np.ufunc) and not e.kws and e.vararg is None
