@@ -88,20 +88,21 @@ _STRICT = False
 
 def _fold_map_sums(typed, target):
     if not target.fuses_loops or not any(
-            isinstance(st, ir.Assign) and isinstance(st.value, ir.Expr)
-            and st.value.op == "call" for blk in typed.func_ir.blocks.values()
-            for st in blk.body):
-        return typed
+            isinstance(st, ir.Assign) and _is_vector(typed.typemap.get(st.target.name))
+            and isinstance(st.value, ir.Expr) and st.value.op in ("binop", "unary", "call")
+            for blk in typed.func_ir.blocks.values() for st in blk.body):
+        return typed                # no array an element-wise operation or call makes
     work = None
     for _ in range(32):             # one site at a time, the IR read again after each
+        reader = _Reader(work if work is not None else typed)
         for find, apply in ((_Reader.find, _fold), (_Reader.find_sunk, _sink),
                             (_Reader.find_in_place, _fill_in_place)):
-            site = find(_Reader(work if work is not None else typed))
+            site = find(reader)
             if site is not None:
                 break
         if site is None:
             break
-        if work is None:
+        if work is None:            # (the site again, on the copy's statements)
             work = _copy(typed)
             site = find(_Reader(work))
         apply(work, site)
