@@ -174,6 +174,8 @@ def run_workload(workload, quick, repeat, budget_s, use_ours, use_jax, log=print
     for name in ("ours", "jax"):
         if name in seconds:
             ratios[name + "/hand"] = seconds[name] / seconds["hand"]
+    if "ours" in seconds and "jax" in seconds:
+        ratios["ours/jax"] = seconds["ours"] / seconds["jax"]
     if "jax_vjp" in seconds:
         ratios["jax_vjp/hand_vjp"] = seconds["jax_vjp"] / seconds["hand_vjp"]
     if "jax_jvp" in seconds:
@@ -212,7 +214,8 @@ def describe(entry):
         ratio = r.get(name + "/program", r[name])
         base = "program" if name + "/program" in r else "primal"
         extra = "".join("   %s %.2f" % (key, r[key]) for key in
-                        (name + "/hand", name + "/hand_vjp", name + "/hand_jvp")
+                        (name + "/hand", name + "/jax", name + "/hand_vjp",
+                         name + "/hand_jvp")
                         if key in r)
         lines.append("  %-8s %10.3f ms   / %s %.2f%s"
                      % (name, 1e3 * s[name], base, ratio, extra))

@@ -2,6 +2,8 @@
 
 * ``numba_stats_nll``: an unbinned maximum-likelihood fit through numba-stats' public
   ``norm.logpdf`` and ``expon.logpdf`` (their own njit ``_logpdf``, as published).
+* ``numba_stats_norm`` / ``numba_stats_norm_params``: ``-np.sum(norm.logpdf(x, mu,
+  sigma))``, the gradient in every argument / in ``mu`` and ``sigma``.
 * ``move_mean``: the moving mean of the Numba examples, ``move_mean(a, window_width,
   out)`` writing into an ``out`` the caller allocates; loss ``sum (i + 1) out[i] ** 2``.
 * ``cosine_16`` / ``cosine_256``: pynndescent's cosine distance, its gradient called from
@@ -95,6 +97,43 @@ def _nll_args(quick):
     k = int(0.3 * n)
     x = np.concatenate([rng.normal(1.5, 0.3, k), rng.exponential(2.0, n - k)])
     return (x, 1.4, 0.35, 1.8, 0.3)
+
+
+# --------------------------------------------------------------------------
+# g'. numba-stats' norm.logpdf under a sum: a Gaussian's negative log-likelihood
+# --------------------------------------------------------------------------
+def numba_stats_norm(x, mu, sigma):
+    return -np.sum(norm.logpdf(x, mu, sigma))
+
+
+def numba_stats_norm_grad(x, mu, sigma):
+    # z = (x - mu) / sigma; -log pdf = z^2 / 2 + log(sigma) + const.
+    inv = 1.0 / sigma
+    g_x = np.empty_like(x)
+    g_mu = 0.0
+    g_sigma = 0.0
+    for i in range(x.shape[0]):
+        z = (x[i] - mu) * inv
+        g_x[i] = z * inv
+        g_mu -= z
+        g_sigma -= z * z - 1.0
+    return g_x, g_mu * inv, g_sigma * inv
+
+
+def numba_stats_norm_params_grad(x, mu, sigma):
+    inv = 1.0 / sigma
+    g_mu = 0.0
+    g_sigma = 0.0
+    for i in range(x.shape[0]):
+        z = (x[i] - mu) * inv
+        g_mu -= z
+        g_sigma -= z * z - 1.0
+    return None, g_mu * inv, g_sigma * inv
+
+
+def _norm_args(quick):
+    n = 200 if quick else 1_000_000
+    return (np.random.default_rng(45).normal(1.5, 0.3, n), 1.4, 0.35)
 
 
 # --------------------------------------------------------------------------
@@ -288,6 +327,16 @@ LIBRARY_WORKLOADS = [w for w in [
         "gradient in mu, sigma, tau and f.",
         numba_stats_nll, numba_stats_nll_grad, _nll_args, (1, 2, 3, 4), lambda a: 16),
     Workload(
+        "numba_stats_norm", "g'. numba-stats -sum(norm.logpdf), 1M events",
+        "-np.sum(norm.logpdf(x, mu, sigma)) through numba-stats' public norm.logpdf (its "
+        "njit _logpdf: _trans, then a prange loop over the elements), 1M events; "
+        "gradient in x, mu and sigma (every argument: the default).",
+        numba_stats_norm, numba_stats_norm_grad, _norm_args, (0, 1, 2), lambda a: 16),
+    Workload(
+        "numba_stats_norm_params", "g''. numba-stats -sum(norm.logpdf), in mu and sigma",
+        "as numba_stats_norm, gradient in mu and sigma only (wrt=(1, 2)).",
+        numba_stats_norm, numba_stats_norm_params_grad, _norm_args, (1, 2), lambda a: 16),
+    Workload(
         "move_mean", "h. the Numba examples' move_mean into out, 1M values",
         "move_mean(a, 50, out) as the Numba examples write it (out allocated by the "
         "caller, a running window sum); loss = sum (i + 1) out[i]**2; gradient in a.",
@@ -310,4 +359,4 @@ LIBRARY_WORKLOADS = [w for w in [
         "i_sum[i]), parallel=True; gradient in y.",
         gini_coefficient, gini_coefficient_grad, _gini_args, (0,), lambda a: 16,
         jit_options={"parallel": True}),
-] if norm is not None or w.name != "numba_stats_nll"]
+] if norm is not None or not w.name.startswith("numba_stats")]

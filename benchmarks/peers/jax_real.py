@@ -129,6 +129,21 @@ def _loss(workload, args):
             return -jnp.sum(jnp.log(f * jnp.exp(ls) + (1.0 - f) * jnp.exp(lb)))
         return loss
 
+    if name == "numba_stats_norm":
+        from jax.scipy import stats
+
+        def loss(x, mu, sigma):
+            return -jnp.sum(stats.norm.logpdf(x, mu, sigma))
+        return loss
+
+    if name == "numba_stats_norm_params":
+        from jax.scipy import stats
+        x = jnp.asarray(args[0])
+
+        def loss(mu, sigma):
+            return -jnp.sum(stats.norm.logpdf(x, mu, sigma))
+        return loss
+
     if name == "move_mean":
         window = args[1]
 

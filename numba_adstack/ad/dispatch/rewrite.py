@@ -22,6 +22,7 @@ from ..facts.checks import check
 from ..emit import Names, Source, emit_backward, probe
 from ..facts.ir_facts import IRFacts
 from ..plan import make_plan
+from ..plan.map_sums import fold_map_sums
 from ..emit.target import CPU
 from ..typeinfo import is_float
 
@@ -64,6 +65,7 @@ class BackwardSource:
 
 def build_backward(typed, py_func, options, target=CPU):
     """Run the phases on one typed function; return its :class:`BackwardSource`."""
+    typed = fold_map_sums(typed, target)
     facts = IRFacts(typed, py_func, target)
     if target.returns_value and not is_float(facts.return_type):
         hint = ""

@@ -10,12 +10,14 @@ stacks a loop pushed, which adjoints a parallel iteration shares).
 :func:`probe` runs the same emission without keeping the text, to find what the sweep
 reads under a draft plan (see :mod:`..plan`).
 """
+import ast
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from numba.core import types
 
 from ..plan import Reads
+from ..plan.map_sums import is_folded_sum
 from ..plan.stacks import declaration
 from ..facts.structure import node_key
 from .checked import check_adjoint_reads
@@ -28,6 +30,7 @@ from .fused import Fused
 from .names import Lines, Names, identifier
 from .parallel import Parallel, straight_helpers
 from .printed import parse, printed
+from .reassoc import reassociate_folded_sums
 from .reverse import Reverse
 from .source import Source
 from .states import States
@@ -233,6 +236,12 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
     # reads of adjoints are checked statement by statement)
     tidy(tree, names.globals, set(cx.helpers), name_types(cx),
          fuse=facts.target.allocates_arrays and not checked)
+    # (sums a np.sum was folded into: added in any order, see reassoc.py)
+    folded = {source for source, (value, adjoint) in names.values().items()
+              if not adjoint and is_folded_sum(value)}
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name not in cx.helpers:
+            reassociate_folded_sums(fn, folded, name_types(cx))
     if checked:
         check_adjoint_reads(tree, {names.bar(v): _shown(facts, v)
                                    for v in activity.array_values})

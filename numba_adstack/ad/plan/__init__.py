@@ -102,12 +102,13 @@ def make_plan(facts, activity, options, probe):
     fused = {**sums, **maps}      # both reversed an iteration at a time
     sites = Sites(facts, fused)
     recompute = Recompute(facts, fused, sites)
-    draft = Plan(fused, choose_parallel(facts, fused, options.parallel),
+    parallel = choose_parallel(facts, fused, options.parallel)
+    draft = Plan(fused, parallel,
                  skippable_loops(facts, activity, fused), Shapes(facts), sites, recompute,
                  record_stacks=record_stacks(facts, options, sites, fused),
                  replayed=replayed, element_seeds=element_seeds,
                  assigned_adjoints=assigned_adjoints(facts, activity, fused, replayed,
-                                                     element_seeds),
+                                                     element_seeds, parallel),
                  reciprocals=reciprocals(facts, sites),
                  # Assigned adjoints read no value for a shape: the probe must see them.
                  direct=direct_adjoints(facts, activity))

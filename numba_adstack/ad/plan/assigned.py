@@ -15,16 +15,19 @@ from .read_seeds import plain_reading_loop, uses_of_array
 from .replay import is_loop_index
 
 
-def assigned_adjoints(facts, activity, fused, replayed=frozenset(), element_seeds=()):
+def assigned_adjoints(facts, activity, fused, replayed=frozenset(), element_seeds=(),
+                      parallel=None):
     """``{argument or fresh array: (the fused loop that assigns each element of its
     adjoint, the read whose contribution is assigned)}``; ``replayed``: the loops of
     ``fused`` that the sweep runs again; ``element_seeds``: arrays that have no adjoint
-    (:mod:`.read_seeds`)."""
+    (:mod:`.read_seeds`); ``parallel``: the loops the backward runs in parallel (when
+    given, a ``prange`` loop outside it, run serially, assigns too)."""
     if not facts.target.fuses_loops:
         return {}
     out = {}
     for lp in fused:
-        order = _body_order(facts, lp) if plain_reading_loop(facts, lp) else None
+        serial = parallel is not None and lp not in parallel
+        order = _body_order(facts, lp) if plain_reading_loop(facts, lp, serial) else None
         if order is None:
             continue
         for root in sorted({facts.array_root(stmt.value.value.name) for stmt in order

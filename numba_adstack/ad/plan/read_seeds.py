@@ -61,11 +61,13 @@ def read_seeds(facts, activity, sums, taken):
     return out
 
 
-def plain_reading_loop(facts, lp):
+def plain_reading_loop(facts, lp, serial_prange=False):
     """A top-level serial loop over ``range(n)`` (from 0, step 1) with no branch in its
-    body: every statement of it runs on each iteration."""
+    body: every statement of it runs on each iteration. ``serial_prange``: a ``prange``
+    loop qualifies too (the backward runs it serially)."""
     rl = lp.range
-    if lp.depth != 1 or rl is None or rl.array is not None or rl.parallel \
+    if lp.depth != 1 or rl is None or rl.array is not None \
+            or (rl.parallel and not serial_prange) \
             or rl.first is None or len(lp.exits) != 1:
         return False
     if len(rl.args) != 1:

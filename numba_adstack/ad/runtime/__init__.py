@@ -13,7 +13,7 @@ of the array rules (``RULE_HELPERS``, rules/helpers.py).
 """
 import numpy as np
 from numba import njit, types
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
 from ...errors import AdjointReadError
 from ..rules.helpers import IN_PLACE, RULE_HELPERS
@@ -292,10 +292,25 @@ def written(a, what):
     return a
 
 
+@intrinsic
+def radd(typingctx, a, b):
+    """``a + b`` that LLVM may reassociate with the other adds of its chain: a sum over a
+    loop's iterations written with it may be added in another order (as ``np.sum`` may,
+    pairwise in NumPy), so that the loop vectoriser runs it in SIMD lanes. The sums of
+    the loops a ``np.sum`` was folded into use it (emit/reassoc.py)."""
+    if not (isinstance(a, types.Float) and isinstance(b, (types.Float, types.Integer))):
+        return None
+
+    def codegen(context, builder, sig, args):
+        rhs = context.cast(builder, args[1], sig.args[1], sig.return_type)
+        return builder.fadd(args[0], rhs, flags=("reassoc", "nsz"))
+    return a(a, b), codegen
+
+
 RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure,
                fill_as=fill_as, written=written, sum_of_product=sum_of_product,
                sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like,
-               length_is=length_is, apart=apart, unpacked=unpacked)
+               length_is=length_is, apart=apart, unpacked=unpacked, radd=radd)
 #: Helpers with no effect on their arguments (the generated code may move their calls).
 PURE = set(RULE_HELPERS) | {"fill_as", "sum_of_product", "sum_of_negated_product",
-                             "broadcast_like", "length_is", "apart"}
+                             "broadcast_like", "length_is", "apart", "radd"}

@@ -41,7 +41,7 @@ LINEAR_CALLS = {
     # The helpers of the generated backward (hvp runs forward mode over it): sums and
     # reshapes of adjoint arrays, linear in the adjoints together.
     runtime.acc: (0, 1), runtime.acc_new: (0, 1), runtime.ensure: (0,),
-    runtime.fill_as: (0,),
+    runtime.fill_as: (0,), runtime.radd: (0, 1),
 }
 #: A helper whose tangent is another's: the tangent of ``acc_new``'s contribution is not
 #: a new array, so it is added with ``acc``.
