@@ -134,3 +134,20 @@ def test_a_container_holding_differentiable_values_is_refused_not_zero(fn):
     with pytest.raises(NonDifferentiableError, match=r"reading floats out of a .* that "
                        r"differentiable values were put into; keep them in an array"):
         f.grad(X.copy())
+
+
+def appends_in_a_checkpointed_loop(x, n):
+    L = [0.0]
+    v = x[0]
+    for t in nad.checkpoint(range(n)):
+        L.append(float(t))
+        v = np.sin(v) * 1.01 + x[1]
+    return v * len(L)
+
+
+def test_a_checkpointed_loop_changing_a_list_is_refused():
+    # A segment run again would append again: the loop keeps its history or is refused.
+    f = nad.grad_jit(appends_in_a_checkpointed_loop)
+    with pytest.raises(NonDifferentiableError, match=r"it changes 'L' \(a list"):
+        f.grad(X.copy(), 10)
+    check_fd(nad.grad_jit(appends_in_a_checkpointed_loop, checkpoint="off"), X.copy(), 10)

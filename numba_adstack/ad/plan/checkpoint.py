@@ -75,6 +75,10 @@ def carried_state(facts, lp):
         for stmt in facts.fir.blocks[b].body:
             if isinstance(stmt, ir.Assign) and facts.draws_random(stmt.value):
                 return "it draws random numbers, which a segment run again would draw anew"
+            changed = _container_changed(facts, stmt)
+            if changed is not None and facts.def_label(changed) not in lp.blocks:
+                return ("it changes %r (a %s) in place, which a segment run again would "
+                        "change again" % (changed.split(".")[0], facts.ty(changed)))
     in_place = set()
     outside = set(facts.fir.blocks) - set(lp.blocks)
     for m in facts.written_members(skip=outside):
@@ -86,6 +90,29 @@ def carried_state(facts, lp):
             in_place.add(root)
     return Carried(tuple(scalars), tuple(arrays), tuple(sorted(in_place)), 0, 0,
                    _line(facts, lp))
+
+
+_CONTAINERS = (types.List, types.ListType, types.DictType, types.Set)
+
+
+def _container_changed(facts, stmt):
+    """The list, typed List, typed Dict or set ``stmt`` changes in place (a store into it,
+    a call of one of its methods other than reading ones), or None."""
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem, ir.DelItem)):
+        target = stmt.target.name
+        return target if isinstance(facts.ty(target), _CONTAINERS) else None
+    e = stmt.value if isinstance(stmt, ir.Assign) else None
+    if isinstance(e, ir.Expr) and e.op == "call":
+        method = facts.def_expr(e.func.name)
+        if isinstance(method, ir.Expr) and method.op == "getattr" and \
+                isinstance(facts.ty(method.value), _CONTAINERS) and \
+                method.attr not in ("copy", "count", "index", "get", "keys", "values",
+                                    "items"):
+            return method.value.name
+    if isinstance(e, ir.Expr) and e.op == "inplace_binop" and \
+            isinstance(facts.ty(e.lhs), _CONTAINERS):
+        return e.lhs.name
+    return None
 
 
 def _line(facts, lp):
