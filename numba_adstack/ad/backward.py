@@ -24,6 +24,7 @@ from ..errors import (AdStackOverflowError, AdStackBudgetError, IntegerArgumentW
 from ..intrinsics import adstack, push, pop, top, size, overflowed, clear, reserve
 from . import cache as disk_cache
 from . import frozen
+from . import recursion
 from .generated_source import exec_source
 from .numba_pipeline import generated_code_options
 from .activity import integer_arguments_in_float_arithmetic
@@ -171,6 +172,7 @@ class Backward:
             self.njit_options["parallel"] = True
         self.parallel = parallel
         self.njit_fn = disk_cache.jit(ns[self.fname], self.njit_options, cache)
+        recursion.bind(self, ns)        # a backward that calls itself
         budget = self.opts["frame_budget"]
         with config.frame_budget(budget if budget is not None else config.get_frame_budget()):
             try:

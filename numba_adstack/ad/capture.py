@@ -32,6 +32,7 @@ from numba.core.types import WrapperAddressProtocol
 from numba.core import errors, types
 
 from . import checkpoint_call, generators, implicit, library_calls, second_order, tuples
+from . import recursion
 from .numpy_items import rewrite_items
 from .rules import CALL_RULES
 from .rules.array_rules import rule_of
@@ -377,6 +378,10 @@ class InlineDispatcherCalls(FunctionPass):
             if callee is None:
                 i += 1
                 continue
+            if getattr(state.pipeline, "prepare", None) is None and \
+                    recursion.rewrite_if_recursive(state, block, i, _called_object(fir, e),
+                                                   callee):
+                return [(None, block)]
             count[0] += 1
             if count[0] > _MAX_INLINES:
                 _refuse(state, "the call to %s nests more than %d calls deep, as a recursive "

@@ -1,0 +1,403 @@
+"""Calls of recursive Numba functions: differentiated through the callee's own gradient.
+
+The capture (:mod:`.capture`) inlines every call of a Numba function, which a function
+that calls itself defeats: its depth is known only at run time. A call of a function that
+calls itself (``fib``, ``fact``, a divide-and-conquer sum over an index range) is not
+inlined. As a call of a helper marked ``checkpoint`` is (:mod:`.checkpoint_call`), it is
+rewritten into one primitive whose value is the callee's own (compiled) result::
+
+    y = recursive_call_2(fact_g, site, x, n)          # fact_g: grad_jit(fact)
+
+and whose adjoint is the callee's vjp, given by the callee's own backward, the
+:class:`~.backward.Backward` of ``fact_g`` for the call's argument types: the callee
+returns a float, so that backward's seed (the adjoint of the result) is the cotangent, and
+its gradients are the cotangents of the arguments. A callee of several float arguments
+gets all of them from one backward call: the call is rewritten into a packed call, as a
+checkpointed helper's is (its float operands copied into one array, ``checkpoint_pack``).
+
+Inside the callee's own backward, its calls of itself are rewritten the same way, into
+``recursive_self_call_<n>`` (and ``recursive_self_packed_call_<n>``), whose adjoint calls
+the global ``_nad_recursive_self``: the backward itself. The name is bound in the
+backward's namespace once its ``numba.njit`` function exists and before it is compiled
+(:func:`bind`); Numba types a function that calls itself through a global (its
+``RecursiveCall``), the return type coming from the backward's paths that do not recurse.
+So the recursion of the backward follows the recursion of the function: each call's
+backward runs the call forward once more (its value, by the compiled function, at every
+level below), then its own reverse, which calls the backward of the calls it made. A
+recursion of depth ``d`` runs each level's forward up to ``d`` times: linear recursion
+costs time quadratic in its depth, and no history is stored beyond the call stack.
+
+A recursive call must pass the argument types its function was called with (the backward
+calls itself for those types); the function takes floats, float arrays, integers and
+booleans, returns a float and writes into none of its arguments. Functions that call each
+other (mutual recursion) are refused, naming them. Otherwise a ``NonDifferentiableError``
+names the call and the fix.
+"""
+import inspect
+import threading
+import types as pytypes
+import warnings
+
+from numba.core import ir, types
+
+from ..errors import IntegerArgumentWarning, NonDifferentiableError
+from . import grad_functions
+from . import implicit
+from .arity_primitives import ArityPrimitives
+from .call_rewrite import CallRewrite
+from .checkpoint_call import checkpoint_pack, _floats, _function, _pack_lines
+from .facts import raise_non_differentiable
+from .runtime import RUNTIME
+
+#: The name by which a backward calls itself (bound by :func:`bind`).
+SELF = "_nad_recursive_self"
+
+# id(py_func) -> (py_func, grad_jit function of it), made when first used.
+_HELPERS = {}
+# (qualname, who, location, primal dispatcher, the capture's argument types or None for a
+# call from another function) of each call site, by the number its primitive holds.
+_SITES = []
+_lock = threading.RLock()
+
+
+# ---------------------------------------------------------------------- which calls
+def _is_numba_function(obj):
+    return hasattr(obj, "py_func") and hasattr(obj, "targetoptions") and \
+        inspect.isfunction(getattr(obj, "py_func", None))
+
+
+def _code_names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, pytypes.CodeType):
+            names |= _code_names(c)
+    return names
+
+
+def _called_functions(py_func):
+    """The Python functions of the Numba functions ``py_func`` names (globals and closure
+    cells): those it may call."""
+    out = []
+    glb = py_func.__globals__
+    for name in sorted(_code_names(py_func.__code__)):
+        v = glb.get(name)
+        if _is_numba_function(v):
+            out.append(v.py_func)
+    for cell in py_func.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if _is_numba_function(v):
+            out.append(v.py_func)
+    return out
+
+
+def _cycle_through(py_func, limit=200):
+    """The functions of a call cycle through ``py_func`` other than itself (``[]`` when it
+    only calls itself), or None when it is in none: by the names the functions use."""
+    direct = _called_functions(py_func)
+    # Paths py_func -> ... -> py_func through other functions (breadth first: shortest).
+    seen = {id(py_func)}
+    frontier = [(f, [f]) for f in direct if f is not py_func]
+    while frontier and len(seen) < limit:
+        nxt = []
+        for f, path in frontier:
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            for g in _called_functions(f):
+                if g is py_func:
+                    return path
+                if id(g) not in seen:
+                    nxt.append((g, path + [g]))
+        frontier = nxt
+    return [] if any(f is py_func for f in direct) else None
+
+
+def _listed(names):
+    return names[0] if len(names) == 1 else "%s and %s" % (", ".join(names[:-1]), names[-1])
+
+
+def helper_of(obj):
+    """The ``grad_jit`` function of the Numba function ``obj``'s Python function, made
+    once: the gradient its recursive calls use (every float argument differentiated)."""
+    py_func = obj.py_func
+    entry = _HELPERS.get(id(py_func))
+    if entry is None or entry[0] is not py_func:
+        with _lock:
+            entry = _HELPERS.get(id(py_func))
+            if entry is None or entry[0] is not py_func:
+                options = {k: v for k, v in obj.targetoptions.items()
+                           if k not in ("nopython", "parallel", "boundscheck")}
+                entry = _HELPERS[id(py_func)] = (py_func,
+                                                 grad_functions.grad_jit(py_func, **options))
+    return entry[1]
+
+
+def rewrite_if_recursive(state, block, i, called, callee):
+    """When the call at ``block.body[i]`` calls ``called`` (whose Python function is
+    ``callee``), a Numba function that calls itself: rewrite it into the primitive of the
+    module docstring and return True. Functions that call each other are refused."""
+    if not _is_numba_function(called):
+        return False
+    cycle = _cycle_through(callee)
+    if cycle is None:
+        return False
+    stmt = block.body[i]
+    if cycle:
+        names = [callee.__name__] + [f.__name__ for f in cycle]
+        raise_non_differentiable(
+            state.func_id.func_qualname,
+            "the call to %s: %s call each other (mutual recursion), whose gradient is not "
+            "generated; merge them into one function that calls itself (an argument "
+            "choosing what each call computes), which differentiates, or write the "
+            "recursion as a loop" % (callee.__name__, _listed(names)), stmt.loc)
+    own = callee is state.func_id.func
+    own_types = tuple(types.unliteral(t) for t in state.args) if own else None
+    if own:
+        # Compiled now: once the capture types the function, a compile of it for the
+        # same types would re-enter the compiler.
+        called.compile(own_types)
+    helper = helper_of(called)
+    rw = CallRewrite(state, block, i, "the recursive call to %s" % callee.__name__)
+    loc, assign = rw.loc, rw.assign
+    operands = rw.operands(callee, "$rec_default")
+    with _lock:
+        _SITES.append((rw.qualname, rw.who, loc, called, own_types))
+        site = len(_SITES) - 1
+    hv = assign(ir.Global(callee.__name__, helper, loc), "$rec_function")
+    site_v = assign(ir.Const(site, loc), "$rec_site")
+    if len(operands) == 1:
+        prim = (_SELF_CALLS if own else _CALLS).get(1)
+    else:       # one backward call for all operands, through their packed copy
+        pack = checkpoint_pack(len(operands))
+        pack_fn = assign(ir.Global(pack.__name__, pack, loc), "$rec_pack")
+        packed = assign(ir.Expr.call(pack_fn, list(operands), (), loc), "$rec_packed")
+        operands = [packed] + operands
+        prim = (_SELF_PACKED_CALLS if own else _PACKED_CALLS).get(len(operands))
+    fn = assign(ir.Global(prim.__name__, prim, loc), "$rec_call")
+    rw.finish(ir.Expr.call(fn, [hv, site_v] + operands, (), loc))
+    return True
+
+
+# ---------------------------------------------------------------------- the primitives
+def _self_adjoint(args, j):
+    return "%s(%s, float({g}), bool(0))[1][%d]" % (SELF, args, j)
+
+
+def _self_packed_adjoint(args, j):
+    if j:
+        return None
+    rest = ", ".join(args.split(", ")[1:])
+    return "recursive_pack_grads(%s(%s, float({g}), bool(0))[1], (%s,))" % (SELF, rest, rest)
+
+
+def _packed_adjoint(args, j):
+    if j:
+        return None
+    rest = ", ".join(args.split(", ")[1:])
+    return "recursive_vjp_packed(float({g}), {f}, (%s,))" % rest
+
+
+_CALLS = ArityPrimitives(
+    __name__, "recursive_call", ("f", "site"), lambda *a: _call_impl(*a),
+    lambda args, j: "recursive_vjp(float({g}), {f}, (%s,))[%d]" % (args, j))
+_PACKED_CALLS = ArityPrimitives(
+    __name__, "recursive_packed_call", ("f", "site"),
+    lambda f, site, args: _call_impl(f, site, args[1:], packed=True), _packed_adjoint)
+_SELF_CALLS = ArityPrimitives(
+    __name__, "recursive_self_call", ("f", "site"), lambda *a: _call_impl(*a),
+    _self_adjoint)
+_SELF_PACKED_CALLS = ArityPrimitives(
+    __name__, "recursive_self_packed_call", ("f", "site"),
+    lambda f, site, args: _call_impl(f, site, args[1:], packed=True), _self_packed_adjoint)
+_ALL = (_CALLS, _PACKED_CALLS, _SELF_CALLS, _SELF_PACKED_CALLS)
+
+
+def __getattr__(name):
+    # The primitives of a backward loaded from the disk cache, in a new process.
+    for made in _ALL:
+        try:
+            return made.by_name(name)
+        except AttributeError:
+            pass
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+def _accepted_argument(t):
+    return isinstance(t, (types.Float, types.Integer, types.Boolean)) or (
+        isinstance(t, types.Array) and isinstance(t.dtype, types.Float))
+
+
+def _call_impl(f, site, args, packed=False):
+    """The implementation of a call primitive for these types: the function's own call;
+    None after noting a refusal (raised by the capture)."""
+    if not (isinstance(f, types.Dispatcher) and grad_functions.is_grad_function(f.dispatcher)
+            and isinstance(site, types.IntegerLiteral)):
+        return None
+    qualname, who, loc, primal, own_types = _SITES[site.literal_value]
+    name = primal.py_func.__name__
+    argtypes = tuple(types.unliteral(t) for t in args)
+    bad = [str(t) for t in argtypes if not _accepted_argument(t)]
+    if bad:
+        implicit._refuse_while_typing(
+            qualname, "%s, with an argument of type %s: a recursive function is "
+            "differentiated when it takes floats, float arrays, integers and booleans "
+            "(pass the items of a tuple as arguments of their own)" % (who, ", ".join(bad)),
+            loc)
+        return None
+    if own_types is not None and argtypes != own_types:
+        implicit._refuse_while_typing(
+            qualname, "%s passes arguments of types (%s), where %s was called with (%s): "
+            "its gradient calls itself for the types it was called with; give the "
+            "recursive call the same types (float(...), np.int64(...), the array itself "
+            "rather than a slice of it)" % (who, ", ".join(map(str, argtypes)), name,
+                                            ", ".join(map(str, own_types))), loc)
+        return None
+    primal.compile(argtypes)
+    out = primal.overloads[argtypes].signature.return_type
+    if not isinstance(out, types.Float):
+        implicit._refuse_while_typing(
+            qualname, "%s, which returns %s: a recursive function is differentiated when "
+            "it returns a float (sum an array result into the float the caller needs in "
+            "the recursive function, or write the recursion as a loop)" % (who, out), loc)
+        return None
+    if own_types is None:
+        # The backward of the callee, built now: its refusals are the capture's.
+        try:
+            written = backward_of(f.dispatcher, argtypes).written_args
+        except NonDifferentiableError as exc:
+            implicit._pending.error = exc
+            raise
+        if written:
+            implicit._refuse_while_typing(
+                qualname, "%s, which writes into its array argument(s) %s; %s"
+                % (who, _names(primal.py_func, written), _WRITES_FIX), loc)
+            return None
+    params = ["a%d" % j for j in range(int(packed), len(args) + int(packed))]
+    ns = {"_h": primal}
+    exec("def impl(f, site, %s%s):\n    return _h(%s)\n"
+         % ("a0, " if packed else "", ", ".join(params), ", ".join(params)), ns)
+    return ns["impl"]
+
+
+_WRITES_FIX = ("the gradient of a recursive function runs each call again, so the "
+               "function must not change its arguments (write into a new array, and "
+               "return a float computed from it)")
+
+
+def _names(py_func, positions):
+    code = py_func.__code__
+    return ", ".join(code.co_varnames[k] if k < code.co_argcount else str(k)
+                     for k in positions)
+
+
+def backward_of(helper, argtypes):
+    """The :class:`~.backward.Backward` of the recursive function's ``grad_jit`` function
+    that calls from jitted code run (serial, the memory budget's ``"fit"`` variant)."""
+    from .jitted import serial_backward
+    with warnings.catch_warnings():
+        # Its integer arguments are never differentiated: the caller's own are named.
+        warnings.simplefilter("ignore", IntegerArgumentWarning)
+        return serial_backward(helper, tuple(argtypes))
+
+
+# ---------------------------------------------------------------------- its own backward
+def recursive_self(*args):
+    """The backward that calls it, calling itself (Numba code only; :func:`bind`)."""
+    raise NotImplementedError("%s is bound in a backward's namespace" % SELF)
+
+
+RUNTIME[SELF] = recursive_self
+
+
+def bind(bw, ns):
+    """Bind :data:`SELF` in the namespace ``ns`` of the backward ``bw``, whose
+    ``njit_fn`` exists and is not compiled yet: to ``bw.njit_fn`` itself when it gives the
+    gradient of every float argument; else to the backward of the function's recursion
+    helper (:func:`helper_of`) for the same types."""
+    if SELF not in bw.source:
+        return
+    helper = _HELPERS.get(id(bw.dispatcher.py_func))
+    own = helper is not None and helper[1] is bw.dispatcher
+    if bw.written_args and not own:     # a helper's: refused at the call (_call_impl)
+        raise_non_differentiable(
+            bw.qualname, "it calls itself and writes into its array argument(s) %s; %s"
+            % (_names(bw.dispatcher.py_func, bw.written_args), _WRITES_FIX))
+    floats = set(bw.float_array_args) | set(bw.float_scalar_args)
+    if own or (bw.layout.trivial and not bw.parallel and floats <= set(bw.wrt)):
+        ns[SELF] = bw.njit_fn
+    else:
+        ns[SELF] = backward_of(helper_of(bw.dispatcher), bw.argtypes).njit_fn
+
+
+# ---------------------------------------------------------------------- the adjoints
+def recursive_vjp(g, f, args):
+    """The cotangents of ``f``'s arguments at ``args`` for the cotangent ``g`` of its
+    float result, one per argument (Numba code only)."""
+    raise NotImplementedError("recursive_vjp is called from Numba code only")
+
+
+def recursive_vjp_packed(g, f, args):
+    """:func:`recursive_vjp`'s float cotangents flattened as ``checkpoint_pack`` flattens
+    ``args`` (Numba code only)."""
+    raise NotImplementedError("recursive_vjp_packed is called from Numba code only")
+
+
+def recursive_pack_grads(grads, args):
+    """The float items of the cotangents ``grads`` of ``args``, flattened as
+    ``checkpoint_pack`` flattens ``args`` (Numba code only)."""
+    raise NotImplementedError("recursive_pack_grads is called from Numba code only")
+
+
+RUNTIME["recursive_vjp"] = recursive_vjp
+RUNTIME["recursive_vjp_packed"] = recursive_vjp_packed
+RUNTIME["recursive_pack_grads"] = recursive_pack_grads
+
+
+def _backward_call(f, args):
+    bw = backward_of(f.dispatcher, tuple(types.unliteral(t) for t in args))
+    reads = ", ".join("args[%d]" % j for j in range(len(args)))
+    return bw, "_bw(%s, g, bool(0))[1]" % reads
+
+
+def _ov_recursive_vjp(g, f, args):
+    if not isinstance(args, types.BaseTuple):
+        return None
+    bw, call = _backward_call(f, tuple(args))
+    return _function("impl", "g, f, args", ["return " + call], {"_bw": bw.njit_fn})
+
+
+def _ov_recursive_vjp_packed(g, f, args):
+    if not isinstance(args, types.BaseTuple):
+        return None
+    bw, call = _backward_call(f, tuple(args))
+    argtypes = tuple(args)
+    _, dtype = _floats(argtypes)
+    exprs = ["_ct[%d]" % j for j in range(len(argtypes))]
+    lines = ["_ct = " + call] + _pack_lines(exprs, argtypes, dtype) + ["return _w"]
+    return _function("impl", "g, f, args", lines, {"_bw": bw.njit_fn, "_dt": dtype})
+
+
+def _ov_recursive_pack_grads(grads, args):
+    if not isinstance(args, types.BaseTuple):
+        return None
+    argtypes = tuple(args)
+    _, dtype = _floats(argtypes)
+    exprs = ["grads[%d]" % j for j in range(len(argtypes))]
+    return _function("impl", "grads, args", _pack_lines(exprs, argtypes, dtype) +
+                     ["return _w"], {"_dt": dtype})
+
+
+def _register():
+    from numba.core.extending import overload
+    overload(recursive_vjp, inline="always")(_ov_recursive_vjp)
+    overload(recursive_vjp_packed, inline="always")(_ov_recursive_vjp_packed)
+    overload(recursive_pack_grads, inline="always")(_ov_recursive_pack_grads)
+
+
+_register()
+
+__all__ = ["SELF", "bind", "helper_of", "recursive_pack_grads", "recursive_vjp",
+           "recursive_vjp_packed", "rewrite_if_recursive"]
