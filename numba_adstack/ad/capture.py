@@ -385,9 +385,11 @@ class InlineDispatcherCalls(FunctionPass):
             count[0] += 1
             if count[0] > _MAX_INLINES:
                 _refuse(state, "the call to %s nests more than %d calls deep, as a recursive "
-                        "function does: the rewrite inlines every call, so recursion is "
-                        "not differentiated; write it as a loop (the values a recursion "
-                        "would keep on its call stack in an array, or on an adstack)"
+                        "function does: a function that calls itself by its own name is "
+                        "differentiated, not one reached through a module attribute or an "
+                        "argument; call it by its name (from mymodule import f), or write "
+                        "the recursion as a loop (the values it would keep on its call "
+                        "stack in an array)"
                         % (getattr(callee, "__name__", callee), _MAX_INLINES), stmt.loc)
             prepare = getattr(state.pipeline, "prepare", None)
             if prepare is not None:
