@@ -303,6 +303,29 @@ def backward_of(helper, argtypes):
         return serial_backward(helper, tuple(argtypes))
 
 
+def refuse_in_forward_mode(facts, varied):
+    """Forward mode (``jvp``, and ``hvp``, forward over reverse) has no tangent of a
+    recursive call: refuse one that a tangent reaches, naming the call and the fixes."""
+    mine = {id(made.get(n)) for made in _ALL for n in made._made}
+    if not mine:
+        return
+    for block in facts.fir.blocks.values():
+        for stmt in block.body:
+            e = stmt.value if isinstance(stmt, ir.Assign) else None
+            if not (isinstance(e, ir.Expr) and e.op == "call" and stmt.target.name in varied):
+                continue
+            fn = facts.resolve_global(e.func)
+            if id(fn) not in mine or len(e.args) < 2:
+                continue
+            site = facts.resolve_global(e.args[1])
+            qualname, who, loc = _SITES[site][:3]
+            raise_non_differentiable(
+                qualname, "forward mode (jvp, hvp) through %s: the tangent of a recursive "
+                "call is not generated; take the gradient in reverse mode (grad, vjp: for "
+                "the float it returns, jvp(v) is the dot product of grad with v), or write "
+                "the recursion as a loop" % who, loc)
+
+
 # ---------------------------------------------------------------------- its own backward
 def recursive_self(*args):
     """The backward that calls it, calling itself (Numba code only; :func:`bind`)."""
@@ -400,4 +423,4 @@ def _register():
 _register()
 
 __all__ = ["SELF", "bind", "helper_of", "recursive_pack_grads", "recursive_vjp",
-           "recursive_vjp_packed", "rewrite_if_recursive"]
+           "recursive_vjp_packed", "refuse_in_forward_mode", "rewrite_if_recursive"]

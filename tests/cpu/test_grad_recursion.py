@@ -310,3 +310,13 @@ def test_recursive_call_changing_argument_types_refused():
                        match=r"passes arguments of types \(float64, int32\), where narrowing "
                              r"was called with \(float64, int64\).*same types"):
         changes_types.grad(0.5, 3)
+
+
+def test_forward_mode_refused_naming_reverse_mode():
+    for call in (lambda: fib_loss.jvp((0.7, 5), (1.0, None)),
+                 lambda: self_fib.jvp((0.4, 6), (1.0, None)),
+                 lambda: fib_loss.hvp((0.7, 5), (1.0, None))):
+        with pytest.raises(NonDifferentiableError,
+                           match=r"forward mode \(jvp, hvp\) through the recursive call to "
+                                 r"(fib|self_fib).*reverse mode"):
+            call()

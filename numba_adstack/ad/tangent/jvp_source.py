@@ -24,6 +24,7 @@ from ..emit.control import simplify_control
 from ..emit.printed import parse, printed
 from ..emit.states import States
 from ..emit import record_names
+from .. import recursion
 from ..facts import IRFacts, is_range
 from ..target import CPU
 from ..typeinfo import zero_src
@@ -222,6 +223,7 @@ def build_jvp(typed, py_func, wrt, target=CPU):
                   counter=len(facts.ranges))
     src = Source(facts, names)
     varied = frozenset(varied_values(facts, wrt))
+    recursion.refuse_in_forward_mode(facts, varied)
     tangents = Tangents(facts, src, names, varied)
     cx = _Context(facts, names, src)
     body = Lines(level=1)
