@@ -28,8 +28,9 @@ recursion of depth ``d`` runs each level's forward up to ``d`` times: linear rec
 costs time quadratic in its depth, and no history is stored beyond the call stack.
 
 A recursive call must pass the argument types its function was called with (the backward
-calls itself for those types); the function takes floats, float arrays, integers and
-booleans, returns a float and writes into none of its arguments. Functions that call each
+calls itself for those types), up to integers of another width and arrays of another
+layout, which ``recursive_as`` converts; the function takes floats, integers, booleans and
+arrays of them, returns a float and writes into none of its arguments. Functions that call each
 other (mutual recursion) are refused, naming them. Otherwise a ``NonDifferentiableError``
 names the call and the fix.
 """
@@ -182,15 +183,22 @@ def rewrite_if_recursive(state, block, i, called, callee):
 
 
 # ---------------------------------------------------------------------- the primitives
+def _as_called(operands):
+    """The operands converted to the types the function was called with (integers of
+    another width, arrays of another layout: ``recursive_as``)."""
+    return ", ".join("recursive_as(%s, {site}, %d)" % (a, k) for k, a in enumerate(operands))
+
+
 def _self_adjoint(args, j):
-    return "%s(%s, float({g}), bool(0))[1][%d]" % (SELF, args, j)
+    return "%s(%s, float({g}), bool(0))[1][%d]" % (SELF, _as_called(args.split(", ")), j)
 
 
 def _self_packed_adjoint(args, j):
     if j:
         return None
-    rest = ", ".join(args.split(", ")[1:])
-    return "recursive_pack_grads(%s(%s, float({g}), bool(0))[1], (%s,))" % (SELF, rest, rest)
+    rest = args.split(", ")[1:]
+    return "recursive_pack_grads(%s(%s, float({g}), bool(0))[1], (%s,))" % (
+        SELF, _as_called(rest), ", ".join(rest))
 
 
 def _packed_adjoint(args, j):
@@ -227,7 +235,8 @@ def __getattr__(name):
 
 def _accepted_argument(t):
     return isinstance(t, (types.Float, types.Integer, types.Boolean)) or (
-        isinstance(t, types.Array) and isinstance(t.dtype, types.Float))
+        isinstance(t, types.Array) and
+        isinstance(t.dtype, (types.Float, types.Integer, types.Boolean)))
 
 
 def _call_impl(f, site, args, packed=False):
@@ -243,17 +252,20 @@ def _call_impl(f, site, args, packed=False):
     if bad:
         implicit._refuse_while_typing(
             qualname, "%s, with an argument of type %s: a recursive function is "
-            "differentiated when it takes floats, float arrays, integers and booleans "
+            "differentiated when it takes floats, integers, booleans and arrays of them "
             "(pass the items of a tuple as arguments of their own)" % (who, ", ".join(bad)),
             loc)
         return None
-    if own_types is not None and argtypes != own_types:
+    if own_types is not None and not all(
+            _converts(a, b) for a, b in zip(argtypes, own_types)):
         implicit._refuse_while_typing(
             qualname, "%s passes arguments of types (%s), where %s was called with (%s): "
-            "its gradient calls itself for the types it was called with; give the "
-            "recursive call the same types (float(...), np.int64(...), the array itself "
-            "rather than a slice of it)" % (who, ", ".join(map(str, argtypes)), name,
-                                            ", ".join(map(str, own_types))), loc)
+            "its gradient calls itself for the types it was called with (integers of "
+            "another width and arrays of another layout are converted, floats of another "
+            "precision are not); give the recursive call the same types (np.float64(...), "
+            "or call %s with the types its recursion uses)"
+            % (who, ", ".join(map(str, argtypes)), name, ", ".join(map(str, own_types)),
+               name), loc)
         return None
     primal.compile(argtypes)
     out = primal.overloads[argtypes].signature.return_type
@@ -291,6 +303,17 @@ def _names(py_func, positions):
     code = py_func.__code__
     return ", ".join(code.co_varnames[k] if k < code.co_argcount else str(k)
                      for k in positions)
+
+
+def _converts(t, want):
+    """Does ``recursive_as`` convert a value of type ``t`` to ``want`` exactly?"""
+    if t == want:
+        return True
+    if isinstance(t, (types.Integer, types.Boolean)) and isinstance(want, types.Integer):
+        return True
+    return isinstance(t, types.Array) and isinstance(want, types.Array) and \
+        t.dtype == want.dtype and t.ndim == want.ndim and want.layout == "C" and \
+        not want.readonly
 
 
 def backward_of(helper, argtypes):
@@ -374,6 +397,13 @@ def recursive_pack_grads(grads, args):
     raise NotImplementedError("recursive_pack_grads is called from Numba code only")
 
 
+def recursive_as(a, site, k):
+    """``a``, the ``k``-th operand of the recursive call ``site``, as the type the function
+    was called with (Numba code only)."""
+    raise NotImplementedError("recursive_as is called from Numba code only")
+
+
+RUNTIME["recursive_as"] = recursive_as
 RUNTIME["recursive_vjp"] = recursive_vjp
 RUNTIME["recursive_vjp_packed"] = recursive_vjp_packed
 RUNTIME["recursive_pack_grads"] = recursive_pack_grads
@@ -413,8 +443,21 @@ def _ov_recursive_pack_grads(grads, args):
                      ["return _w"], {"_dt": dtype})
 
 
+def _ov_recursive_as(a, site, k):
+    if not (isinstance(site, types.IntegerLiteral) and isinstance(k, types.IntegerLiteral)):
+        return None
+    want = _SITES[site.literal_value][4][k.literal_value]
+    t = types.unliteral(a)
+    if t == want:
+        return lambda a, site, k: a
+    if isinstance(want, types.Integer):
+        return _function("impl", "a, site, k", ["return np.%s(a)" % want], {})
+    return lambda a, site, k: np.ascontiguousarray(a)
+
+
 def _register():
     from numba.core.extending import overload
+    overload(recursive_as, inline="always", prefer_literal=True)(_ov_recursive_as)
     overload(recursive_vjp, inline="always")(_ov_recursive_vjp)
     overload(recursive_vjp_packed, inline="always")(_ov_recursive_vjp_packed)
     overload(recursive_pack_grads, inline="always")(_ov_recursive_pack_grads)

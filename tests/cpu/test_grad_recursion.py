@@ -297,7 +297,7 @@ def test_writes_into_argument_refused():
 def narrowing(x, n):
     if n <= 0:
         return x
-    return narrowing(x, np.int32(n - 1)) * 1.5
+    return narrowing(np.float32(x), n - 1) * 1.5
 
 
 @nad.grad_jit
@@ -305,11 +305,56 @@ def changes_types(x, n):
     return narrowing(x, n)
 
 
-def test_recursive_call_changing_argument_types_refused():
+def test_recursive_call_changing_float_precision_refused():
     with pytest.raises(NonDifferentiableError,
-                       match=r"passes arguments of types \(float64, int32\), where narrowing "
-                             r"was called with \(float64, int64\).*same types"):
+                       match=r"passes arguments of types \(float32, int64\), where narrowing "
+                             r"was called with \(float64, int64\).*floats of another "
+                             r"precision are not.*same types"):
         changes_types.grad(0.5, 3)
+
+
+@numba.njit
+def walk(x, left, right, node):
+    """A binary tree stored as int32 child indices (-1: none): the recursive calls pass
+    int32 nodes where the first call passes an int64."""
+    v = np.sin(x[node]) + 0.5 * x[node] * x[node]
+    if left[node] >= 0:
+        v += 0.8 * walk(x, left, right, left[node])
+    if right[node] >= 0:
+        v *= 1.0 + 0.1 * walk(x, left, right, right[node])
+    return v
+
+
+@nad.grad_jit
+def walk_loss(x, left, right):
+    return walk(x, left, right, 0)
+
+
+def test_tree_walk_over_int32_child_indices():
+    left = np.array([1, 3, 5, -1, -1, -1, -1], dtype=np.int32)
+    right = np.array([2, 4, 6, -1, -1, -1, -1], dtype=np.int32)
+    x = np.linspace(-0.7, 0.9, 7)
+    gx = walk_loss.grad(x, left, right)[0]
+    np.testing.assert_allclose(gx, central(lambda v: walk.py_func(v, left, right, 0), x),
+                               rtol=1e-6, atol=1e-9)
+
+
+@nad.grad_jit
+def two_widths(x, n):
+    return narrowing_free(x, np.int32(n)) + narrowing_free(x, n)
+
+
+@numba.njit
+def narrowing_free(x, n):
+    if n <= 0:
+        return x
+    return np.sin(narrowing_free(x, n - 1))
+
+
+def test_first_call_of_another_integer_width():
+    g, _ = two_widths.grad(0.7, 4)
+    assert g == pytest.approx(
+        central(lambda x: 2 * narrowing_free.py_func(x, 4), 0.7), rel=1e-7)
 
 
 def test_forward_mode_refused_naming_reverse_mode():
