@@ -34,6 +34,7 @@ arrays of them, returns a float and writes into none of its arguments. Functions
 other (mutual recursion) are refused, naming them. Otherwise a ``NonDifferentiableError``
 names the call and the fix.
 """
+import dis
 import inspect
 import threading
 import types as pytypes
@@ -269,13 +270,27 @@ def _call_impl(f, site, args, packed=False):
         return None
     primal.compile(argtypes)
     out = primal.overloads[argtypes].signature.return_type
-    if not isinstance(out, types.Float):
+    constant = isinstance(out, (types.Integer, types.Boolean)) or (
+        isinstance(out, types.Array) and isinstance(out.dtype, (types.Integer,
+                                                                types.Boolean)))
+    if constant:
+        # No gradient flows through an integer: only the call is made, and the rewrite
+        # does not see what it writes.
+        if any(isinstance(t, types.Array) for t in argtypes) and _may_write(primal.py_func):
+            implicit._refuse_while_typing(
+                qualname, "%s, which returns %s and may write into an array argument "
+                "(it stores into an array): a recursive function is not inlined, so its "
+                "writes are not seen by the gradient; compute the integers without "
+                "writing into the arrays it is given (into a new array), or outside the "
+                "differentiated function" % (who, out), loc)
+            return None
+    elif not isinstance(out, types.Float):
         implicit._refuse_while_typing(
             qualname, "%s, which returns %s: a recursive function is differentiated when "
             "it returns a float (sum an array result into the float the caller needs in "
             "the recursive function, or write the recursion as a loop)" % (who, out), loc)
         return None
-    if own_types is None:
+    if own_types is None and not constant:
         # The backward of the callee, built now: its refusals are the capture's.
         try:
             written = backward_of(f.dispatcher, argtypes).written_args
@@ -303,6 +318,20 @@ def _names(py_func, positions):
     code = py_func.__code__
     return ", ".join(code.co_varnames[k] if k < code.co_argcount else str(k)
                      for k in positions)
+
+
+_WRITING_METHODS = frozenset(["sort", "fill", "put", "itemset", "resize", "partition",
+                              "setflags", "__setitem__"])
+
+
+def _may_write(py_func):
+    """Does ``py_func`` store into an array or call a method that writes into one (by its
+    bytecode: a store into a new local array counts too)?"""
+    for ins in dis.get_instructions(py_func):
+        if ins.opname in ("STORE_SUBSCR", "STORE_SLICE") or (
+                ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _WRITING_METHODS):
+            return True
+    return False
 
 
 def _converts(t, want):

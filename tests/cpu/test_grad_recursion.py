@@ -365,3 +365,50 @@ def test_forward_mode_refused_naming_reverse_mode():
                            match=r"forward mode \(jvp, hvp\) through the recursive call to "
                                  r"(fib|self_fib).*reverse mode"):
             call()
+
+
+@numba.njit
+def count_nodes(left, right, node):
+    """An integer recursion: the number of nodes under ``node``."""
+    n = 1
+    if left[node] >= 0:
+        n += count_nodes(left, right, left[node])
+    if right[node] >= 0:
+        n += count_nodes(left, right, right[node])
+    return n
+
+
+@nad.grad_jit
+def uses_an_integer_recursion(x, left, right):
+    s = 0.0
+    for i in range(count_nodes(left, right, 0)):
+        s += x[i] * x[i]
+    return s
+
+
+def test_integer_recursion_is_called_without_gradient():
+    left = np.array([1, 3, -1, -1, -1], dtype=np.int32)
+    right = np.array([2, 4, -1, -1, -1], dtype=np.int32)
+    x = np.linspace(0.5, 1.5, 6)
+    gx = uses_an_integer_recursion.grad(x, left, right)[0]
+    np.testing.assert_allclose(gx, np.where(np.arange(6) < 5, 2 * x, 0.0), rtol=1e-14)
+
+
+@numba.njit
+def mark(seen, node, n):
+    if node >= n:
+        return 0
+    seen[node] = 1
+    return 1 + mark(seen, node + 2, n)
+
+
+@nad.grad_jit
+def integer_recursion_writing(x, seen):
+    return x * mark(seen, 0, seen.shape[0])
+
+
+def test_integer_recursion_writing_into_arrays_refused():
+    with pytest.raises(NonDifferentiableError,
+                       match=r"recursive call to mark, which returns int64 and may write "
+                             r"into an array argument"):
+        integer_recursion_writing.grad(0.5, np.zeros(5, np.int64))
