@@ -40,7 +40,9 @@ import threading
 import types as pytypes
 import warnings
 
+import llvmlite.ir as ir_ll
 from numba.core import ir, types
+from numba.core.extending import intrinsic
 
 from ..errors import IntegerArgumentWarning, NonDifferentiableError
 from . import grad_functions
@@ -303,10 +305,34 @@ def _call_impl(f, site, args, packed=False):
                 % (who, _names(primal.py_func, written), _WRITES_FIX), loc)
             return None
     params = ["a%d" % j for j in range(int(packed), len(args) + int(packed))]
-    ns = {"_h": primal}
-    exec("def impl(f, site, %s%s):\n    return _h(%s)\n"
+    ns = {"_h": primal, "_not_cached": not_cached}
+    exec("def impl(f, site, %s%s):\n    _not_cached()\n    return _h(%s)\n"
          % ("a0, " if packed else "", ", ".join(params), ", ".join(params)), ns)
     return ns["impl"]
+
+
+class _NotCached:
+    """The object whose address :func:`not_cached` embeds."""
+
+
+_NOT_CACHED = _NotCached()
+
+
+@intrinsic
+def not_cached(typingctx):
+    """Keeps the machine code that holds it out of Numba's disk cache: code that calls a
+    recursive function, reloaded from the cache in another process, can crash there
+    (numba issue 6061), and a cached caller links the recursion's backward. The address
+    of a Python object is embedded, as Numba does for dynamic globals, which its cache
+    refuses (with a NumbaWarning naming the function)."""
+    def codegen(context, builder, sig, args):
+        ptr = context.add_dynamic_addr(builder, id(_NOT_CACHED), info="numba_adstack "
+                                       "recursion")
+        # Kept: an empty instruction with a side effect reads it.
+        fnty = ir_ll.FunctionType(ir_ll.VoidType(), [ptr.type])
+        builder.asm(fnty, "", "r", [ptr], side_effect=True)
+        return context.get_dummy_value()
+    return types.none(), codegen
 
 
 _WRITES_FIX = ("the gradient of a recursive function runs each call again, so the "

@@ -412,3 +412,12 @@ def test_integer_recursion_writing_into_arrays_refused():
                        match=r"recursive call to mark, which returns int64 and may write "
                              r"into an array argument"):
         integer_recursion_writing.grad(0.5, np.zeros(5, np.int64))
+
+
+def test_code_calling_the_recursion_stays_out_of_numba_cache():
+    # Reloaded from Numba's disk cache, machine code calling a recursive function can
+    # crash (numba issue 6061): the code holding a recursive call is marked so that
+    # Numba's cache refuses it, as it refuses dynamic globals.
+    loss_gradient_from_jitted_code(0.7, 3)
+    for cres in loss_gradient_from_jitted_code.overloads.values():
+        assert cres.library.has_dynamic_globals
