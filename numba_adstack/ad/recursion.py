@@ -158,6 +158,12 @@ def rewrite_if_recursive(state, block, i, called, callee):
             "choosing what each call computes), which differentiates, or write the "
             "recursion as a loop" % (callee.__name__, _listed(names)), stmt.loc)
     own = callee is state.func_id.func
+    if own and getattr(state.pipeline, "layout", None) is not None:
+        raise_non_differentiable(
+            state.func_id.func_qualname, "the recursive call to %s: %s takes a tuple or a "
+            "function, and a recursive function is differentiated when it takes floats, "
+            "integers, booleans and arrays of them (pass the items of a tuple as "
+            "arguments of their own)" % (callee.__name__, callee.__name__), stmt.loc)
     own_types = tuple(types.unliteral(t) for t in state.args) if own else None
     if own:
         # Compiled now: once the capture types the function, a compile of it for the

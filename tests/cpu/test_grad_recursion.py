@@ -421,3 +421,33 @@ def test_code_calling_the_recursion_stays_out_of_numba_cache():
     loss_gradient_from_jitted_code(0.7, 3)
     for cres in loss_gradient_from_jitted_code.overloads.values():
         assert cres.library.has_dynamic_globals
+
+
+@numba.njit
+def scaled(x, p, n):
+    if n == 0:
+        return x * p[0]
+    return scaled(x * p[1], p, n - 1)
+
+
+@nad.grad_jit
+def tuple_argument(x, n):
+    return scaled(x, (1.5, 0.9), n)
+
+
+@nad.grad_jit
+def scaled_self(x, p, n):
+    if n == 0:
+        return x * p[0]
+    return scaled_self(x * p[1], p, n - 1)
+
+
+def test_tuple_arguments_refused():
+    with pytest.raises(NonDifferentiableError,
+                       match=r"recursive call to scaled, with an argument of type "
+                             r"UniTuple\(float64 x 2\).*items of a tuple"):
+        tuple_argument.grad(0.5, 3)
+    with pytest.raises(NonDifferentiableError,
+                       match=r"recursive call to scaled_self: scaled_self takes a tuple or "
+                             r"a function.*items of a tuple"):
+        scaled_self.grad(0.5, (1.5, 0.9), 3)
