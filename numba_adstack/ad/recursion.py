@@ -6,34 +6,39 @@ calls itself (``fib``, ``fact``, a divide-and-conquer sum over an index range) i
 inlined. As a call of a helper marked ``checkpoint`` is (:mod:`.checkpoint_call`), it is
 rewritten into one primitive whose value is the callee's own (compiled) result::
 
-    y = recursive_call_2(fact_g, site, x, n)          # fact_g: grad_jit(fact)
+    w = checkpoint_pack_2(x, n)                       # the float operands, flattened
+    y = recursive_call_3(fact_g, site, w, x, n)       # fact_g: grad_jit(fact)
 
-and whose adjoint is the callee's vjp, given by the callee's own backward, the
-:class:`~.backward.Backward` of ``fact_g`` for the call's argument types: the callee
-returns a float, so that backward's seed (the adjoint of the result) is the cotangent, and
-its gradients are the cotangents of the arguments. A callee of several float arguments
-gets all of them from one backward call: the call is rewritten into a packed call, as a
-checkpointed helper's is (its float operands copied into one array, ``checkpoint_pack``).
+differentiated in ``w`` only, by the callee's vjp: the callee returns a float, so the
+:class:`~.backward.Backward` of ``fact_g`` for the call's argument types, seeded with the
+cotangent of ``y``, gives the cotangents of all the arguments in one call
+(``recursive_vjp_packed``), flattened as ``w`` is; the pack gives each operand its piece.
 
 Inside the callee's own backward, its calls of itself are rewritten the same way, into
-``recursive_self_call_<n>`` (and ``recursive_self_packed_call_<n>``), whose adjoint calls
-the global ``_nad_recursive_self``: the backward itself. The name is bound in the
-backward's namespace once its ``numba.njit`` function exists and before it is compiled
-(:func:`bind`); Numba types a function that calls itself through a global (its
-``RecursiveCall``), the return type coming from the backward's paths that do not recurse.
-So the recursion of the backward follows the recursion of the function: each call's
-backward runs the call forward once more (its value, by the compiled function, at every
-level below), then its own reverse, which calls the backward of the calls it made. A
-recursion of depth ``d`` runs each level's forward up to ``d`` times: linear recursion
-costs time quadratic in its depth, and no history is stored beyond the call stack.
+``recursive_self_call_<n>``, whose adjoint calls the global ``_nad_recursive_self``: the
+backward itself. The name is bound in the backward's namespace once its ``numba.njit``
+function exists and before it is compiled (:func:`bind`); Numba types a function that
+calls itself through a global (its ``RecursiveCall``), the return type coming from the
+backward's paths that do not recurse. So the recursion of the backward follows the
+recursion of the function: each call's backward runs the call forward once more (its
+value, by the compiled function, at every level below), then its own reverse, which calls
+the backward of the calls it made. A recursion of depth ``d`` runs each level's forward up
+to ``d`` times: linear recursion costs time quadratic in its depth, and no history is
+stored beyond the call stack.
+
+Forward mode takes the tangent of ``y`` as the dot product of the callee's gradient (the
+same backward, seeded with 1) with the operands' tangents (:func:`packed_call`); the
+packed copy ``w`` gets no tangent (:func:`forward_varied`). Second derivatives through a
+recursive call (forward over the reverse) are refused.
 
 A recursive call must pass the argument types its function was called with (the backward
 calls itself for those types), up to integers of another width and arrays of another
 layout, which ``recursive_as`` converts; the function takes floats, integers, booleans and
-arrays of them, returns a float and writes into none of its arguments. Functions that call each
-other (mutual recursion) are refused, naming them. Otherwise a ``NonDifferentiableError``
-names the call and the fix.
+arrays of them, returns a float (or integers: then it is only called) and writes into none
+of its arguments. Functions that call each other (mutual recursion) are refused, naming
+them. Otherwise a ``NonDifferentiableError`` names the call and the fix.
 """
+import dataclasses
 import dis
 import inspect
 import threading
@@ -41,6 +46,7 @@ import types as pytypes
 import warnings
 
 import llvmlite.ir as ir_ll
+import numpy as np
 from numba.core import ir, types
 from numba.core.extending import intrinsic
 
@@ -51,6 +57,7 @@ from .arity_primitives import ArityPrimitives
 from .call_rewrite import CallRewrite
 from .checkpoint_call import checkpoint_pack, _floats, _function, _pack_lines
 from .facts import raise_non_differentiable
+from .rules.array_rules import ARRAY_RULES
 from .runtime import RUNTIME
 
 #: The name by which a backward calls itself (bound by :func:`bind`).
@@ -149,6 +156,8 @@ def rewrite_if_recursive(state, block, i, called, callee):
     if cycle is None:
         return False
     stmt = block.body[i]
+    if callee.__globals__.get(SELF) is called:      # a backward calling itself
+        raise_non_differentiable(state.func_id.func_qualname, _SECOND_ORDER, stmt.loc)
     if cycle:
         names = [callee.__name__] + [f.__name__ for f in cycle]
         raise_non_differentiable(
@@ -178,14 +187,12 @@ def rewrite_if_recursive(state, block, i, called, callee):
         site = len(_SITES) - 1
     hv = assign(ir.Global(callee.__name__, helper, loc), "$rec_function")
     site_v = assign(ir.Const(site, loc), "$rec_site")
-    if len(operands) == 1:
-        prim = (_SELF_CALLS if own else _CALLS).get(1)
-    else:       # one backward call for all operands, through their packed copy
-        pack = checkpoint_pack(len(operands))
-        pack_fn = assign(ir.Global(pack.__name__, pack, loc), "$rec_pack")
-        packed = assign(ir.Expr.call(pack_fn, list(operands), (), loc), "$rec_packed")
-        operands = [packed] + operands
-        prim = (_SELF_PACKED_CALLS if own else _PACKED_CALLS).get(len(operands))
+    # One backward call for all operands, through their packed copy.
+    pack = checkpoint_pack(len(operands))
+    pack_fn = assign(ir.Global(pack.__name__, pack, loc), "$rec_pack")
+    packed = assign(ir.Expr.call(pack_fn, list(operands), (), loc), "$rec_packed")
+    operands = [packed] + operands
+    prim = packed_call(len(operands), own)
     fn = assign(ir.Global(prim.__name__, prim, loc), "$rec_call")
     rw.finish(ir.Expr.call(fn, [hv, site_v] + operands, (), loc))
     return True
@@ -199,10 +206,6 @@ def _as_called(operands):
 
 
 def _self_adjoint(args, j):
-    return "%s(%s, float({g}), bool(0))[1][%d]" % (SELF, _as_called(args.split(", ")), j)
-
-
-def _self_packed_adjoint(args, j):
     if j:
         return None
     rest = args.split(", ")[1:]
@@ -210,35 +213,49 @@ def _self_packed_adjoint(args, j):
         SELF, _as_called(rest), ", ".join(rest))
 
 
-def _packed_adjoint(args, j):
+def _adjoint(args, j):
     if j:
         return None
     rest = ", ".join(args.split(", ")[1:])
     return "recursive_vjp_packed(float({g}), {f}, (%s,))" % rest
 
 
+# The packed copy first, then the call's operands: y = f(a0, ...), differentiated in the
+# packed copy only. From another function, and in the function's own backward.
 _CALLS = ArityPrimitives(
-    __name__, "recursive_call", ("f", "site"), lambda *a: _call_impl(*a),
-    lambda args, j: "recursive_vjp(float({g}), {f}, (%s,))[%d]" % (args, j))
-_PACKED_CALLS = ArityPrimitives(
-    __name__, "recursive_packed_call", ("f", "site"),
-    lambda f, site, args: _call_impl(f, site, args[1:], packed=True), _packed_adjoint)
+    __name__, "recursive_call", ("f", "site"),
+    lambda f, site, args: _call_impl(f, site, args[1:]), _adjoint)
 _SELF_CALLS = ArityPrimitives(
-    __name__, "recursive_self_call", ("f", "site"), lambda *a: _call_impl(*a),
-    _self_adjoint)
-_SELF_PACKED_CALLS = ArityPrimitives(
-    __name__, "recursive_self_packed_call", ("f", "site"),
-    lambda f, site, args: _call_impl(f, site, args[1:], packed=True), _self_packed_adjoint)
-_ALL = (_CALLS, _PACKED_CALLS, _SELF_CALLS, _SELF_PACKED_CALLS)
+    __name__, "recursive_self_call", ("f", "site"),
+    lambda f, site, args: _call_impl(f, site, args[1:]), _self_adjoint)
+_ALL = (_CALLS, _SELF_CALLS)
+
+
+def packed_call(n, own):
+    """The primitive of ``n`` operands (the packed copy and the call's), with its tangents
+    for forward mode (made once): the tangent of ``y = f(a...)``, of a float, is the
+    sum over the operands of the dot product of ``f``'s gradient in it with its tangent.
+    The packed copy carries no tangent (:func:`forward_varied`)."""
+    made = _SELF_CALLS if own else _CALLS
+    fn = made.get(n)
+    rule = ARRAY_RULES[fn]
+    if not rule.jvps:
+        ops = rule.params[2:]
+        rest = ", ".join("{%s}" % p for p in ops[1:])
+        ARRAY_RULES[fn] = dataclasses.replace(rule, jvps={
+            p: "recursive_inner(recursive_vjp(1.0, {f}, (%s,))[%d], {d})" % (rest, k)
+            for k, p in enumerate(ops[1:])})
+    return fn
 
 
 def __getattr__(name):
     # The primitives of a backward loaded from the disk cache, in a new process.
-    for made in _ALL:
+    for made, own in ((_CALLS, False), (_SELF_CALLS, True)):
         try:
-            return made.by_name(name)
+            fn = made.by_name(name)
         except AttributeError:
-            pass
+            continue
+        return packed_call(int(name.rsplit("_", 1)[1]), own)
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
@@ -248,9 +265,10 @@ def _accepted_argument(t):
         isinstance(t.dtype, (types.Float, types.Integer, types.Boolean)))
 
 
-def _call_impl(f, site, args, packed=False):
-    """The implementation of a call primitive for these types: the function's own call;
-    None after noting a refusal (raised by the capture)."""
+def _call_impl(f, site, args):
+    """The implementation of a call primitive for these types (``args``: the call's
+    operands, after the packed copy): the function's own call; None after noting a
+    refusal (raised by the capture)."""
     if not (isinstance(f, types.Dispatcher) and grad_functions.is_grad_function(f.dispatcher)
             and isinstance(site, types.IntegerLiteral)):
         return None
@@ -310,10 +328,10 @@ def _call_impl(f, site, args, packed=False):
                 qualname, "%s, which writes into its array argument(s) %s; %s"
                 % (who, _names(primal.py_func, written), _WRITES_FIX), loc)
             return None
-    params = ["a%d" % j for j in range(int(packed), len(args) + int(packed))]
+    params = ["a%d" % j for j in range(1, len(args) + 1)]
     ns = {"_h": primal, "_not_cached": not_cached}
-    exec("def impl(f, site, %s%s):\n    _not_cached()\n    return _h(%s)\n"
-         % ("a0, " if packed else "", ", ".join(params), ", ".join(params)), ns)
+    exec("def impl(f, site, a0, %s):\n    _not_cached()\n    return _h(%s)\n"
+         % (", ".join(params), ", ".join(params)), ns)
     return ns["impl"]
 
 
@@ -387,27 +405,36 @@ def backward_of(helper, argtypes):
         return serial_backward(helper, tuple(argtypes))
 
 
-def refuse_in_forward_mode(facts, varied):
-    """Forward mode (``jvp``, and ``hvp``, forward over reverse) has no tangent of a
-    recursive call: refuse one that a tangent reaches, naming the call and the fixes."""
-    mine = {id(made.get(n)) for made in _ALL for n in made._made}
-    if not mine:
-        return
+def forward_varied(facts, varied):
+    """The values forward mode gives a tangent (``varied``), less the packed copies of
+    the operands of recursive calls: a recursive call's tangent is taken from its
+    operands' own (:func:`packed_call`). Forward mode over a backward that calls the
+    recursion's (``hvp``, forward over reverse) is refused, naming the fixes."""
+    mine = {id(made.get(n)) for made in _ALL for n in list(made._made)}
+    reverse = {id(recursive_vjp), id(recursive_vjp_packed), id(recursive_pack_grads)}
+    dropped = set()
     for block in facts.fir.blocks.values():
         for stmt in block.body:
             e = stmt.value if isinstance(stmt, ir.Assign) else None
-            if not (isinstance(e, ir.Expr) and e.op == "call" and stmt.target.name in varied):
+            if not (isinstance(e, ir.Expr) and e.op == "call"):
                 continue
             fn = facts.resolve_global(e.func)
-            if id(fn) not in mine or len(e.args) < 2:
-                continue
-            site = facts.resolve_global(e.args[1])
-            qualname, who, loc = _SITES[site][:3]
-            raise_non_differentiable(
-                qualname, "forward mode (jvp, hvp) through %s: the tangent of a recursive "
-                "call is not generated; take the gradient in reverse mode (grad, vjp: for "
-                "the float it returns, jvp(v) is the dot product of grad with v), or write "
-                "the recursion as a loop" % who, loc)
+            if id(fn) in mine and len(e.args) > 2:
+                v = e.args[2]
+                while isinstance(v, ir.Var) and v.name not in dropped:
+                    dropped.add(v.name)
+                    d = facts.def_expr(v.name)
+                    v = d if isinstance(d, ir.Var) else None
+            elif id(fn) in reverse and any(a.name in varied for a in e.args
+                                           if isinstance(a, ir.Var)):
+                raise_non_differentiable(facts.qualname, _SECOND_ORDER,
+                                         facts.def_loc(stmt.target.name))
+    return frozenset(v for v in varied if v not in dropped)
+
+
+_SECOND_ORDER = ("a second derivative (hvp, or the gradient of a function calling .grad) "
+                 "through a recursive call is not generated; take it by finite "
+                 "differences of the gradient, or write the recursion as a loop")
 
 
 # ---------------------------------------------------------------------- its own backward
@@ -464,7 +491,14 @@ def recursive_as(a, site, k):
     raise NotImplementedError("recursive_as is called from Numba code only")
 
 
+def recursive_inner(a, b):
+    """The dot product of the gradient ``a`` and the tangent ``b`` (floats or arrays of
+    one shape; Numba code only)."""
+    raise NotImplementedError("recursive_inner is called from Numba code only")
+
+
 RUNTIME["recursive_as"] = recursive_as
+RUNTIME["recursive_inner"] = recursive_inner
 RUNTIME["recursive_vjp"] = recursive_vjp
 RUNTIME["recursive_vjp_packed"] = recursive_vjp_packed
 RUNTIME["recursive_pack_grads"] = recursive_pack_grads
@@ -516,8 +550,15 @@ def _ov_recursive_as(a, site, k):
     return lambda a, site, k: np.ascontiguousarray(a)
 
 
+def _ov_recursive_inner(a, b):
+    if isinstance(a, types.Array):
+        return lambda a, b: np.sum(a * b)
+    return lambda a, b: a * b
+
+
 def _register():
     from numba.core.extending import overload
+    overload(recursive_inner, inline="always")(_ov_recursive_inner)
     overload(recursive_as, inline="always", prefer_literal=True)(_ov_recursive_as)
     overload(recursive_vjp, inline="always")(_ov_recursive_vjp)
     overload(recursive_vjp_packed, inline="always")(_ov_recursive_vjp_packed)
@@ -527,4 +568,4 @@ def _register():
 _register()
 
 __all__ = ["SELF", "bind", "helper_of", "recursive_pack_grads", "recursive_vjp",
-           "recursive_vjp_packed", "refuse_in_forward_mode", "rewrite_if_recursive"]
+           "recursive_vjp_packed", "forward_varied", "rewrite_if_recursive"]

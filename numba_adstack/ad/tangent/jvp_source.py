@@ -222,8 +222,7 @@ def build_jvp(typed, py_func, wrt, target=CPU):
     names = Names(target, reserved=[rl.len[:-4] for rl in facts.ranges.values()],
                   counter=len(facts.ranges))
     src = Source(facts, names)
-    varied = frozenset(varied_values(facts, wrt))
-    recursion.refuse_in_forward_mode(facts, varied)
+    varied = recursion.forward_varied(facts, frozenset(varied_values(facts, wrt)))
     tangents = Tangents(facts, src, names, varied)
     cx = _Context(facts, names, src)
     body = Lines(level=1)
