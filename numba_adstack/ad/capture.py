@@ -386,10 +386,10 @@ class InlineDispatcherCalls(FunctionPass):
             if count[0] > _MAX_INLINES:
                 _refuse(state, "the call to %s nests more than %d calls deep, as a recursive "
                         "function does: a function that calls itself by its own name is "
-                        "differentiated, not one reached through a module attribute or an "
-                        "argument; call it by its name (from mymodule import f), or write "
-                        "the recursion as a loop (the values it would keep on its call "
-                        "stack in an array)"
+                        "differentiated, not a recursion through other calls (a function "
+                        "passed as an argument); call the recursive function by its name, "
+                        "or write the recursion as a loop (the values it would keep on its "
+                        "call stack in an array)"
                         % (getattr(callee, "__name__", callee), _MAX_INLINES), stmt.loc)
             prepare = getattr(state.pipeline, "prepare", None)
             if prepare is not None:
