@@ -252,7 +252,7 @@ def __getattr__(name):
     # The primitives of a backward loaded from the disk cache, in a new process.
     for made, own in ((_CALLS, False), (_SELF_CALLS, True)):
         try:
-            fn = made.by_name(name)
+            made.by_name(name)
         except AttributeError:
             continue
         return packed_call(int(name.rsplit("_", 1)[1]), own)
