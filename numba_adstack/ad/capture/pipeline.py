@@ -57,6 +57,7 @@ _MAX_INLINES = 200
 _CALL_REWRITERS = []
 _PRIMITIVE_TESTS = []
 _TYPING_FAILURE_HOOKS = []
+_INLINE_REWRITERS = []
 
 
 def register_call_rewriter(rewrite, is_primitive=None, on_typing_failure=None):
@@ -72,6 +73,14 @@ def register_call_rewriter(rewrite, is_primitive=None, on_typing_failure=None):
         _PRIMITIVE_TESTS.append(is_primitive)
     if on_typing_failure is not None:
         _TYPING_FAILURE_HOOKS.append(on_typing_failure)
+
+
+def register_inline_rewriter(rewrite):
+    """Let a later phase own some calls of Numba functions that the capture would inline:
+    ``rewrite(state, block, i, called, py_func)`` rewrites the call at ``block.body[i]``
+    of the Numba function ``called`` (whose Python function is ``py_func``) and returns
+    True, or returns False to leave it inlined (recursion: ad/calls/recursion.py)."""
+    _INLINE_REWRITERS.append(rewrite)
 
 
 def _typing_failed():
@@ -384,12 +393,18 @@ class InlineDispatcherCalls(RefusingPass):
             if callee is None:
                 i += 1
                 continue
+            if getattr(state.pipeline, "prepare", None) is None and any(
+                    rewrite(state, block, i, _called_object(fir, e), callee)
+                    for rewrite in _INLINE_REWRITERS):
+                return [(None, block)]
             count[0] += 1
             if count[0] > _MAX_INLINES:
                 _refuse(state, "the call to %s nests more than %d calls deep, as a recursive "
-                        "function does: the rewrite inlines every call, so recursion is "
-                        "not differentiated; write it as a loop (the values a recursion "
-                        "would keep on its call stack in an array, or on an adstack)"
+                        "function does: a function that calls itself by its own name is "
+                        "differentiated, not a recursion through other calls (a function "
+                        "passed as an argument); call the recursive function by its name, "
+                        "or write the recursion as a loop (the values it would keep on its "
+                        "call stack in an array)"
                         % (getattr(callee, "__name__", callee), _MAX_INLINES), stmt.loc)
             prepare = getattr(state.pipeline, "prepare", None)
             if prepare is not None:

@@ -32,6 +32,16 @@ from ..plan import checkpoint_schedule as CS
 from ..plan.checkpoint_schedule import CheckpointNeeded
 from ..plan.checkpoint import checkpoint_note
 
+# Called with each backward and the namespace of its source once its njit function is made,
+# before it is compiled (registered by ad/calls/: a recursion binds its own backward).
+_DEFINITION_HOOKS = []
+
+
+def register_definition_hook(hook):
+    """``hook(backward, namespace)`` runs for every backward defined after this call."""
+    _DEFINITION_HOOKS.append(hook)
+
+
 #: Progress of gradient compiles (NUMBA_ADSTACK_VERBOSE=1 prints it).
 LOG = logging.getLogger("numba_adstack")
 from .rewrite import Options, build_backward
@@ -170,6 +180,8 @@ class Backward:
             self.njit_options["parallel"] = True
         self.parallel = parallel
         self.njit_fn = disk_cache.jit(ns[self.fname], self.njit_options, cache)
+        for hook in _DEFINITION_HOOKS:      # (a backward that calls itself binds itself)
+            hook(self, ns)
         budget = self.opts["frame_budget"]
         with config.frame_budget(budget if budget is not None else config.get_frame_budget()):
             try:

@@ -31,6 +31,16 @@ from ..plan.shapes import Shapes
 from .tangents import Tangents, has_floats, zero_of
 
 
+# Filters of the values forward mode gives a tangent, registered by ad/calls/ (a recursive
+# call takes its tangent from its operands', not from their packed copy).
+_VARIED_FILTERS = []
+
+
+def register_varied_filter(keep):
+    """``keep(facts, varied) -> varied``, applied in turn to every JVP built after."""
+    _VARIED_FILTERS.append(keep)
+
+
 @dataclass
 class JVPSource:
     """The generated JVP function: name, source, globals, and the facts it came from
@@ -222,6 +232,8 @@ def build_jvp(typed, py_func, wrt, target=CPU):
                   counter=len(facts.ranges))
     src = Source(facts, names)
     varied = frozenset(varied_values(facts, wrt))
+    for keep in _VARIED_FILTERS:        # (the packed operands of a recursive call: none)
+        varied = keep(facts, varied)
     tangents = Tangents(facts, src, names, varied)
     cx = _Context(facts, names, src)
     body = Lines(level=1)
