@@ -288,7 +288,7 @@ def _implicit_dfdx_impl(func, x, args):
     # Each flat argument of func's backward: x, or an item (of an item) of args.
     reads = ["x" if path[0] == 0 else "args[%d]%s" % (
         path[0] - 1, "".join("[%d]" % k for k in path[1:])) for path in bw.layout.leaf_paths()]
-    src = ("def impl(func, x, args):\n    return bw(%s1.0, False)[1][0]\n"
+    src = ("def impl(func, x, args):\n    return bw(%s1.0, bool(0))[1][0]\n"
            % "".join(r + ", " for r in reads))
     ns = {"bw": bw.njit_fn}
     return exec_source("impl", src, ns, "implicit derivative")

@@ -254,7 +254,7 @@ def _item_impl(f, k, site, args):
     bw = serial_backward(disp, argtypes)
     params = ", ".join("a%d" % j for j in range(len(args)))
     ns = {"_bw": bw.njit_fn}
-    return exec_source("impl", "def impl(f, k, site, %s):\n    return _bw(%s, 1.0, False)[1][%d]\n"
+    return exec_source("impl", "def impl(f, k, site, %s):\n    return _bw(%s, 1.0, bool(0))[1][%d]\n"
                        % (params, params, k), ns, "second-order call")
 
 
@@ -297,7 +297,7 @@ def _second_order_hvp_impl(g, f, k, args):
     jvp = _forward_over_reverse(disp, argtypes, frozenset([kk]))
     reads = "".join("args[%d], " % j for j in range(len(args)))
     ns = {"_jvp": jvp.njit_fn}
-    return exec_source("impl", "def impl(g, f, k, args):\n    return _jvp(%s1.0, False, g)[1][1]\n"
+    return exec_source("impl", "def impl(g, f, k, args):\n    return _jvp(%s1.0, bool(0), g)[1][1]\n"
                        % reads, ns, "second-order call")
 
 

@@ -158,7 +158,9 @@ def _implementation(name, params, body, namespace):
 
 
 def _backward_call(bw, reads, value=False):
-    return "_r = _bw(%s)" % ", ".join(list(reads) + ["1.0", str(value)])
+    # bool(k), not a literal True/False: a literal would compile the backward again for
+    # the Literal[bool] type.
+    return "_r = _bw(%s)" % ", ".join(list(reads) + ["1.0", "bool(%d)" % value])
 
 
 # ---------------------------------------------------------------------- the calls
