@@ -38,6 +38,21 @@ def is_kept_array(t):
         or t.dtype in (types.int64, types.int32))
 
 
+def is_float_list(t):
+    """A list or typed List of floats (its adjoint is an array of its length)."""
+    return isinstance(t, (types.List, types.ListType)) and isinstance(t.dtype, types.Float)
+
+
+def is_float_dict(t):
+    """A typed Dict whose values are floats (its adjoint: a Dict of the same keys)."""
+    return isinstance(t, types.DictType) and isinstance(t.value_type, types.Float)
+
+
+def is_float_container(t):
+    """A list, typed List or typed Dict of floats: containers with adjoints."""
+    return is_float_list(t) or is_float_dict(t)
+
+
 def carries_floats(t):
     """Types other than floats and float arrays that can hold a differentiable value (an
     optional one too: ``np.linalg.matrix_power`` returns an optional array)."""

@@ -14,6 +14,7 @@ from ..facts.operators import OPS
 from ..plan.reciprocals import copy_root
 from ..facts.rule_binding import bind_expr
 from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
+from . import lists
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Term,
                             ThroughView, ToValue)
 
@@ -470,6 +471,8 @@ class Adjoints:
                 facts.error("reading a float out of a tuple that is not built in the "
                             "function (%s)" % vt, e.loc)
             return [Add(self.names.bar(op), g) for op in ops]
+        if lists.holds_adjoint(self.cx, e.value):
+            return lists.read(self.cx, e, g)
         facts.error(_CONTAINER_READ % vt, e.loc)
 
     def add_cell_sum(self, L, acc, e):
@@ -491,9 +494,11 @@ class Adjoints:
         rl = self.facts.iter_alias[self.facts.pair_iter(e).name]
         if rl.array is None:
             return []
+        h = rl.loop.header
+        if lists.holds_adjoint(self.cx, rl.array):
+            return lists.loop_item(self.cx, rl, h, g)
         if not isinstance(self.facts.ty(rl.array), types.Array):
             self.facts.error(_CONTAINER_READ % self.facts.ty(rl.array), e.loc)
-        h = rl.loop.header
         self.cx.parallel.note_adjoint_write(rl.array, None)
         # The last test of the loop reads no element: guard its (zero) adjoint.
         return [Guarded("_it%d < %s" % (h, rl.len), "%s[_it%d]" % (self.ref_bar(rl.array), h),

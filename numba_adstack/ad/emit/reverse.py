@@ -17,6 +17,7 @@ from ..typeinfo import array_zero_src, has_scalar_adjoint, is_float, is_float_ar
 from .constants import ZERO
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, ThroughView,
                             ToValue)
+from . import lists
 from .replay import range_index
 from .names import Lines
 
@@ -31,6 +32,7 @@ class Reverse:
     # ------------------------------------------------------------------ the function
     def top(self, L):
         facts = self.facts
+        lists.declarations(self.cx, L)
         Rt = facts.s.regions[None]
         rbs = facts.return_blocks
         if len(rbs) == 1:
@@ -393,6 +395,8 @@ class Reverse:
                 self.accumulate(L, c)
 
     def stmt(self, L, label, stmt):
+        if lists.reverse_statement(self, L, stmt):
+            return
         if isinstance(stmt, ir.Assign):
             self.assign(L, label, stmt)
         elif isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):

@@ -20,7 +20,11 @@ from numba.core import ir, types
 
 from .. import rules as R
 from .rule_binding import bind_expr
-from ..typeinfo import carries_floats, holds_complex, is_complex_array, is_float, is_float_array
+
+from ..typeinfo import (carries_floats, holds_complex, is_complex_array, is_float,
+                        is_float_array, is_float_container)
+from .containers import (container_adjoints, container_root, grow_varied_containers,
+                         is_container, put_into)
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class Activity:
     useful_roots: frozenset
     array_adjoints: dict
     array_values: frozenset = frozenset()
+    container_adjoints: frozenset = frozenset()     # lists and Dicts of floats read usefully
 
     def diff_operands(self, facts, name):
         """Varied operands through which an adjoint flows from ``name``."""
@@ -42,7 +47,7 @@ def analyse(facts, wrt):
     useful, useful_roots = _useful(facts, varied)
     adjoints, values = _array_adjoints(facts, useful_roots, useful)
     return Activity(varied, frozenset(useful), frozenset(useful_roots), adjoints,
-                    frozenset(values))
+                    frozenset(values), container_adjoints(facts, useful, varied))
 
 
 # ---------------------------------------------------------------------- varied
@@ -84,13 +89,13 @@ def _varied(facts, wrt):
     changed = True
     while changed:
         changed = _grow_varied_roots(facts, varied, varied_roots, depends_on_inputs)
-        changed |= _grow_varied_containers(facts, varied, depends_on_inputs)
+        changed |= grow_varied_containers(facts, varied, depends_on_inputs)
         for name in list(facts.defs) + list(facts.phis):
             if name in varied:
                 continue
             t = facts.typemap.get(name)
             e = None if name in facts.phis else facts.def_expr(name)
-            if carries_floats(t) or _is_container(t):
+            if carries_floats(t) or is_container(t):
                 # A tuple, list, complex number, bound method... built from varied values:
                 # whatever float is read out of it depends on them too.
                 hit = depends(name, e)
@@ -122,74 +127,6 @@ def _varied(facts, wrt):
                 varied.add(name)
                 changed = True
     return varied
-
-
-_CONTAINERS = (types.List, types.ListType, types.DictType, types.Set)
-
-
-def _is_container(t):
-    """A list, typed List, typed Dict or set: an object its methods and stores change in
-    place, so that what is read out of it depends on what was put into it."""
-    return isinstance(t, _CONTAINERS)
-
-
-def _grow_varied_containers(facts, varied, depends_on_inputs):
-    """Mark varied the containers (and every name that holds the same one: copies, phis)
-    that a varied value is put into: ``L.append(v)``, ``L.extend(w)``, ``L.insert(k, v)``,
-    ``L[k] = v``, ``d[key] = v``, ``L += w``. True when any was marked."""
-    put_into = []
-    for blk in facts.fir.blocks.values():
-        for stmt in blk.body:
-            if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) and \
-                    _is_container(facts.ty(stmt.target)) and depends_on_inputs(stmt.value.name):
-                put_into.append(stmt.target.name)
-            e = stmt.value if isinstance(stmt, ir.Assign) else None
-            if isinstance(e, ir.Expr) and e.op == "call":
-                method = facts.def_expr(e.func.name)
-                if isinstance(method, ir.Expr) and method.op == "getattr" and \
-                        _is_container(facts.ty(method.value)) and \
-                        any(depends_on_inputs(a.name) for a in e.args):
-                    put_into.append(method.value.name)
-            elif isinstance(e, ir.Expr) and e.op == "inplace_binop" and \
-                    _is_container(facts.ty(e.lhs)) and depends_on_inputs(e.rhs.name):
-                put_into.append(e.lhs.name)
-    changed = False
-    for name in put_into:
-        for held in _same_container(facts, name):
-            if held not in varied:
-                varied.add(held)
-                changed = True
-    return changed
-
-
-def _same_container(facts, name):
-    """The names that hold the object ``name`` holds: copies of it and phis over it, both
-    ways."""
-    group, work = {name}, [name]
-    while work:
-        n = work.pop()
-        linked = []
-        e = None if n in facts.phis else facts.def_expr(n)
-        if isinstance(e, ir.Var):
-            linked.append(e.name)
-        elif isinstance(e, ir.Expr) and e.op == "cast":
-            linked.append(e.value.name)
-        if n in facts.phis:
-            linked += [v.name for v in facts.phi_incoming(n).values() if isinstance(v, ir.Var)]
-        for _, stmt in facts.uses.get(n, ()):
-            if isinstance(stmt, ir.Assign) and (
-                    isinstance(stmt.value, ir.Var) or
-                    isinstance(stmt.value, ir.Expr) and stmt.value.op == "cast"):
-                linked.append(stmt.target.name)
-        for p in facts.phis:
-            if any(isinstance(v, ir.Var) and v.name == n
-                   for v in facts.phi_incoming(p).values()):
-                linked.append(p)
-        for m in linked:
-            if m not in group and _is_container(facts.ty(m)):
-                group.add(m)
-                work.append(m)
-    return group
 
 
 def _complex_part_written(facts, name, varied_roots):
@@ -306,6 +243,9 @@ def _useful(facts, varied):
                 if facts.array_root(target.name) in useful_roots:
                     work.extend(v.name for v in values
                                 if v.name not in useful and v.name in varied)
+        # A value put into a container of floats read usefully (its adjoint gives it one).
+        held = {container_root(facts, n) for n in useful if is_float_container(facts.ty(n))}
+        work.extend(v for v in put_into(facts, held) if v not in useful and v in varied)
     return useful, useful_roots
 
 

@@ -15,7 +15,8 @@ from ...errors import raise_non_differentiable
 from .array_facts import ArrayFacts
 from .rule_binding import bind_expr
 from .structure import Structure
-from ..typeinfo import is_complex, is_float, is_float_array, is_literal
+from ..typeinfo import is_complex, is_float, is_float_array, is_float_container, \
+    is_float_list, is_literal
 
 
 def _scalar_class(ty):
@@ -336,6 +337,8 @@ class IRFacts(ArrayFacts):
                     isinstance(self.ty(rl.array), (types.List, types.ListType))):
                 return [rl.array.name]      # (emission refuses a list whose items vary)
             return []
+        if e.op in ("getitem", "static_getitem") and is_float_container(self.ty(e.value)):
+            return [e.value.name]           # L[i], d[k] of floats (the container's adjoint)
         if e.op == "getitem" and bind_expr(self, e) is not None:     # x[idx]: a gather
             return [e.value.name] if is_float_array(self.ty(e.value)) else []
         if e.op in ("static_getitem", "getitem") and isinstance(self.ty(e.value),

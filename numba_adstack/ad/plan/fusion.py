@@ -13,7 +13,8 @@ from numba.core import ir, types
 
 from .. import rules as R
 from ..generated_source import identifier
-from ..typeinfo import is_float
+from ..facts.containers import container_root
+from ..typeinfo import is_float, is_float_container
 from .seeds import early_seed
 
 
@@ -24,6 +25,8 @@ def choose_fused(facts, activity):
         return {}
     out = {}
     for lp in sorted(facts.s.loops, key=lambda lp: lp.depth):
+        if touches_list_adjoint(facts, activity, lp):
+            continue
         if lp.depth == 1:
             plan = None if _reads_array_written_after(facts, lp) \
                 else _fusion_plan(facts, activity, lp)
@@ -34,6 +37,31 @@ def choose_fused(facts, activity):
         if plan is not None:
             out[lp] = plan
     return out
+
+
+def touches_list_adjoint(facts, activity, lp):
+    """Does the loop read or change a list or Dict whose adjoint the sweep keeps
+    (emit/lists.py)? Such a loop is reversed by the sweep, not an iteration at a time: the
+    container's adjoint is whole only once the forward is done."""
+    lists = activity.container_adjoints
+    if not lists:
+        return False
+    def held(var):
+        return is_float_container(facts.ty(var.name)) and \
+            container_root(facts, var.name) in lists
+
+    if lp.range is not None and lp.range.array is not None and held(lp.range.array):
+        return True                 # for v in L
+    for b in lp.blocks:
+        for stmt in facts.fir.blocks[b].body:
+            if any(held(v) for v in stmt.list_vars()):
+                return True
+            e = stmt.value if isinstance(stmt, ir.Assign) else None
+            if isinstance(e, ir.Expr) and e.op == "call":
+                f = facts.def_expr(e.func.name)
+                if isinstance(f, ir.Expr) and f.op == "getattr" and held(f.value):
+                    return True
+    return False
 
 
 def choose_parallel(facts, fused, parallel_option):

@@ -22,7 +22,7 @@ import numpy as np
 from numba.core import ir, types
 
 from ..typeinfo import is_float
-from .fusion import sum_families
+from .fusion import sum_families, touches_list_adjoint
 from .seeds import seed_tree, straight_after
 
 
@@ -37,7 +37,7 @@ def choose_replayed(facts, activity, fused):
         return {}, frozenset(), {}
     loops, again, seeds = {}, set(), {}
     for lp in sorted(facts.s.loops, key=lambda lp: lp.depth):
-        if lp in fused:
+        if lp in fused or touches_list_adjoint(facts, activity, lp):
             continue
         # Inside loops reversed an iteration at a time, what an iteration reads from
         # before the loop is defined once in that unit (at the top level: once in the

@@ -281,6 +281,15 @@ def unpacked(a, n):
     return a
 
 
+@helper_jit(error_model="numpy")
+def dict_zeros(d):
+    """A typed Dict of ``d``'s keys, each 0: the adjoint of the Dict ``d`` of floats."""
+    out = d.copy()
+    for k in d:
+        out[k] = 0.0
+    return out
+
+
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
 #: in place, ``IN_PLACE``) and the ones above.
 @helper_jit(error_model="numpy")
@@ -310,7 +319,8 @@ def radd(typingctx, a, b):
 RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure,
                fill_as=fill_as, written=written, sum_of_product=sum_of_product,
                sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like,
-               length_is=length_is, apart=apart, unpacked=unpacked, radd=radd)
+               length_is=length_is, apart=apart, unpacked=unpacked, radd=radd,
+               dict_zeros=dict_zeros)
 #: Helpers with no effect on their arguments (the generated code may move their calls).
 PURE = set(RULE_HELPERS) | {"fill_as", "sum_of_product", "sum_of_negated_product",
                              "broadcast_like", "length_is", "apart", "radd"}

@@ -81,6 +81,8 @@ STACK_READS = {I.pop, I.top}
 STACK_EFFECTS = {I.push, I.reserve, I.clear}
 LIST_READS = {"pop"}
 LIST_EFFECTS = {"append", "clear"}
+#: Methods of a list or Dict that change nothing.
+CONTAINER_READS = {"count", "index", "copy", "keys", "get", "values", "items"}
 #: Array methods linear in the array they are called on.
 LINEAR_METHODS = {"sum", "mean", "cumsum", "copy", "reshape", "ravel", "flatten",
                   "transpose", "trace", "conj", "conjugate"}
@@ -105,6 +107,8 @@ def has_floats(t):
                                      issubclass(t.dtype, np.floating))
     if isinstance(t, (types.List, types.ListType)):
         return has_floats(t.dtype)
+    if isinstance(t, types.DictType):    # a Dict of floats: its tangent is a Dict too
+        return has_floats(t.value_type)
     return False
 
 
@@ -194,6 +198,14 @@ class Tangents:
                 if e.attr == "real" and self.has(e.value):
                     return self.dot(e.value)
             return None
+        if op == "binop" and isinstance(self.facts.ty(name), types.List):
+            # [c] * n, L * n: the tangent's items repeated as the items are.
+            lst, n = (e.lhs, e.rhs) if isinstance(self.facts.ty(e.lhs), types.List) \
+                else (e.rhs, e.lhs)
+            if self.has(lst):
+                return "%s * %s" % (self.dot(lst), self.src.operand(n))
+            return "[%s] * len(%s)" % (zero_of(self.facts.ty(name).dtype, ""),
+                                       self.names.n(name))
         if op == "binop":
             return self.operator(name, e.fn, [e.lhs, e.rhs], is_binop=True)
         if op == "inplace_binop":
@@ -357,7 +369,7 @@ class Tangents:
             return None
         t = self.facts.ty(name)
         fn = self.facts.resolve_global(e.func)
-        if isinstance(t, (AdStackType, types.ListType)) or \
+        if isinstance(t, (AdStackType, types.List, types.ListType, types.DictType)) or \
                 self.facts.target.is_thread_local_constructor(fn):
             return self.src.expr(e, self.src.operand)   # another one (local memory: as is)
         return zero_of(t, self.names.n(name))
@@ -385,6 +397,13 @@ class Tangents:
                 f.attr in LIST_EFFECTS and self.has(f.value):
             return "%s.%s(%s)" % (self.dot(f.value), f.attr,
                                   ", ".join(self.of(a) for a in e.args))
+        if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
+                self.has(f.value) and f.attr not in CONTAINER_READS and \
+                isinstance(self.facts.ty(f.value), (types.List, types.ListType,
+                                                     types.DictType)):
+            self.facts.error("forward mode: .%s on a %s that has a tangent (append, stores "
+                             "and reads are followed; keep the values in an array for the "
+                             "rest)" % (f.attr, self.facts.ty(f.value)), e.loc)
         return None
 
     def fill_call(self, name, fn, e):

@@ -63,7 +63,9 @@ def _container_writes(facts, e):
         return [(e.args[0].name, [e.args[2].name])]
     f = facts.def_expr(e.func.name)
     if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
-            f.attr == "append" and isinstance(facts.ty(f.value), types.ListType):
+            isinstance(facts.ty(f.value), (types.List, types.ListType, types.DictType)):
+        # (Only append and clear are mirrored on the tangent's list; forward mode refuses
+        # the other changes of a list or Dict that has a tangent: tangents.effect.)
         return [(f.value.name, [a.name for a in e.args])]
     return []
 

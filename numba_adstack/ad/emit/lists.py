@@ -1,0 +1,112 @@
+"""Adjoints of lists of floats (and typed Lists), and of typed Dicts of floats, made in
+the function.
+
+A typed Dict ``d`` whose floats the gradient reads gets, at the start of the reverse
+sweep, an adjoint Dict of its final keys, each 0 (``dict_zeros``): a read ``d[k]`` adds
+into ``d_bar[k]``, a store ``d[k] = v`` gives ``v`` that adjoint and clears it.
+
+A list whose floats the gradient reads (:func:`..facts.containers.container_adjoints`)
+gets, at the start of the reverse sweep, an adjoint array of its final length and a count
+of the items it holds, ``len(L)``. The sweep walks the forward backwards, so at every point the
+count is the list's length at the same point of the forward: ``L.append(v)`` reversed
+takes the count down by one and gives ``v`` the adjoint of that last item; a read
+``L[i]`` adds into item ``i`` (a negative ``i`` counted from the count); a store
+``L[i] = v`` gives ``v`` item ``i``'s adjoint and clears it; the items of ``[a, b]`` get
+the first adjoints. The list itself is the forward's (its values are the replay's).
+"""
+from numba.core import ir, types
+
+from ..facts.containers import container_root
+from ..typeinfo import is_float_dict
+from .contributions import Add, Guarded
+
+
+def declarations(cx, L):
+    """The adjoint array and the count of every list adjoint, at the start of the sweep."""
+    for name in sorted(cx.activity.container_adjoints):
+        if is_float_dict(cx.facts.ty(name)):
+            L("%s = dict_zeros(%s)" % (bar(cx, name), cx.adjoints.ref(name)))
+            continue
+        dtype = cx.facts.ty(name).dtype
+        L("%s = np.zeros(len(%s), np.%s)" % (bar(cx, name), cx.adjoints.ref(name), dtype))
+        L("%s = len(%s)" % (count(cx, name), cx.adjoints.ref(name)))
+
+
+def bar(cx, name):
+    return cx.names.bar(name)
+
+
+def count(cx, name):
+    return "_n_" + cx.names.bar(name)
+
+
+def holds_adjoint(cx, var):
+    return var is not None and bool(cx.activity.container_adjoints) and \
+        _root(cx, var) in cx.activity.container_adjoints
+
+
+def _root(cx, var):
+    """The list adjoint's name: that of the list made, whatever copy names it here."""
+    return container_root(cx.facts, var if isinstance(var, str) else var.name)
+
+
+def _item(cx, name, index):
+    """The adjoint of item ``index`` (source) of the list ``name``, a negative index
+    counted from the items it holds at this point (of a Dict: the key ``index``)."""
+    if is_float_dict(cx.facts.ty(name)) or index.lstrip("-").isdigit() and not index.startswith("-"):
+        return "%s[%s]" % (bar(cx, name), index)
+    return "%s[%s if %s >= 0 else %s + %s]" % (bar(cx, name), index, index, index,
+                                               count(cx, name))
+
+
+def read(cx, e, g):
+    """The contribution of ``v = L[i]`` (``e``) to the list's adjoint."""
+    return [Add(_item(cx, _root(cx, e.value), cx.src.index(e, cx.adjoints.ref)), g)]
+
+
+def loop_item(cx, rl, h, g):
+    """The contribution of ``for v in L`` at the iteration ``_it{h}``."""
+    return [Guarded("_it%d < %s" % (h, rl.len), "%s[_it%d]" % (bar(cx, _root(cx, rl.array)),
+                                                               h), g)]
+
+
+def reverse_statement(rev, L, stmt):
+    """Reverse ``stmt`` when it puts items into a list adjoint; True when it did."""
+    cx = rev.cx
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        if not holds_adjoint(cx, stmt.target):
+            return False
+        name = _root(cx, stmt.target)
+        cell = _item(cx, name, cx.src.store_index(stmt, cx.adjoints.ref))
+        if stmt.value.name in cx.activity.useful:
+            rev.make_adjoints(L)
+            rev.accumulate(L, Add(cx.names.bar(stmt.value), cell))
+        L("%s = 0.0" % cell)
+        return True
+    e = stmt.value if isinstance(stmt, ir.Assign) else None
+    if not isinstance(e, ir.Expr):
+        return False
+    if e.op == "build_list" and holds_adjoint(cx, stmt.target):
+        name = stmt.target.name
+        for k, item in enumerate(e.items):
+            if item.name in cx.activity.useful:
+                rev.make_adjoints(L)
+                rev.accumulate(L, Add(cx.names.bar(item), "%s[%d]" % (bar(cx, name), k)))
+        return True
+    if e.op != "call":
+        return False
+    method = cx.facts.def_expr(e.func.name)
+    if not (isinstance(method, ir.Expr) and method.op == "getattr" and
+            method.attr == "append" and holds_adjoint(cx, method.value)):
+        return False
+    name = _root(cx, method.value)
+    L("%s -= 1" % count(cx, name))
+    v = e.args[0]
+    if v.name in cx.activity.useful:
+        rev.make_adjoints(L)
+        rev.accumulate(L, Add(cx.names.bar(v), "%s[%s]" % (bar(cx, name), count(cx, name))))
+    return True
+
+
+def is_list(t):
+    return isinstance(t, (types.List, types.ListType))
