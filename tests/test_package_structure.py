@@ -101,3 +101,25 @@ def test_ad_top_level_is_its_floors():
                      if e.endswith(".py") or os.path.isfile(os.path.join(ad, e, "__init__.py")))
     assert len(entries) <= 12, entries
     assert set(entries) - {"__init__"} == set(FLOORS), entries
+
+
+def test_one_module_runs_generated_source():
+    # Generated source is run by ad/generated_source.py only (exec_source, and the disk
+    # cache's modules through exec_file_source), so that its text is kept where inspect
+    # and tracebacks find it.
+    runs = []
+    for m, path in MODULES.items():
+        for node in ast.walk(ast.parse(open(path).read())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in ("exec", "eval"):
+                runs.append("%s:%d" % (m, node.lineno))
+    assert runs == ["numba_adstack.ad.generated_source:%d" % _exec_line()], runs
+
+
+def _exec_line():
+    path = MODULES["numba_adstack.ad.generated_source"]
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "exec":
+            return node.lineno
+    return None

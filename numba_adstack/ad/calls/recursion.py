@@ -56,6 +56,7 @@ from ..capture.pipeline import register_inline_rewriter
 from ..dispatch import grad_functions
 from ..dispatch.backward import register_definition_hook
 from ..dispatch.jitted import serial_backward
+from ..generated_source import exec_source
 from ..rules.array_rules import ARRAY_RULES
 from ..runtime import RUNTIME
 from ..tangent.jvp_source import register_varied_filter
@@ -333,9 +334,9 @@ def _call_impl(f, site, args):
             return None
     params = ["a%d" % j for j in range(1, len(args) + 1)]
     ns = {"_h": primal, "_not_cached": not_cached}
-    exec("def impl(f, site, a0, %s):\n    _not_cached()\n    return _h(%s)\n"
-         % (", ".join(params), ", ".join(params)), ns)
-    return ns["impl"]
+    src = "def impl(f, site, a0, %s):\n    _not_cached()\n    return _h(%s)\n" % (
+        ", ".join(params), ", ".join(params))
+    return exec_source("impl", src, ns, "recursive call")
 
 
 class _NotCached:

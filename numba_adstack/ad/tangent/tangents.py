@@ -398,7 +398,7 @@ class Tangents:
             return "%s.%s(%s)" % (self.dot(f.value), f.attr,
                                   ", ".join(self.of(a) for a in e.args))
         if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
-                self.has(f.value) and f.attr not in CONTAINER_READS and \
+                self.has(f.value) and f.attr not in CONTAINER_READS | LIST_READS and \
                 isinstance(self.facts.ty(f.value), (types.List, types.ListType,
                                                      types.DictType)):
             self.facts.error("forward mode: .%s on a %s that has a tangent (append, stores "
