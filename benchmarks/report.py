@@ -263,7 +263,11 @@ _OTHER_PAGES = (
      "first call against the primal's `njit` compile", "python -m benchmarks.bench_compile"),
     ("from_jit.md", "from_jit.md", "gradients called from jitted code against hand-written "
      "ones", "python -m benchmarks.bench_from_jit"),
+    ("benchmarks_library.md", "benchmarks_library.md", "library code as its authors wrote "
+     "it, against JAX and hand-written gradients", "python -m benchmarks.library_report"),
 )
+#: Pages whose plot the section shows too.
+_OTHER_PLOTS = {"benchmarks_library.md": "benchmarks_library.png"}
 
 
 def _other_pages(number):
@@ -287,6 +291,8 @@ def _other_pages(number):
                 break           # the page's first table only
             rows.append(ln)
         out += rows + [""]
+        if page in _OTHER_PLOTS and (docs / _OTHER_PLOTS[page]).exists():
+            out += ["![%s](%s)" % (title, _OTHER_PLOTS[page]), ""]
     return out
 
 
