@@ -83,6 +83,16 @@ def ndindex_forms(X):
     return s
 
 
+@nad.grad_jit(parallel=True)
+def pndindex_copy(A):
+    # Numba's test_parfors.test_partial_sum_1d_parallel, weighted: numba.pndindex runs the
+    # primal's loop in parallel; the gradient reads it as np.ndindex
+    result = np.zeros(A.shape, dtype=A.dtype)
+    for idx in numba.pndindex(A.shape):
+        result[idx] = A[idx] * A[idx]
+    return np.sum(result * np.arange(A.size).reshape(A.shape))
+
+
 @nad.grad_jit
 def logsumexp_flat(A):
     m = -np.inf
@@ -285,6 +295,7 @@ CASES = [
     (zip_with_ranges, (X6, 4)),
     (enumerate_of_zip, (Y4, X6)),
     (ndindex_forms, (M34,)),
+    (pndindex_copy, (M34,)),
     (logsumexp_flat, (M34,)),
     (pair_potential, (PLANE,)),
     (row_sums, (M34, Y4)),

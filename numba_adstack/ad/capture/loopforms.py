@@ -109,7 +109,8 @@ def _sequence(em, var):
             return _enumerate_sequence(em, defn)
         if name == ("range", "builtins"):
             return _range_sequence(em, defn)
-        if name == ("ndindex", "numpy"):
+        if name in (("ndindex", "numpy"), ("pndindex", "numba")):
+            # (numba.pndindex: the primal's loop runs in parallel, the gradient's serially)
             return _ndindex_sequence(em, defn)
         if name == ("ndenumerate", "numpy"):
             return _ndenumerate_sequence(em, defn)
@@ -411,7 +412,7 @@ def _is_loop_form(em, var):
     defn = em.definition(var)
     if isinstance(defn, ir.Expr) and defn.op == "call" and em.callname(defn) in (
             ("zip", "builtins"), ("enumerate", "builtins"), ("ndindex", "numpy"),
-            ("ndenumerate", "numpy")):
+            ("pndindex", "numba"), ("ndenumerate", "numpy")):
         return True
     if isinstance(defn, ir.Expr) and defn.op == "getattr" and defn.attr == "flat":
         return True
@@ -527,7 +528,7 @@ def _iterator_statements(fir, roots):
         v = stmts[0].value
         pure = isinstance(v, ir.Global) or (isinstance(v, ir.Expr) and (
             v.op == "call" and getattr(ir_global(fir, v.func), "__name__", None) in
-            ("zip", "enumerate", "range", "ndindex", "ndenumerate")
+            ("zip", "enumerate", "range", "ndindex", "pndindex", "ndenumerate")
             or v.op == "getattr" and v.attr in ("flat", "ndindex")))
         if pure:
             out.add(id(stmts[0]))
