@@ -57,6 +57,7 @@ LONGEST_FIRST = ["test_grad_array_rules.py", "test_grad_numpy_more.py", "test_ar
                  "test_grad_numpy_ordinary.py", "test_memory_limits.py", "test_readme.py",
                  "test_checkpoint_marker.py", "test_map_loops.py", "test_grad_array_views.py",
                  "test_grad_from_jit.py", "test_grad_libraries.py", "test_grad_properties.py",
+                 "test_grad_recursion.py", "test_grad_lists.py", "test_map_sums.py",
                  "test_plan_speed.py", "test_grad_second_order.py",
                  "test_fused_elementwise.py", "test_grad_cache.py", "test_grad_writes.py",
                  "test_grad_array_reductions.py", "test_workloads_real.py",
