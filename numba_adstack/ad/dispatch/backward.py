@@ -133,7 +133,8 @@ class Backward:
         typed = typed_ir(py_func, self.argtypes,
                          layout=None if self.layout.trivial else self.layout,
                          locals=self.dispatcher.locals,
-                         pipeline_class=self.dispatcher._compiler.pipeline_class)
+                         pipeline_class=self.dispatcher._compiler.pipeline_class,
+                         stencils=True)
         rw = build_backward(typed, py_func,
                             Options(self.opts["ad_stack_size"], self.opts["storage"],
                                     wrt=wrt, parallel=parallel,
