@@ -11,6 +11,7 @@ are shared (emit/common_calls.py).
 import ast
 
 import numba
+import pytest
 import numpy as np
 
 import numba_adstack as nad
@@ -262,3 +263,34 @@ def test_shared_pullback_call():
         assert share_pullback_calls(fn) == 0        # x written through its alias v
     finally:
         runtime.ONE_CALL.discard("pb")
+
+
+@nad.grad_jit
+def mismatched(u0, steps):
+    u = u0.copy()
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + 0.1 * u[2:] * u[:-3]
+    return np.sum(u * u)
+
+
+def test_mismatched_lengths_raise_as_numpy_does():
+    u = _u()
+    with pytest.raises(ValueError):
+        numba.njit(mismatched.py_func)(u, 2)
+    with pytest.raises(ValueError):
+        mismatched.grad(u, 2)
+
+
+@nad.grad_jit
+def divided_by_zero(u0, c, steps):
+    u = u0.copy()
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + (u[2:] - u[:-2]) / (c * u[1:-1])
+    return np.sum(u)
+
+
+def test_division_by_zero_as_on_arrays():
+    # no ZeroDivisionError: the element loop divides as the arrays do (inf, nan)
+    value, _ = divided_by_zero.value_and_grad(_u(), 0.0, 1)
+    np.testing.assert_equal(value, numba.njit(divided_by_zero.py_func)(_u(), 0.0, 1))
+    assert not np.isfinite(value)

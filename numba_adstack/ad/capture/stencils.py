@@ -151,9 +151,10 @@ def _slice_text(bounds):
     return "%s:%s" % ("" if a is None else a, "" if b is None else b)
 
 
-def _sources(tree, root):
-    """``(expression source, pullback source body)`` of the tree, with parameter names
-    ``a0..`` for the arrays and ``s0..`` for the numbers."""
+def _sources(tree, root, leaf=None):
+    """``(expression source, array names, number names)`` of the tree, with parameter
+    names ``a0..`` for the arrays and ``s0..`` for the numbers; ``leaf(key)``: the text
+    of a slice (default: the slice of the whole array)."""
     arr = {n: "a%d" % i for i, n in enumerate(tree.arrays)}
     num = {n: "s%d" % i for i, n in enumerate(tree.numbers)}
 
@@ -164,6 +165,8 @@ def _sources(tree, root):
         if kind == "num":
             return num[key[1]]
         if kind == "slice":
+            if leaf is not None:
+                return leaf(key)
             return "%s[%s]" % (arr[key[1]], _slice_text(key[2]))
         if kind == "op":
             return "(%s %s %s)" % (expr(key[2][0]), key[1], expr(key[2][1]))
@@ -203,17 +206,8 @@ def _pullback_source(fname, tree, root, arr, num):
 
     L = ["def %s(%s, g):" % (fname, ", ".join(params)),
          "    m = g.shape[0]"]
-    for k, i in sl.items():
-        a = arr[k[1]]
-        lo, hi = k[2]
-        L.append("    n%d = %s.shape[0]" % (i, a))
-        L.append("    lo%d = %s" % (i, "0" if lo is None else
-                                    "min(max(%d + n%d, 0), n%d)" % (lo, i, i) if lo < 0
-                                    else "min(%d, n%d)" % (lo, i)))
-        L.append("    hi%d = %s" % (i, "n%d" % i if hi is None else
-                                    "min(max(%d + n%d, 0), n%d)" % (hi, i, i) if hi < 0
-                                    else "min(%d, n%d)" % (hi, i)))
-        L.append("    len%d = max(hi%d - lo%d, 0)" % (i, i, i))
+    L.extend(_bounds(sl, arr))
+    for i in sl.values():
         L.append("    if len%d != m and len%d != 1:" % (i, i))
         L.append("        raise ValueError('operands could not be broadcast together')")
     recip = {}
@@ -315,6 +309,49 @@ def _pullback_source(fname, tree, root, arr, num):
     return "\n".join(L) + "\n"
 
 
+def _bounds(sl, arr):
+    """Lines computing ``lo<i>`` and ``len<i>``, where slice ``i`` starts in its array
+    and how many elements it has (Python's rules for slices)."""
+    L = []
+    for k, i in sl.items():
+        a = arr[k[1]]
+        lo, hi = k[2]
+        L.append("    n%d = %s.shape[0]" % (i, a))
+        L.append("    lo%d = %s" % (i, "0" if lo is None else
+                                    "min(max(%d + n%d, 0), n%d)" % (lo, i, i) if lo < 0
+                                    else "min(%d, n%d)" % (lo, i)))
+        L.append("    hi%d = %s" % (i, "n%d" % i if hi is None else
+                                    "min(max(%d + n%d, 0), n%d)" % (hi, i, i) if hi < 0
+                                    else "min(%d, n%d)" % (hi, i)))
+        L.append("    len%d = max(hi%d - lo%d, 0)" % (i, i, i))
+    return L
+
+
+def _primal_source(name, tree, root):
+    """The primitive: where every slice has the result's length, one loop computing the
+    expression element by element (the same operations on each element, in the same
+    order, as the whole-array expression: the same values), else the expression on the
+    arrays as written (NumPy's broadcasting, its errors)."""
+    expr, arr, num = _sources(tree, root)
+    params = [arr[n] for n in tree.arrays] + [num[n] for n in tree.numbers]
+    slices = [k for k in tree.nodes if k[0] == "slice"]
+    sl = {k: i for i, k in enumerate(slices)}
+    element, _, _ = _sources(tree, root, lambda k: "A%d[i]" % sl[k])
+    L = ["def %s(%s):" % (name, ", ".join(params))]
+    L.extend(_bounds(sl, arr))
+    L.append("    m = max(%s)" % ", ".join("len%d" % i for i in sl.values())
+             if len(sl) > 1 else "    m = len0")
+    L.append("    if %s:" % " and ".join("len%d == m" % i for i in sl.values()))
+    for k, i in sl.items():
+        L.append("        A%d = %s[lo%d:lo%d + m]" % (i, arr[k[1]], i, i))
+    L.append("        out = np.empty(m)")
+    L.append("        for i in range(m):")
+    L.append("            out[i] = %s" % element)
+    L.append("        return out")
+    L.append("    return %s" % expr)
+    return "\n".join(L) + "\n"
+
+
 def _node_text(k, val):
     if k[0] == "op":
         return "%s %s %s" % (val(k[2][0]), k[1], val(k[2][1]))
@@ -363,10 +400,11 @@ def _primitive(tree, root):
     tag = hashlib.sha1(text.encode()).hexdigest()[:12]
     name = "_stencil_%s" % tag
     ns = {"np": np}
-    exec(compile(text.format(name=name), "<%s>" % name, "exec"), ns)
+    exec(compile(_primal_source(name, tree, root), "<%s>" % name, "exec"), ns)
     fn = ns[name]
     fn.__module__ = __name__
-    prim = numba.njit(fn)
+    # (a division by zero gives what it gives on the arrays, not an exception)
+    prim = numba.njit(error_model="numpy")(fn)
     vname = "_stencil_vjp_%s" % tag
     vsrc = _pullback_source(vname, tree, root, arr, num)
     ns = {"np": np, "radd": runtime.RUNTIME["radd"]}
