@@ -294,3 +294,43 @@ def test_division_by_zero_as_on_arrays():
     value, _ = divided_by_zero.value_and_grad(_u(), 0.0, 1)
     np.testing.assert_equal(value, numba.njit(divided_by_zero.py_func)(_u(), 0.0, 1))
     assert not np.isfinite(value)
+
+
+def test_hvp_and_jvp():
+    # forward over reverse differentiates a backward whose stencils are reversed
+    # operation by operation (the pullbacks have no tangent rule)
+    f, args = reaction_diffusion, (_u(), 0.3, 2.0, 1.0, 0.2, 3)
+    v = (np.linspace(-1.0, 1.0, 9), 0.5, -0.25, 0.0, 0.0, 0)
+    hv = f.hvp(args, v)
+    e = 1e-6
+
+    def shifted(s):
+        return tuple(a + s * b if isinstance(a, (float, np.ndarray)) else a
+                     for a, b in zip(args, v))
+    plus, minus = f.grad(*shifted(e)), f.grad(*shifted(-e))
+    for h, p, m in zip(hv[:3], plus[:3], minus[:3]):
+        np.testing.assert_allclose(h, (np.asarray(p) - np.asarray(m)) / (2 * e),
+                                   rtol=1e-5, atol=1e-7)
+    g = f.grad(*args)
+    _, tangent = f.jvp(args, v)
+    np.testing.assert_allclose(tangent, np.dot(g[0], v[0]) + g[1] * v[1] + g[2] * v[2],
+                               rtol=1e-10)
+
+
+@nad.grad_jit
+def _heat(u0, k, n):
+    u = u0.copy()
+    for t in range(n):
+        u[1:-1] = u[1:-1] + k * (u[:-2] - 2.0 * u[1:-1] + u[2:]) * u[1:-1]
+    return np.sum(u * u)
+
+
+@nad.grad_jit
+def _gradient_norm(u0, k, n):
+    g = _heat.grad(u0, k, n)[0]
+    return np.sum(g * g)
+
+
+def test_gradient_of_a_gradient_called_in_the_function():
+    check_fd(_gradient_norm, _u(), 0.2, 3, rtol=1e-5, atol=1e-7)
+    assert _heat.grad(_u(), 0.2, 3)[0] is not None
