@@ -334,3 +334,34 @@ def _gradient_norm(u0, k, n):
 def test_gradient_of_a_gradient_called_in_the_function():
     check_fd(_gradient_norm, _u(), 0.2, 3, rtol=1e-5, atol=1e-7)
     assert _heat.grad(_u(), 0.2, 3)[0] is not None
+
+
+@nad.grad_jit(parallel=True)
+def rows_in_prange(U, dt, steps):
+    total = 0.0
+    for j in numba.prange(U.shape[0]):
+        u = U[j].copy()
+        for s in range(steps):
+            u[1:-1] = u[1:-1] + dt * (u[2:] - 2.0 * u[1:-1] + u[:-2]) * u[1:-1]
+        total += np.sum(u * u)
+    return total
+
+
+def test_time_loop_in_a_prange_body():
+    U = np.random.default_rng(0).uniform(0.2, 0.8, (3, 9))
+    check_fd(rows_in_prange, U, 0.1, 3)
+    assert _stencilled(rows_in_prange, U, 0.1, 3)
+
+
+@nad.grad_jit
+def while_time(u0, dt, T):
+    u = u0.copy()
+    t = 0.0
+    while t < T:
+        u[1:-1] = u[1:-1] + dt * (u[2:] - 2.0 * u[1:-1] + u[:-2]) * u[1:-1]
+        t += dt
+    return np.sum(u * u)
+
+
+def test_while_time_loop():
+    _check(while_time, _u(), 0.1, 0.35)
