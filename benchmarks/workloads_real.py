@@ -498,6 +498,54 @@ def _advection_args(quick):
     return (np.exp(-100.0 * (x - 0.3) ** 2), vel, nu, dx, dt, steps, ubar)
 
 
+# --------------------------------------------------------------------------
+# f'. 1-d reaction-diffusion, whole-array NumPy in a time loop (Fisher-KPP)
+# --------------------------------------------------------------------------
+def reaction_diffusion(u0, D, k, dx, dt, steps):
+    u = u0.copy()
+    for step in range(steps):
+        u[1:-1] = u[1:-1] + dt * (D * (u[2:] - 2.0 * u[1:-1] + u[:-2]) / dx ** 2
+                                  + k * u[1:-1] * (1.0 - u[1:-1]))
+    return np.sum(u * u)
+
+
+def reaction_diffusion_grad(u0, D, k, dx, dt, steps):
+    n = u0.shape[0]
+    hist = np.empty((steps, n))
+    u = u0.copy()
+    c = D / dx ** 2
+    for t in range(steps):
+        hist[t] = u
+        un = hist[t]
+        for i in range(1, n - 1):
+            u[i] = un[i] + dt * (c * (un[i + 1] - 2.0 * un[i] + un[i - 1])
+                                 + k * un[i] * (1.0 - un[i]))
+    ub = 2.0 * u
+    g = np.zeros(n)             # the adjoint of the interior, zero at the ends
+    dtc = dt * c
+    cb = kb = 0.0
+    for t in range(steps - 1, -1, -1):
+        un = hist[t]
+        g[1:n - 1] = ub[1:n - 1]
+        ub[0] += dtc * g[1]
+        ub[n - 1] += dtc * g[n - 2]
+        for i in range(1, n - 1):
+            ui = un[i]
+            cb += g[i] * (un[i + 1] - 2.0 * ui + un[i - 1])
+            kb += g[i] * ui * (1.0 - ui)
+            ub[i] = g[i] * (1.0 + dt * (k * (1.0 - 2.0 * ui) - 2.0 * c)) \
+                + dtc * (g[i - 1] + g[i + 1])
+    return ub, cb * dt / dx ** 2, kb * dt, None, None, None
+
+
+def _reaction_diffusion_args(quick):
+    n, steps = (64, 10) if quick else (20_000, 200)
+    x = np.linspace(0.0, 1.0, n)
+    dx = 1.0 / (n - 1)
+    D = 1e-3
+    return (0.5 + 0.4 * np.sin(6.0 * np.pi * x), D, 2.0, dx, 0.2 * dx * dx / D, steps)
+
+
 def _advection_tangents(args):
     rng = np.random.default_rng(36)
     return (rng.standard_normal(args[0].shape[0]), 0.3, -0.002)
@@ -555,5 +603,12 @@ REAL_WORKLOADS = {
             lambda args: args[5] + 16,
             program=advection_diffusion, vjp=advection_diffusion_vjp,
             jvp=advection_diffusion_jvp, make_tangents=_advection_tangents),
+        Workload(
+            "reaction_diffusion", "f'. 1-d reaction-diffusion, whole-array NumPy, 20k cells",
+            "u[1:-1] = u[1:-1] + dt * (D * (u[2:] - 2 u[1:-1] + u[:-2]) / dx**2 + k u[1:-1] "
+            "(1 - u[1:-1])) in a 200-step loop over 20,000 cells (Fisher-KPP, whole-array "
+            "NumPy as a user writes it); loss = sum(u * u); gradient in u0, D and k.",
+            reaction_diffusion, reaction_diffusion_grad, _reaction_diffusion_args, (0, 1, 2),
+            lambda args: args[5] + 16),
     ] + LIBRARY_WORKLOADS
 }

@@ -119,6 +119,18 @@ def _loss(workload, args):
             return jnp.dot(args[6], program(u0, vel, nu))
         return loss
 
+    if name == "reaction_diffusion":
+        dx, dt, steps = args[3], args[4], args[5]
+
+        def loss(u0, D, k):
+            def step(_, u):
+                c = u[1:-1]
+                lap = (u[2:] - 2.0 * c + u[:-2]) / dx ** 2
+                return u.at[1:-1].set(c + dt * (D * lap + k * c * (1.0 - c)))
+            u = lax.fori_loop(0, steps, step, u0)
+            return jnp.sum(u * u)
+        return loss
+
     if name == "numba_stats_nll":
         from jax.scipy import stats
         x = jnp.asarray(args[0])

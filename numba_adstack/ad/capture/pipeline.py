@@ -33,7 +33,7 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.types import WrapperAddressProtocol
 from numba.core import errors, types
 
-from . import generators, library_calls, tuples
+from . import generators, library_calls, stencils, tuples
 from .numpy_items import rewrite_items
 from ..rules import CALL_RULES
 from ..rules.array_rules import rule_of
@@ -482,6 +482,9 @@ class CaptureTypedIR(FunctionPass):
             raise _EarlyPipelineCompletion(exc)
         tuples.read_fields_by_index(state)
         tuples.read_unpacked_arrays(state)
+        if getattr(state.pipeline, "stencils", False):
+            stencils.rewrite_stencils(state.func_ir, state.typemap, state.calltypes,
+                                      state.typingctx)
         wrongly_rebound = scalar_sites(state.func_ir, state.typemap) & writes.REBOUND
         if wrongly_rebound:
             raise _EarlyPipelineCompletion(ScalarInPlaceSites(wrongly_rebound))
@@ -527,6 +530,8 @@ class _CapturePipeline(CompilerBase):
     callee_of = None
     # The function's own ``pipeline_class`` (njit's), or None for Numba's.
     user_pipeline = None
+    # Stencil expressions in loops made primitives (:mod:`.stencils`): the backward's.
+    stencils = False
 
     def define_pipelines(self):
         pm = PassManager("numba_adstack_capture")
@@ -551,7 +556,7 @@ class _CapturePipeline(CompilerBase):
 
 
 def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None, locals=None,
-             pipeline_class=None):
+             pipeline_class=None, stencils=False):
     """Typed SSA IR of ``py_func`` for the given Numba argument types.
 
     ``layout`` (optional, a :class:`.specialize.ArgLayout` of ``argtypes``): the IR takes
@@ -562,17 +567,19 @@ def typed_ir(py_func, argtypes, prepare=None, callee_of=None, layout=None, local
     object that is not a Numba dispatcher (a target's own device functions) to the Python
     function to inline, or None. ``locals``: the types of locals, as ``njit(locals=)``.
     ``pipeline_class``: the function's own, as ``njit(pipeline_class=)``; its passes
-    before typing run in the capture too.
+    before typing run in the capture too. ``stencils``: whole-array stencil expressions
+    in loops are made primitives with a one-pass pullback (:mod:`.stencils`).
     """
     from numba.core.registry import cpu_target
     typingctx, targetctx = cpu_target.typing_context, cpu_target.target_context
     flags = primal_flags()
     pipeline = _CapturePipeline
     user = pipeline_class if pipeline_class not in (None, Compiler) else None
-    if prepare is not None or callee_of is not None or layout is not None or user:
+    if prepare is not None or callee_of is not None or layout is not None or user \
+            or stencils:
         hooks = {"prepare": None if prepare is None else staticmethod(prepare),
                  "callee_of": None if callee_of is None else staticmethod(callee_of),
-                 "layout": layout, "user_pipeline": user}
+                 "layout": layout, "user_pipeline": user, "stencils": stencils}
         pipeline = type("_HookedCapturePipeline", (_CapturePipeline,), hooks)
         if prepare is not None:
             py_func = prepare(py_func)

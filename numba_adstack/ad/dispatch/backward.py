@@ -61,8 +61,12 @@ class Backward:
     """The compiled backward function of one argument type signature."""
 
     def __init__(self, dispatcher, argtypes, parallel=None, checkpoint=None,
-                 memory_budget=None):
+                 memory_budget=None, stencils=True):
         opts = dispatcher.ad_options
+        # Whole-array stencils in loops as primitives (capture/stencils.py); off for the
+        # backward that forward mode differentiates again (hvp): their pullbacks have no
+        # tangent rule.
+        self.stencils = stencils
         if checkpoint is not None:      # the checkpointed variant of an "auto" backward
             opts = dict(opts, checkpoint=checkpoint)
         if memory_budget is not None:   # a variant made after memory ran out
@@ -143,7 +147,8 @@ class Backward:
         typed = typed_ir(py_func, self.argtypes,
                          layout=None if self.layout.trivial else self.layout,
                          locals=self.dispatcher.locals,
-                         pipeline_class=self.dispatcher._compiler.pipeline_class)
+                         pipeline_class=self.dispatcher._compiler.pipeline_class,
+                         stencils=self.stencils)
         rw = build_backward(typed, py_func,
                             Options(self.opts["ad_stack_size"], self.opts["storage"],
                                     wrt=wrt, parallel=parallel,
@@ -219,7 +224,8 @@ class Backward:
             # (under the budget its guard compared with, measured when this was made)
             self._checkpointed[mode] = Backward(self.dispatcher, self.argtypes,
                                                 parallel=self.parallel, checkpoint=mode,
-                                                memory_budget=self.memory_budget)
+                                                memory_budget=self.memory_budget,
+                                                stencils=self.stencils)
         return self._checkpointed[mode]
 
     def _run(self, args, seed, value=True):
@@ -249,7 +255,8 @@ class Backward:
 
     def _run_serially(self, args, seed, value):
         if self._serial is None:
-            self._serial = Backward(self.dispatcher, self.argtypes, parallel=False)
+            self._serial = Backward(self.dispatcher, self.argtypes, parallel=False,
+                                    stencils=self.stencils)
         return self._serial._run(args, seed, value)
 
 
@@ -291,7 +298,8 @@ class Backward:
             mode = self.opts.get("checkpoint", "auto")
             variant = self._recovered[budget] = Backward(
                 self.dispatcher, self.argtypes, parallel=self.parallel,
-                checkpoint="revolve" if mode == "auto" else mode, memory_budget=budget)
+                checkpoint="revolve" if mode == "auto" else mode, memory_budget=budget,
+                stencils=self.stencils)
         return variant._run(args, seed, value)
 
     def _state_message(self, budget, why):

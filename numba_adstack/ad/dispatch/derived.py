@@ -49,8 +49,10 @@ def hvp(dispatcher, args, v):
 def _forward_over_reverse(dispatcher, argtypes, wrt):
     """The JVP function of the (serial) backward of ``dispatcher`` for ``argtypes``."""
     bw = dispatcher.backward_for_types(argtypes)
-    if bw.parallel:
-        bw = Backward(dispatcher, argtypes, parallel=False)
+    if bw.parallel or "_stencil_vjp_" in bw.source:
+        # (serial, and with its stencils reversed operation by operation: their
+        # generated pullbacks have no tangent rule)
+        bw = Backward(dispatcher, argtypes, parallel=False, stencils=False)
     fn = JVP(bw.njit_fn.py_func, bw.flat_types + SEED_TYPES, wrt, dispatcher)
     fn.backward = bw
     return fn

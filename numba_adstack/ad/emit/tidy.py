@@ -6,7 +6,8 @@ block, is folded into that read (``y = a * b + c``) when nothing in between can 
 what its expression reads. The backward then reads like code written by hand, and Numba
 has fewer named variables to track (its liveness analysis is quadratic in them).
 Before that, control flow is made plain (:mod:`.control`: guards one state reaches,
-tails all arms share); then stores no path reads go (the liveness of :mod:`.dataflow`; in
+tails all arms share) and a pullback that returns the adjoints of all its operands is
+called once for all of them (:mod:`.common_calls`); then stores no path reads go (the liveness of :mod:`.dataflow`; in
 the iteration helpers of parallel loops only the declarations no read can see,
 :mod:`.declarations`), copies are propagated, and ``g += e`` where ``g`` is known to
 hold ``-0.0`` becomes ``g = e`` (:mod:`.peephole`); declarations of one value end up on
@@ -24,6 +25,7 @@ import numpy as np
 from numba.core import types as nbtypes
 
 from ..runtime import PURE, RUNTIME
+from .common_calls import share_pullback_calls
 from .control import simplify_control
 from .declarations import chain_declarations, drop_unseen_declarations
 from .hoist import hoist_ensures
@@ -48,6 +50,7 @@ def tidy(tree, namespace, helpers=(), types=None, fuse=False):
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
             simplify_control(fn)
+            share_pullback_calls(fn)
             if fn.name not in helpers:
                 hoist_ensures(fn)
             _Folder(fn, namespace, types or {}).run(inlined=fn.name in helpers)

@@ -321,6 +321,10 @@ RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure
                sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like,
                length_is=length_is, apart=apart, unpacked=unpacked, radd=radd,
                dict_zeros=dict_zeros)
+#: Pullbacks returning the adjoints of all their operands as fresh values, none a view of
+#: another: the backward calls each once for all the operands it needs
+#: (:mod:`..emit.common_calls`).
+ONE_CALL = set()
 #: Helpers with no effect on their arguments (the generated code may move their calls).
 PURE = set(RULE_HELPERS) | {"fill_as", "sum_of_product", "sum_of_negated_product",
                              "broadcast_like", "length_is", "apart", "radd"}

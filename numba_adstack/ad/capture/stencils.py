@@ -1,0 +1,520 @@
+"""Whole-array stencil updates in loops, made one primitive with a one-pass pullback.
+
+A time loop written in whole-array NumPy updates its state with an expression of
+shifted slices::
+
+    for step in range(n):
+        u[1:-1] = u[1:-1] + dt * (D * (u[2:] - 2.0 * u[1:-1] + u[:-2]) / dx ** 2
+                                  + k * u[1:-1] * (1.0 - u[1:-1]))
+
+Reversed operation by operation, each step of the backward keeps an array per product
+(``k * u[1:-1]``, ``1.0 - u[1:-1]``, ...), and its reverse makes, zeroes and adds an
+adjoint array per operation: a dozen passes over the cells per step. Here the typed IR
+of such an expression (operators, negations and constant powers of 1-d float64 arrays,
+their slices of constant bounds and numbers, at least one slice among them) is replaced
+by a call of a generated primitive ``_stencil_<hash>(arrays..., numbers...)`` whose body
+is the expression itself (the same NumPy operations: the values are those of the
+statement as written, bit for bit) and whose pullback is one loop over the cells: per
+cell, the expression's operands read at their offsets, its value recomputed, and its
+adjoint taken back to each operand (``a_bar[start + i] += ...``, sums for the numbers).
+The backward then keeps the arrays the primitive reads (one state per step) and reverses
+each step as that one loop.
+
+Only statements inside loops are rewritten (at the top level the element-wise runs of
+:mod:`..emit.elementwise` fuse the backward already), and only when nothing between the
+expression's first read and its last operation can write an array it reads. The
+pullback follows NumPy's broadcasting of 1-d arrays (an operand of length 1 against
+``m`` elements); any other mismatch of lengths was an error of the primal already.
+The pullback's calls for the operands of one statement are one call
+(:mod:`..emit.common_calls`).
+"""
+import hashlib
+import operator
+
+import numba
+import numpy as np
+from numba.core import ir, types
+from numba.core.analysis import compute_cfg_from_blocks
+
+from .. import runtime
+from ..rules import array_rules, helpers
+from ..rules.array_rules import ArrayRule
+
+_BINOPS = {operator.add: "+", operator.sub: "-", operator.mul: "*",
+           operator.truediv: "/"}
+#: Fewest operations for an expression to be made a primitive.
+MIN_OPERATIONS = 2
+_FLOAT_ARRAY = (types.float64,)
+_CACHE = {}         # source of the expression -> (primitive, pullback name)
+
+
+def _is_float_vector(t):
+    return isinstance(t, types.Array) and t.ndim == 1 and t.dtype in _FLOAT_ARRAY
+
+
+def _is_number(t):
+    return isinstance(t, (types.Float, types.Integer)) and not isinstance(t, types.Boolean)
+
+
+def _slice_bounds(index):
+    """``(start, stop)`` of a constant slice with no step, else None."""
+    if not isinstance(index, slice) or index.step is not None:
+        return None
+    for b in (index.start, index.stop):
+        if b is not None and not isinstance(b, int):
+            return None
+    return index.start, index.stop
+
+
+class _Tree:
+    """The expression whose value is ``root`` (a variable of one block): its nodes in
+    post order, its leaves (array slices and numbers) and the statements it takes."""
+
+    def __init__(self, blk, upto, typemap, uses, consts):
+        self.blk, self.typemap, self.uses, self.consts = blk, typemap, uses, consts
+        self.defs = {}
+        for j, stmt in enumerate(blk.body[:upto]):
+            if isinstance(stmt, ir.Assign):
+                self.defs[stmt.target.name] = (j, stmt.value)
+        self.nodes = []         # (key, kind, data, operand keys)
+        self.keys = set()
+        self.taken = set()      # statement indices absorbed
+        self.arrays = []        # array variable names, in order
+        self.numbers = []       # number variable names, in order
+        self.ops = 0
+        self.slices = 0
+
+    def leaf_number(self, name):
+        if name not in self.numbers:
+            self.numbers.append(name)
+        return ("num", name)
+
+    def node(self, var, top=False):
+        """The key of ``var``'s node, or None when the expression cannot be taken."""
+        name = var.name
+        t = self.typemap.get(name)
+        if name in self.consts:
+            c = self.consts[name]
+            return ("const", repr(float(c)) if isinstance(c, float) else repr(c))
+        d = self.defs.get(name)
+        own = d is not None and (top or self.uses.get(name, 0) == 1)
+        if own:
+            j, e = d
+            if isinstance(e, ir.Expr) and e.op == "static_getitem" and \
+                    _is_float_vector(self.typemap.get(e.value.name)) and \
+                    _slice_bounds(e.index) is not None and _is_float_vector(t):
+                return self._add(("slice", e.value.name, _slice_bounds(e.index)), j)
+            if isinstance(e, ir.Expr) and e.op == "binop" and (
+                    _is_float_vector(t) or isinstance(t, types.Float)):
+                if e.fn in _BINOPS:
+                    a, b = self.node(e.lhs), self.node(e.rhs)
+                    if a is None or b is None:
+                        return None
+                    self.ops += 1
+                    return self._add(("op", _BINOPS[e.fn], (a, b), name), j)
+                if e.fn is operator.pow and e.rhs.name in self.consts and \
+                        isinstance(self.consts[e.rhs.name], (int, float)) and \
+                        not isinstance(self.consts[e.rhs.name], bool):
+                    a = self.node(e.lhs)
+                    if a is None:
+                        return None
+                    self.ops += 1
+                    return self._add(("pow", self.consts[e.rhs.name], (a,), name), j)
+            if isinstance(e, ir.Expr) and e.op == "unary" and e.fn is operator.neg and (
+                    _is_float_vector(t) or isinstance(t, types.Float)):
+                a = self.node(e.value)
+                if a is None:
+                    return None
+                self.ops += 1
+                return self._add(("neg", None, (a,), name), j)
+        if _is_number(t):
+            return self.leaf_number(name)
+        if _is_float_vector(t):     # a whole array computed before: read as a slice
+            return self._add(("slice", name, (None, None)), None)
+        return None
+
+    def _add(self, key, j):
+        if key[0] == "slice":
+            if key[1] not in self.arrays:
+                self.arrays.append(key[1])
+            self.slices += key[2] != (None, None)
+        if j is not None:
+            self.taken.add(j)
+        if key not in self.keys:
+            self.keys.add(key)
+            self.nodes.append(key)
+        return key
+
+
+def _slice_text(bounds):
+    a, b = bounds
+    return "%s:%s" % ("" if a is None else a, "" if b is None else b)
+
+
+def _sources(tree, root, leaf=None):
+    """``(expression source, array names, number names)`` of the tree, with parameter
+    names ``a0..`` for the arrays and ``s0..`` for the numbers; ``leaf(key)``: the text
+    of a slice (default: the slice of the whole array)."""
+    arr = {n: "a%d" % i for i, n in enumerate(tree.arrays)}
+    num = {n: "s%d" % i for i, n in enumerate(tree.numbers)}
+
+    def expr(key):
+        kind = key[0]
+        if kind == "const":
+            return key[1]
+        if kind == "num":
+            return num[key[1]]
+        if kind == "slice":
+            if leaf is not None:
+                return leaf(key)
+            return "%s[%s]" % (arr[key[1]], _slice_text(key[2]))
+        if kind == "op":
+            return "(%s %s %s)" % (expr(key[2][0]), key[1], expr(key[2][1]))
+        if kind == "pow":
+            return "(%s ** %r)" % (expr(key[2][0]), key[1])
+        return "(-%s)" % expr(key[2][0])
+    return expr(root), arr, num
+
+
+def _pullback_source(fname, tree, root, arr, num):
+    """One loop over the cells: each operand read at its offset, the value recomputed
+    node by node, the adjoint taken back to the operands. What depends on numbers only
+    (``D / dx ** 2``) is computed once before the loop, a division by it is a product by
+    its reciprocal, and its adjoint is summed in the loop and taken back to the numbers
+    once, after it."""
+    params = [arr[n] for n in tree.arrays] + [num[n] for n in tree.numbers]
+    slices = [k for k in tree.nodes if k[0] == "slice"]
+    sl = {k: i for i, k in enumerate(slices)}
+    invariant = set()
+    for k in tree.nodes:
+        if k[0] in ("op", "pow", "neg") and all(o[0] in ("const", "num") or o in invariant
+                                                 for o in k[2]):
+            invariant.add(k)
+    varying = [k for k in tree.nodes if k not in invariant]
+    name = {k: ("x%d" % sl[k] if k[0] == "slice" else "v_%d" % j)
+            for j, k in enumerate(tree.nodes)}
+
+    def val(key):
+        if key[0] == "const":
+            return key[1]
+        if key[0] == "num":
+            return num[key[1]]
+        return name[key]
+
+    def is_inv(key):
+        return key[0] == "num" or key in invariant
+
+    L = ["def %s(%s, g):" % (fname, ", ".join(params)),
+         "    m = g.shape[0]"]
+    L.extend(_bounds(sl, arr))
+    for i in sl.values():
+        L.append("    if len%d != m and len%d != 1:" % (i, i))
+        L.append("        raise ValueError('operands could not be broadcast together')")
+    recip = {}
+    for j, k in enumerate(tree.nodes):
+        if k in invariant:
+            L.append("    %s = %s" % (name[k], _node_text(k, val)))
+        elif k[0] == "op" and k[1] == "/" and (is_inv(k[2][1]) or k[2][1][0] == "const"):
+            recip[k] = "r_%d" % j
+            L.append("    %s = 1.0 / %s" % (recip[k], val(k[2][1])))
+    summed = []         # invariant operands of varying nodes: adjoint summed in the loop
+    for k in varying:
+        if k[0] in ("op", "pow", "neg"):
+            for o in k[2]:
+                if is_inv(o) and o not in summed:
+                    summed.append(o)
+    total = {o: "S_%d" % j for j, o in enumerate(summed)}
+
+    def body(index_of, level, scatter):
+        pad = "    " * level
+        out = []
+        for k in varying:
+            if k[0] == "slice":
+                out.append("%s%s = %s" % (pad, name[k], index_of(sl[k], arr[k[1]])))
+            elif k in recip:
+                out.append("%s%s = %s * %s" % (pad, name[k], val(k[2][0]), recip[k]))
+            else:
+                out.append("%s%s = %s" % (pad, name[k], _node_text(k, val)))
+        bars = {k: "b_%d" % j for j, k in enumerate(tree.nodes) if k in varying}
+        for k in varying:
+            if k != root:
+                out.append("%s%s = 0.0" % (pad, bars[k]))
+        out.append("%s%s = g[i]" % (pad, bars[root]))
+
+        def add(key, term):
+            if key in bars:
+                out.append("%s%s += %s" % (pad, bars[key], term))
+            elif key in total:
+                out.append("%s%s = radd(%s, %s)" % (pad, total[key], total[key], term))
+        for k in reversed(varying):
+            if k[0] in ("op", "pow", "neg"):
+                _adjoint_terms(k, bars[k], val, add, recip.get(k))
+        for k, i in sl.items():
+            if scatter:
+                out.append("%s%s_b[%s] += %s" % (pad, arr[k[1]], index_of(i, ""),
+                                                 bars[k]))
+            elif i in direct:
+                out.append("%sZ%d[i] = %s" % (pad, i, bars[k]))
+            else:
+                out.append("%sB%d[i] = %s" % (pad, i, bars[k]))
+        return out
+    # Where every operand has the result's length (no broadcasting), the loop writes
+    # each operand's share into an array of its own and adds its sums in any order
+    # (``radd``), so that it runs in SIMD lanes; the shares are added into the operands'
+    # adjoints after it, one plain loop each.
+    for n in tree.arrays:
+        L.append("    %s_b = np.zeros_like(%s)" % (arr[n], arr[n]))
+    for o in summed:
+        L.append("    %s = 0.0" % total[o])
+    L.append("    if %s:" % " and ".join("len%d == m" % i for i in sl.values()))
+    # (views of the operands and of their adjoints at each offset: indexing from 0 lets
+    # LLVM see the loop's accesses as consecutive; the first share of each array is
+    # written into its adjoint, which holds zeros there, the others added after)
+    direct, seen = set(), set()
+    for k, i in sl.items():
+        L.append("        A%d = %s[lo%d:lo%d + m]" % (i, arr[k[1]], i, i))
+        L.append("        Z%d = %s_b[lo%d:lo%d + m]" % (i, arr[k[1]], i, i))
+        if k[1] not in seen:
+            seen.add(k[1])
+            direct.add(i)
+        else:
+            L.append("        B%d = np.empty(m)" % i)
+    L.append("        for i in range(m):")
+    L.extend(body(lambda j, a: "A%d[i]" % j, 3, False))
+    for k, i in sl.items():
+        if i not in direct:
+            L.append("        for i in range(m):")
+            L.append("            Z%d[i] += B%d[i]" % (i, i))
+    L.append("    else:")
+    L.append("        for i in range(m):")
+    L.extend(body(lambda j, a: "%s[lo%d + (i if len%d == m else 0)]" % (a, j, j) if a else
+                  "lo%d + (i if len%d == m else 0)" % (j, j), 3, True))
+    # the adjoints of what depends on numbers only, once
+    cbar = {}
+    for j, k in enumerate(tree.nodes):
+        if k in invariant:
+            cbar[k] = "c_%d" % j
+    for n in tree.numbers:
+        cbar[("num", n)] = "%s_b" % num[n]
+    for key, c in cbar.items():
+        L.append("    %s = %s" % (c, total.get(key, "0.0")))
+
+    def cadd(key, term):
+        if key in cbar:
+            L.append("    %s += %s" % (cbar[key], term))
+    for k in reversed(tree.nodes):
+        if k in invariant:
+            _adjoint_terms(k, cbar[k], val, cadd, None)
+    L.append("    return (%s,)" % ", ".join("%s_b" % p for p in params))
+    return "\n".join(L) + "\n"
+
+
+def _bounds(sl, arr):
+    """Lines computing ``lo<i>`` and ``len<i>``, where slice ``i`` starts in its array
+    and how many elements it has (Python's rules for slices)."""
+    L = []
+    for k, i in sl.items():
+        a = arr[k[1]]
+        lo, hi = k[2]
+        L.append("    n%d = %s.shape[0]" % (i, a))
+        L.append("    lo%d = %s" % (i, "0" if lo is None else
+                                    "min(max(%d + n%d, 0), n%d)" % (lo, i, i) if lo < 0
+                                    else "min(%d, n%d)" % (lo, i)))
+        L.append("    hi%d = %s" % (i, "n%d" % i if hi is None else
+                                    "min(max(%d + n%d, 0), n%d)" % (hi, i, i) if hi < 0
+                                    else "min(%d, n%d)" % (hi, i)))
+        L.append("    len%d = max(hi%d - lo%d, 0)" % (i, i, i))
+    return L
+
+
+def _primal_source(name, tree, root):
+    """The primitive: where every slice has the result's length, one loop computing the
+    expression element by element (the same operations on each element, in the same
+    order, as the whole-array expression: the same values), else the expression on the
+    arrays as written (NumPy's broadcasting, its errors)."""
+    expr, arr, num = _sources(tree, root)
+    params = [arr[n] for n in tree.arrays] + [num[n] for n in tree.numbers]
+    slices = [k for k in tree.nodes if k[0] == "slice"]
+    sl = {k: i for i, k in enumerate(slices)}
+    element, _, _ = _sources(tree, root, lambda k: "A%d[i]" % sl[k])
+    L = ["def %s(%s):" % (name, ", ".join(params))]
+    L.extend(_bounds(sl, arr))
+    L.append("    m = max(%s)" % ", ".join("len%d" % i for i in sl.values())
+             if len(sl) > 1 else "    m = len0")
+    L.append("    if %s:" % " and ".join("len%d == m" % i for i in sl.values()))
+    for k, i in sl.items():
+        L.append("        A%d = %s[lo%d:lo%d + m]" % (i, arr[k[1]], i, i))
+    L.append("        out = np.empty(m)")
+    L.append("        for i in range(m):")
+    L.append("            out[i] = %s" % element)
+    L.append("        return out")
+    L.append("    return %s" % expr)
+    return "\n".join(L) + "\n"
+
+
+def _node_text(k, val):
+    if k[0] == "op":
+        return "%s %s %s" % (val(k[2][0]), k[1], val(k[2][1]))
+    if k[0] == "pow":
+        return "%s ** %r" % (val(k[2][0]), k[1])
+    return "-%s" % val(k[2][0])
+
+
+def _adjoint_terms(k, b, val, add, recip):
+    """Add the adjoint ``b`` of node ``k`` into its operands (``add(key, term)``);
+    ``recip``: the name of the reciprocal of its divisor, if computed."""
+    if k[0] == "neg":
+        add(k[2][0], "-%s" % b)
+    elif k[0] == "pow":
+        c, x = k[1], val(k[2][0])
+        add(k[2][0], b if c == 1 else "%s * 2.0 * %s" % (b, x) if c == 2
+            else "%s * %r * %s ** %r" % (b, c, x, c - 1))
+    else:
+        l, r = k[2]
+        op = k[1]
+        if op == "+":
+            add(l, b)
+            add(r, b)
+        elif op == "-":
+            add(l, b)
+            add(r, "-%s" % b)
+        elif op == "*":
+            add(l, "%s * %s" % (b, val(r)))
+            add(r, "%s * %s" % (b, val(l)))
+        elif recip is not None:
+            add(l, "%s * %s" % (b, recip))
+            add(r, "-%s * %s * %s" % (b, val(k), recip))
+        else:
+            add(l, "%s / %s" % (b, val(r)))
+            add(r, "-%s * %s / %s" % (b, val(k), val(r)))
+
+
+def _primitive(tree, root):
+    """The primitive computing the tree and its registered pullback (made once per
+    expression)."""
+    expr, arr, num = _sources(tree, root)
+    params = [arr[n] for n in tree.arrays] + [num[n] for n in tree.numbers]
+    text = "def {name}(%s):\n    return %s\n" % (", ".join(params), expr)
+    if text in _CACHE:
+        return _CACHE[text]
+    tag = hashlib.sha1(text.encode()).hexdigest()[:12]
+    name = "_stencil_%s" % tag
+    ns = {"np": np}
+    exec(compile(_primal_source(name, tree, root), "<%s>" % name, "exec"), ns)
+    fn = ns[name]
+    fn.__module__ = __name__
+    # (a division by zero gives what it gives on the arrays, not an exception)
+    prim = numba.njit(error_model="numpy")(fn)
+    vname = "_stencil_vjp_%s" % tag
+    vsrc = _pullback_source(vname, tree, root, arr, num)
+    ns = {"np": np, "radd": runtime.RUNTIME["radd"]}
+    exec(compile(vsrc, "<%s>" % vname, "exec"), ns)
+    vjp = numba.njit(error_model="numpy")(ns[vname])
+    vjp.py_func.__module__ = __name__
+    helpers.RULE_HELPERS[vname] = vjp
+    runtime.RUNTIME[vname] = vjp
+    runtime.PURE.add(vname)
+    runtime.ONE_CALL.add(vname)
+    call = "%s(%s, {g})" % (vname, ", ".join("{%s}" % p for p in params))
+    array_rules.ARRAY_RULES[prim] = ArrayRule(
+        tuple(params), {p: "%s[%d]" % (call, k) for k, p in enumerate(params)}, {})
+    _CACHE[text] = (prim, vname, vsrc)
+    return _CACHE[text]
+
+
+def _in_loops(fir):
+    loops = compute_cfg_from_blocks(fir.blocks).loops()
+    out = set()
+    for lp in loops.values():
+        out |= set(lp.body)
+    return out
+
+
+def _harmless(stmt, typemap):
+    """A statement that writes no array: a constant, a global, a slice built, or an
+    operation on numbers or arrays that makes a new value."""
+    if not isinstance(stmt, ir.Assign):
+        return False
+    v = stmt.value
+    if isinstance(v, (ir.Const, ir.Global, ir.FreeVar, ir.Var, ir.Arg)):
+        return True
+    if isinstance(v, ir.Expr):
+        if v.op in ("binop", "unary", "static_getitem", "getitem", "cast", "getattr"):
+            return True
+        if v.op == "call" and isinstance(typemap.get(v.func.name), types.Function) and \
+                typemap[v.func.name].typing_key is slice:
+            return True
+    return False
+
+
+def rewrite_stencils(fir, typemap, calltypes, typingctx):
+    """Replace the stencil expressions of the loops of the typed IR ``fir`` by calls of
+    their primitives (``typemap`` and ``calltypes`` updated). Returns how many."""
+    uses, consts = {}, {}
+    for blk in fir.blocks.values():
+        for stmt in blk.body:
+            for v in stmt.list_vars():
+                uses[v.name] = uses.get(v.name, 0) + 1
+            if isinstance(stmt, ir.Assign):
+                uses[stmt.target.name] -= 1
+                if isinstance(stmt.value, ir.Const) and \
+                        isinstance(stmt.value.value, (int, float)):
+                    consts[stmt.target.name] = stmt.value.value
+    count = 0
+    for label in sorted(_in_loops(fir)):
+        blk = fir.blocks[label]
+        i = len(blk.body) - 1
+        while i >= 0:
+            stmt = blk.body[i]
+            tree = _root_tree(blk, i, typemap, uses, consts)
+            if tree is None:
+                i -= 1
+                continue
+            first = min(tree.taken)
+            if not all(_harmless(blk.body[j], typemap)
+                       for j in range(first, i + 1)):
+                i -= 1
+                continue
+            prim, _, _ = _primitive(tree, tree.nodes[-1])
+            argtys = [typemap[n] for n in tree.arrays + tree.numbers]
+            fnty = typingctx.resolve_value_type(prim)
+            sig = typingctx.resolve_function_type(fnty, tuple(argtys), {})
+            target = stmt.target
+            if sig is None or sig.return_type != typemap[target.name]:
+                i -= 1
+                continue
+            loc = stmt.loc
+            g = ir.Var(blk.scope, "$stencil_fn.%d.%d" % (label, i), loc)
+            typemap[g.name] = fnty
+            call = ir.Expr.call(g, [ir.Var(blk.scope, n, loc)
+                                    for n in tree.arrays + tree.numbers], (), loc)
+            calltypes[call] = sig
+            new = [ir.Assign(ir.Global(prim.__name__, prim, loc), g, loc),
+                   ir.Assign(call, target, loc)]
+            fir._definitions[g.name] = [new[0].value]
+            fir._definitions[target.name] = [call]
+            keep = [s for j, s in enumerate(blk.body[first:i], first)
+                    if j not in tree.taken]
+            for j in sorted(tree.taken):
+                s = blk.body[j]
+                if s is not stmt:
+                    fir._definitions.pop(s.target.name, None)
+                    typemap.pop(s.target.name, None)
+            blk.body[first:i + 1] = keep + new
+            count += 1
+            i = first - 1
+    return count
+
+
+def _root_tree(blk, i, typemap, uses, consts):
+    stmt = blk.body[i]
+    if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
+            and stmt.value.op in ("binop", "unary")
+            and _is_float_vector(typemap.get(stmt.target.name))):
+        return None
+    tree = _Tree(blk, i + 1, typemap, uses, consts)
+    root = tree.node(stmt.target, top=True)
+    if root is None or tree.ops < MIN_OPERATIONS or not tree.slices or \
+            root[0] not in ("op", "pow", "neg"):
+        return None
+    return tree
