@@ -37,6 +37,7 @@ from numba.core import ir, types
 from numba.core.analysis import compute_cfg_from_blocks
 
 from .. import runtime
+from ..generated_source import exec_source
 from ..rules import array_rules, helpers
 from ..rules.array_rules import ArrayRule
 
@@ -399,17 +400,15 @@ def _primitive(tree, root):
         return _CACHE[text]
     tag = hashlib.sha1(text.encode()).hexdigest()[:12]
     name = "_stencil_%s" % tag
-    ns = {"np": np}
-    exec(compile(_primal_source(name, tree, root), "<%s>" % name, "exec"), ns)
-    fn = ns[name]
+    fn = exec_source(name, _primal_source(name, tree, root), {"np": np}, "stencil")
     fn.__module__ = __name__
     # (a division by zero gives what it gives on the arrays, not an exception)
     prim = numba.njit(error_model="numpy")(fn)
     vname = "_stencil_vjp_%s" % tag
     vsrc = _pullback_source(vname, tree, root, arr, num)
-    ns = {"np": np, "radd": runtime.RUNTIME["radd"]}
-    exec(compile(vsrc, "<%s>" % vname, "exec"), ns)
-    vjp = numba.njit(error_model="numpy")(ns[vname])
+    pullback = exec_source(vname, vsrc, {"np": np, "radd": runtime.RUNTIME["radd"]},
+                           "stencil pullback")
+    vjp = numba.njit(error_model="numpy")(pullback)
     vjp.py_func.__module__ = __name__
     helpers.RULE_HELPERS[vname] = vjp
     runtime.RUNTIME[vname] = vjp
