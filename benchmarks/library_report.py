@@ -36,7 +36,10 @@ DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 
 def measure(quick=False, repeat=None, log=print):
     names = [name for name, _ in ROWS if name in REAL_WORKLOADS]
-    return bench_real.run(names, quick=quick, repeat=repeat, log=log)
+    started, load = time.strftime("%Y-%m-%d %H:%M"), os.getloadavg()
+    doc = bench_real.run(names, quick=quick, repeat=repeat, log=log)
+    doc.update(measured_at=started, load_average=list(load))
+    return doc
 
 
 def _ratio(entry, key):
@@ -134,7 +137,7 @@ def write(doc, docs=DOCS):
         json.dump(doc, f, indent=1, sort_keys=True)
     have_png = plot(doc, os.path.join(docs, "benchmarks_library.png"))
     stamp = "Measured %s, load average at the start %s.\n\n" % (
-        time.strftime("%Y-%m-%d %H:%M"), ", ".join("%.2f" % v for v in os.getloadavg()))
+        doc.get("measured_at", "?"), ", ".join("%.2f" % v for v in doc.get("load_average", ())))
     with open(os.path.join(docs, "benchmarks_library.md"), "w") as f:
         f.write(PAGE_HEAD + stamp + table(doc) + "\n" +
                 ("\n![ours over JAX and over hand-written](benchmarks_library.png)\n"
