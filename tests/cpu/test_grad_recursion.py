@@ -9,6 +9,8 @@ import pytest
 import numba_adstack as nad
 from numba_adstack.errors import NonDifferentiableError
 
+from lib_helpers import same_name
+
 
 def central(f, x, eps=1e-6):
     """Central finite differences of the float function ``f`` at the float or array
@@ -428,3 +430,19 @@ def test_tuple_arguments_refused():
                        match=r"recursive call to scaled_self: scaled_self takes a tuple or "
                              r"a function.*items of a tuple"):
         scaled_self.grad(0.5, (1.5, 0.9), 3)
+
+
+@numba.njit
+def square(x):
+    return same_name.square(x) + 1.0          # the library's square: not this one
+
+
+@nad.grad_jit
+def square_loss(x):
+    return square(x[0]) * x[1]
+
+
+def test_a_wrapper_named_as_the_function_it_calls_is_no_recursion():
+    x = np.array([0.3, 2.0])
+    assert "recursive" not in square_loss.inspect_adjoint(x)
+    np.testing.assert_allclose(square_loss.grad(x)[0], [2 * 0.3 * 2.0, 0.3 ** 2 + 1.0])

@@ -82,7 +82,10 @@ def _is_numba_function(obj):
 
 
 def _code_names(code):
-    names = set(code.co_names)
+    """The global names ``code`` (and the code it defines) loads: not the names of
+    attributes (``poly.polydiv`` in a function named ``polydiv`` calls another)."""
+    names = {ins.argval for ins in dis.get_instructions(code)
+             if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     for c in code.co_consts:
         if isinstance(c, pytypes.CodeType):
             names |= _code_names(c)
