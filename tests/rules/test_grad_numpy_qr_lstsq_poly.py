@@ -210,3 +210,25 @@ def test_as_numba_tests_write_them():
     check_fd(loss_cond, np.dot(m, m.T) + np.eye(4), rtol=1e-5)
     check_fd(loss_polydiv, rand(5), np.array([1.0, 0.5]) + 0.1 * rand(2), rtol=1e-5)
     check_fd(loss_polyint, rand(4), rtol=1e-5)
+
+
+# ------------------------------------------------------------------ float32, layouts
+@nad.grad_jit
+def all_five(a, b, c, v):
+    q, r = np.linalg.qr(a)
+    x = np.linalg.lstsq(a, b)[0]
+    quo, rem = P.polydiv(c, v)
+    return (np.sum(q * q * a) + np.sum(r) + np.sum(x) + np.linalg.cond(a)
+            + np.sum(P.polyint(c, 2)) + np.sum(quo) + np.sum(rem))
+
+
+def test_float32_and_fortran_order_operands():
+    a, b, c, v = rand(5, 3), rand(5), rand(4), np.array([0.3, 1.2])
+    want = check_fd(all_five, a, b, c, v, rtol=1e-5)
+    got = all_five.grad(np.asfortranarray(a), b, c, v)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    got = all_five.grad(*(x.astype(np.float32) for x in (a, b, c, v)))
+    for g, w in zip(got, want):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, w, rtol=2e-3, atol=2e-3 * np.max(np.abs(w)))

@@ -434,7 +434,7 @@ def _qr(a):
     m, n = a.shape
     if m < n:
         raise ValueError(_WIDE)
-    q, r = np.linalg.qr(np.ascontiguousarray(a))
+    q, r = np.linalg.qr(np.ascontiguousarray(a).astype(np.float64))
     return np.ascontiguousarray(q), np.ascontiguousarray(r)
 
 
@@ -447,7 +447,7 @@ def _times_r_inv_t(x, r):
 @helper_jit(error_model="numpy")
 def qr_q_vjp(g, a):
     q, r = _qr(a)
-    g = np.ascontiguousarray(g)
+    g = np.ascontiguousarray(g).astype(np.float64)
     m = -np.dot(np.ascontiguousarray(g.T), q)
     return _times_r_inv_t(g + np.dot(q, _copyltu(m)), r)
 
@@ -455,7 +455,8 @@ def qr_q_vjp(g, a):
 @helper_jit(error_model="numpy")
 def qr_r_vjp(g, a):
     q, r = _qr(a)
-    m = np.dot(r, np.ascontiguousarray(np.ascontiguousarray(g).T))
+    gt = np.ascontiguousarray(np.ascontiguousarray(g).astype(np.float64).T)
+    m = np.dot(r, gt)
     return _times_r_inv_t(np.dot(q, _copyltu(m)), r)
 
 
@@ -464,8 +465,8 @@ def _qr_jvp(a, d):
     """C = Q^T dA R^-1, Omega = tril(C, -1) - tril(C, -1)^T:
     dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R."""
     q, r = _qr(a)
-    dr_inv = np.ascontiguousarray(np.linalg.solve(np.ascontiguousarray(r.T),
-                                                  np.ascontiguousarray(d).T).T)
+    dt = np.ascontiguousarray(d).astype(np.float64).T
+    dr_inv = np.ascontiguousarray(np.linalg.solve(np.ascontiguousarray(r.T), dt).T)
     c = np.dot(q.T, dr_inv)
     low = np.tril(c, -1)
     omega = low - low.T
@@ -524,6 +525,7 @@ def _columns(v):
 @helper_jit(error_model="numpy")
 def _lstsq(a, b, rcond):
     a = np.ascontiguousarray(a).astype(np.float64)
+    b = np.ascontiguousarray(b).astype(np.float64)
     x = np.linalg.lstsq(a, b, rcond)[0]
     p = np.linalg.pinv(a)
     xc = _columns(x)
@@ -589,7 +591,8 @@ def lstsq_residuals_vjp_b(g, a, b, rcond=-1.0):
 @helper_jit(error_model="numpy")
 def lstsq_residuals_jvp(a, b, rcond, da, db):
     """-2 r^T (dA x - db), per column; empty with the residuals."""
-    y = np.linalg.lstsq(a, b, rcond)[1]
+    y = np.linalg.lstsq(np.ascontiguousarray(a).astype(np.float64),
+                        np.ascontiguousarray(b).astype(np.float64), rcond)[1]
     if y.size == 0:
         return np.zeros(0)
     _, _, x, r = _lstsq(a, b, rcond)
