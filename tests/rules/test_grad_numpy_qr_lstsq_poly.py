@@ -232,3 +232,25 @@ def test_float32_and_fortran_order_operands():
     for g, w in zip(got, want):
         assert g.dtype == np.float32
         np.testing.assert_allclose(g, w, rtol=2e-3, atol=2e-3 * np.max(np.abs(w)))
+
+
+# ------------------------------------------------------------------ forward over reverse
+@nad.grad_jit
+def curved(a, c):
+    q, r = np.linalg.qr(a)
+    x, res, rank, sv = np.linalg.lstsq(a, a[:, 0] ** 2)
+    quo, rem = P.polydiv(c, c[:2] ** 2)
+    return (np.sum(r ** 3) + np.sum(q * q * q) + np.sum(x ** 3) + np.sum(res)
+            + np.sum(sv ** 2) + np.linalg.cond(a) ** 2 + np.sum(P.polyint(c, 2) ** 2)
+            + np.sum(quo ** 2) + np.sum(rem ** 3))
+
+
+def test_hvp_against_differences_of_the_gradient():
+    a, c = rand(5, 3), rand(5)
+    va, vc = rand(5, 3), rand(5)
+    ha, hc = curved.hvp((a, c), (va, vc))
+    e = 1e-5
+    plus, minus = curved.grad(a + e * va, c + e * vc), curved.grad(a - e * va, c - e * vc)
+    for h, p, m in zip((ha, hc), plus, minus):
+        np.testing.assert_allclose(h, (p - m) / (2 * e), rtol=1e-5,
+                                   atol=1e-6 * np.max(np.abs(p - m) / (2 * e)))

@@ -13,7 +13,6 @@ through ``a = b + b.T``; forward mode reads the tangent's lower triangle alike
 """
 import numpy as np
 from .helper_jit import helper_jit
-from .vjp_core import by_type, is_none
 from .vjp_reduce import norm_vjp
 
 
@@ -407,6 +406,13 @@ _WIDE = ("np.linalg.qr: the derivative is implemented for a square or tall matri
 
 
 @helper_jit(error_model="numpy")
+def _float64(x):
+    """``x`` as a new C-contiguous float64 array (a float32 one promoted by the product,
+    a form forward mode differentiates, as ``hvp`` needs: ``.astype`` is not one)."""
+    return x * 1.0
+
+
+@helper_jit(error_model="numpy")
 def qr_q(a):
     """``np.linalg.qr(a)[0]``: the orthonormal factor."""
     return np.linalg.qr(a)[0]
@@ -434,7 +440,7 @@ def _qr(a):
     m, n = a.shape
     if m < n:
         raise ValueError(_WIDE)
-    q, r = np.linalg.qr(np.ascontiguousarray(a).astype(np.float64))
+    q, r = np.linalg.qr(_float64(a))
     return np.ascontiguousarray(q), np.ascontiguousarray(r)
 
 
@@ -447,7 +453,7 @@ def _times_r_inv_t(x, r):
 @helper_jit(error_model="numpy")
 def qr_q_vjp(g, a):
     q, r = _qr(a)
-    g = np.ascontiguousarray(g).astype(np.float64)
+    g = _float64(g)
     m = -np.dot(np.ascontiguousarray(g.T), q)
     return _times_r_inv_t(g + np.dot(q, _copyltu(m)), r)
 
@@ -455,7 +461,7 @@ def qr_q_vjp(g, a):
 @helper_jit(error_model="numpy")
 def qr_r_vjp(g, a):
     q, r = _qr(a)
-    gt = np.ascontiguousarray(np.ascontiguousarray(g).astype(np.float64).T)
+    gt = np.ascontiguousarray(_float64(g).T)
     m = np.dot(r, gt)
     return _times_r_inv_t(np.dot(q, _copyltu(m)), r)
 
@@ -465,7 +471,7 @@ def _qr_jvp(a, d):
     """C = Q^T dA R^-1, Omega = tril(C, -1) - tril(C, -1)^T:
     dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R."""
     q, r = _qr(a)
-    dt = np.ascontiguousarray(d).astype(np.float64).T
+    dt = _float64(d).T
     dr_inv = np.ascontiguousarray(np.linalg.solve(np.ascontiguousarray(r.T), dt).T)
     c = np.dot(q.T, dr_inv)
     low = np.tril(c, -1)
@@ -518,14 +524,14 @@ def lstsq_sv(a, b, rcond=-1.0):
 @helper_jit(error_model="numpy")
 def _columns(v):
     """A 1-d ``v`` as one column, a 2-d one as it is (C-contiguous float64)."""
-    v = np.ascontiguousarray(v).astype(np.float64)
+    v = _float64(v)
     return v.reshape((v.shape[0], v.size // v.shape[0]))
 
 
 @helper_jit(error_model="numpy")
 def _lstsq(a, b, rcond):
-    a = np.ascontiguousarray(a).astype(np.float64)
-    b = np.ascontiguousarray(b).astype(np.float64)
+    a = _float64(a)
+    b = _float64(b)
     x = np.linalg.lstsq(a, b, rcond)[0]
     p = np.linalg.pinv(a)
     xc = _columns(x)
@@ -546,14 +552,14 @@ def lstsq_solution_vjp_a(g, a, b, rcond=-1.0):
 @helper_jit(error_model="numpy")
 def lstsq_solution_vjp_b(g, a, b, rcond=-1.0):
     """A+^T x_bar, in ``b``'s shape."""
-    p = np.linalg.pinv(np.ascontiguousarray(a).astype(np.float64))
+    p = np.linalg.pinv(_float64(a))
     return np.dot(np.ascontiguousarray(p.T), _columns(g)).reshape(b.shape)
 
 
 @helper_jit(error_model="numpy")
 def lstsq_solution_jvp_a(a, b, rcond, d):
     a, p, x, r = _lstsq(a, b, rcond)
-    d = np.ascontiguousarray(d).astype(np.float64)
+    d = _float64(d)
     dt = np.ascontiguousarray(d.T)
     out = -np.dot(p, np.dot(d, x)) + np.dot(p, np.dot(np.ascontiguousarray(p.T),
                                                       np.dot(dt, r)))
@@ -566,8 +572,8 @@ def lstsq_solution_jvp_a(a, b, rcond, d):
 
 @helper_jit(error_model="numpy")
 def lstsq_solution_jvp_b(a, b, rcond, d):
-    p = np.linalg.pinv(np.ascontiguousarray(a).astype(np.float64))
-    return np.dot(p, np.ascontiguousarray(d).astype(np.float64))
+    p = np.linalg.pinv(_float64(a))
+    return np.dot(p, _float64(d))
 
 
 @helper_jit(error_model="numpy")
@@ -591,12 +597,11 @@ def lstsq_residuals_vjp_b(g, a, b, rcond=-1.0):
 @helper_jit(error_model="numpy")
 def lstsq_residuals_jvp(a, b, rcond, da, db):
     """-2 r^T (dA x - db), per column; empty with the residuals."""
-    y = np.linalg.lstsq(np.ascontiguousarray(a).astype(np.float64),
-                        np.ascontiguousarray(b).astype(np.float64), rcond)[1]
+    y = np.linalg.lstsq(_float64(a), _float64(b), rcond)[1]
     if y.size == 0:
         return np.zeros(0)
     _, _, x, r = _lstsq(a, b, rcond)
-    v = np.dot(np.ascontiguousarray(da).astype(np.float64), x) - _columns(db)
+    v = np.dot(_float64(da), x) - _columns(db)
     return -2.0 * np.sum(r * v, axis=0)
 
 
@@ -607,8 +612,7 @@ def lstsq_residuals_jvp(a, b, rcond, da, db):
 def _cond_svd(a, lower):
     """The gradient of ``np.linalg.cond(a, p)`` for p None or 2, or -2 (``lower``):
     distinct extreme singular values, non-zero."""
-    u, s, vh = np.linalg.svd(np.ascontiguousarray(a).astype(np.float64),
-                             full_matrices=False)
+    u, s, vh = np.linalg.svd(_float64(a), full_matrices=False)
     k = s.size - 1
     big = np.outer(u[:, 0], vh[0])
     small = np.outer(u[:, k], vh[k])
@@ -622,7 +626,7 @@ def _cond_svd(a, lower):
 def _cond_norms(a, p):
     """norm(a, p) norm(inv(a), p) (p 1, -1, inf, -inf): the gradient, through
     ``norm_vjp`` of both and inv's adjoint ``-B^T B_bar B^T``."""
-    a = np.ascontiguousarray(a).astype(np.float64)
+    a = _float64(a)
     b = np.linalg.inv(a)
     na = np.linalg.norm(a, p)
     nb = np.linalg.norm(b, p)
@@ -631,19 +635,18 @@ def _cond_norms(a, p):
     return nb * norm_vjp(1.0, na, a, p) - np.dot(np.dot(bt, bbar), bt)
 
 
-@by_type
+@helper_jit(error_model="numpy")
 def cond_grad(a, p=None):
-    """The gradient of ``np.linalg.cond(a, p)`` (a matrix of ``a``'s shape)."""
-    if is_none(p):
-        return lambda a, p=None: _cond_svd(a, False)
-
-    def impl(a, p=None):
-        if p == 2:
-            return _cond_svd(a, False)
-        if p == -2:
-            return _cond_svd(a, True)
-        return _cond_norms(a, p)
-    return impl
+    """The gradient of ``np.linalg.cond(a, p)`` (a matrix of ``a``'s shape). With ``p``
+    None the other branch is pruned at compile time: forward mode (``hvp``) then reads
+    only the singular values' part."""
+    if p is None:
+        return _cond_svd(a, False)
+    if p == 2:
+        return _cond_svd(a, False)
+    if p == -2:
+        return _cond_svd(a, True)
+    return _cond_norms(a, p)
 
 
 # ---------------------------------------------------------------------- polydiv items
