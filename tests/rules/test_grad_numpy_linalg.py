@@ -87,15 +87,15 @@ def test_full_svd_vectors_of_non_square_matrices():
 
 
 @nad.grad_jit
-def qr_factor(a):
-    return np.sum(np.linalg.qr(a)[1].real ** 2)
+def histogram_edges(a):
+    return np.sum(np.histogram(a)[1].real ** 2)
 
 
 def test_item_without_rule_read_through_an_attribute_is_refused():
     # .real of an item without a rule must be refused, not taken as a constant.
     with pytest.raises(NonDifferentiableError,
-                       match=r"item 1 of the tuple returned by .*np\.linalg\.qr"):
-        qr_factor.grad(rand(3, 3))
+                       match=r"item 1 of the tuple returned by .*np\.histogram"):
+        histogram_edges.grad(rand(3, 3))
 
 
 # ------------------------------------------------------------------ order statistics

@@ -159,15 +159,15 @@ def test_decompositions_reverse_and_forward(b_shape):
 
 
 @nad.grad_jit
-def orthogonal_factor(a):
-    q, r = np.linalg.qr(a)
-    return np.sum(q * q * a) + np.sum(r)
+def histogram_of(a):
+    h, edges = np.histogram(a)
+    return np.sum(h * a[0]) + np.sum(edges)
 
 
 def test_tuple_item_without_rule_is_refused_naming_the_function():
     with pytest.raises(NonDifferentiableError,
-                       match=r"item [01] of the tuple returned by .*np\.linalg\.qr"):
-        orthogonal_factor.grad(rand(3, 3))
+                       match=r"item [01] of the tuple returned by .*np\.histogram"):
+        histogram_of.grad(rand(3, 3))
 
 
 # ------------------------------------------------------------------ arranging elements

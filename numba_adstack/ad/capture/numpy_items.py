@@ -21,6 +21,11 @@ ITEMS = {
     np.linalg.eig: ((D.eig_values, D.eig_vectors), ("a",)),
     np.linalg.svd: ((D.svd_u, D.svd_values, D.svd_vh), ("a", "full_matrices")),
     np.linalg.slogdet: ((D.slogdet_sign, D.slogdet_logabs), ("a",)),
+    np.linalg.qr: ((D.qr_q, D.qr_r), ("a",)),
+    np.linalg.lstsq: ((D.lstsq_solution, D.lstsq_residuals, D.lstsq_rank, D.lstsq_sv),
+                      ("a", "b", "rcond")),
+    np.polynomial.polynomial.polydiv: ((D.polydiv_quotient, D.polydiv_remainder),
+                                       ("c1", "c2")),
 }
 #: Functions returning a list of arrays -> the function of one item, given the call's
 #: array, its sections and the item's index (then the axis, where the function takes one).

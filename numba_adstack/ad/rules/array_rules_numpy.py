@@ -1,12 +1,16 @@
 """Array rules of the rest of the NumPy that Numba compiles: the NaN-skipping reductions
 and scans, ``np.ptp``, ``np.trapezoid``, ``np.convolve``, ``np.correlate``, ``np.cov``,
 ``np.corrcoef``, ``np.ediff1d``, ``np.unwrap``, ``np.vander``, ``np.diagflat``,
-``np.polynomial.polynomial.polyval``, float ``np.arange``, ``np.logspace`` and
-``np.geomspace``. Written as ``array_rules.py``'s entries are; ``array_rules`` adds them
-to ``ARRAY_RULES`` (helpers: ``vjp_nan.py``, ``vjp_signal.py``).
+``np.polynomial.polynomial.polyval``, ``polyint`` and ``polydiv``'s items, float
+``np.arange``, ``np.logspace`` and ``np.geomspace``, ``np.linalg.cond`` and the items of
+``np.linalg.qr`` and ``np.linalg.lstsq``. Written as ``array_rules.py``'s entries are;
+``array_rules`` adds them to ``ARRAY_RULES`` (helpers: ``vjp_nan.py``, ``vjp_signal.py``,
+``vjp_decomp.py``).
 """
 import numpy as np
 import numpy.polynomial.polynomial as _poly
+
+from . import vjp_decomp as D
 
 _LN10 = "2.302585092994046"
 
@@ -150,6 +154,44 @@ def numpy_rules(rule, ew):
                 jvps={"y_": "np.trapezoid({d}, {x}, {dx})",
                       "x": "np.trapezoid({y_}, {d})",
                       "dx": "trapezoid_jvp_dx({y_}, {x}, {d})"})
+    # m integrations of the coefficients (their trailing zeros trimmed: none to them).
+    out[_poly.polyint] = rule("c m=1", "polyint_vjp({g}, {c}, {m})",
+                              jvps={"c": "polyint_jvp({d}, {m}, {y}.shape[0])"})
+    # The items of np.linalg.qr, np.linalg.lstsq and polydiv, as functions of their own
+    # (capture rewrites np.linalg.qr(a)[0] as qr_q(a): ad/capture/numpy_items.py).
+    # Reduced QR of a square or tall a (the helpers raise ValueError for a wide one).
+    out[D.qr_q] = rule("a", "qr_q_vjp({g}, {a})", jvps={"a": "qr_q_jvp({a}, {d})"})
+    out[D.qr_r] = rule("a", "qr_r_vjp({g}, {a})", jvps={"a": "qr_r_jvp({a}, {d})"})
+    # lstsq's solution A+ b (constant rank), its residuals, a's singular values; the rank
+    # is an integer.
+    lst = "{a}, {b}, {rcond}"
+    out[D.lstsq_solution] = rule("a b rcond=-1.0", "lstsq_solution_vjp_a({g}, %s)" % lst,
+                                 "lstsq_solution_vjp_b({g}, %s)" % lst,
+                                 jvps={"a": "lstsq_solution_jvp_a(%s, {d})" % lst,
+                                       "b": "lstsq_solution_jvp_b(%s, {d})" % lst})
+    out[D.lstsq_residuals] = rule(
+        "a b rcond=-1.0", "lstsq_residuals_vjp_a({g}, %s)" % lst,
+        "lstsq_residuals_vjp_b({g}, %s)" % lst,
+        jvps={"a": "lstsq_residuals_jvp(%s, {d}, np.zeros({b}.shape))" % lst,
+              "b": "lstsq_residuals_jvp(%s, np.zeros({a}.shape), {d})" % lst})
+    out[D.lstsq_sv] = rule("a b rcond=-1.0", "svd_values_vjp({g}, {a})",
+                           jvps={"a": "svd_values_jvp({a}, {d})",
+                                 "b": "np.zeros({y}.shape)"})
+    out[D.lstsq_rank] = rule("a b rcond=-1.0", jvps={"a": "0.0", "b": "0.0"})
+    # The condition number: through the extreme singular values (p None, 2, -2), else
+    # norm(a, p) norm(inv(a), p).
+    out[np.linalg.cond] = rule("x p=None", "{g} * cond_grad({x}, {p})",
+                               jvps={"x": "np.sum(cond_grad({x}, {p}) * {d})"})
+    # c1 = q c2 + r: linear in c1 for a fixed c2, and in c2 as c1 = -q dc2.
+    for item, quotient in ((D.polydiv_quotient, "True"), (D.polydiv_remainder, "False")):
+        first = "{g}, np.zeros(0)" if quotient == "True" else "np.zeros(0), {g}"
+        out[item] = rule(
+            "c1 c2", "polydiv_vjp(%s, {c1}, {c2}, True)" % first,
+            "polydiv_vjp(%s, {c1}, {c2}, False)" % first,
+            jvps={"c1": "polydiv_jvp({c1}, {c2}, {d}, np.zeros({c2}.size), {y}.size, %s)"
+                        % quotient,
+                  "c2": "polydiv_jvp({c1}, {c2}, np.zeros({c1}.size), {d}, {y}.size, %s)"
+                        % quotient})
     for name in ("trapezoid", "trapz"):     # trapz: NumPy before 2.4
         if hasattr(np, name):
             out[getattr(np, name)] = trap

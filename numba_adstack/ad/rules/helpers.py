@@ -13,9 +13,9 @@ reshapes): add contributions into adjoints, never write into them.
   ``math.gamma``);
 * ``vjp_arrange``: ``kron_vjp_a``/``_b``, ``repeat_vjp``, ``linspace_weights``,
   ``append_axis_vjp_arr``/``_values`` (``np.append`` with or without an axis);
-* ``vjp_decomp``: the items of ``eigh``/``eig``/``svd``/``slogdet`` (``eigh_values``...)
-  and of the splits (``split_item``...), and the adjoints and tangents of those and of
-  ``cholesky``, ``pinv``;
+* ``vjp_decomp``: the items of ``eigh``/``eig``/``svd``/``slogdet``/``qr``/``lstsq``
+  and ``polydiv`` (``eigh_values``, ``qr_q``...) and of the splits (``split_item``...), and
+  the adjoints and tangents of those and of ``cholesky``, ``pinv``, ``cond``;
 * ``vjp_order``: ``partition_vjp``, ``percentile_vjp_a``/``_q`` (also ``np.quantile``)
   and their tangents;
 * ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
@@ -71,7 +71,12 @@ RULE_HELPERS.update({name: getattr(vjp_decomp, name) for name in (
     "cholesky_jvp", "pinv_vjp", "pinv_jvp", "split_item", "array_split_item",
     "hsplit_item", "vsplit_item", "dsplit_item", "split_item_vjp", "hsplit_item_vjp",
     "svd_u", "svd_vh", "svd_u_vjp", "svd_vh_vjp", "svd_u_jvp", "svd_vh_jvp", "eig_values",
-    "eig_vectors", "eig_values_vjp", "eig_values_jvp", "eig_vectors_vjp", "eig_vectors_jvp")})
+    "eig_vectors", "eig_values_vjp", "eig_values_jvp", "eig_vectors_vjp", "eig_vectors_jvp",
+    "qr_q", "qr_r", "qr_q_vjp", "qr_r_vjp", "qr_q_jvp", "qr_r_jvp", "lstsq_solution",
+    "lstsq_residuals", "lstsq_rank", "lstsq_sv", "lstsq_solution_vjp_a",
+    "lstsq_solution_vjp_b", "lstsq_solution_jvp_a", "lstsq_solution_jvp_b",
+    "lstsq_residuals_vjp_a", "lstsq_residuals_vjp_b", "lstsq_residuals_jvp", "cond_grad",
+    "polydiv_quotient", "polydiv_remainder")})
 
 # np.diff, np.interp and x[idx]: vjp_sequence.
 from .vjp_sequence import diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp, interp_vjp_x, interp_vjp_x_jvp, interp_vjp_xp, interp_vjp_xp_jvp, last_writes, take_vjp
@@ -107,4 +112,5 @@ RULE_HELPERS.update({name: getattr(vjp_signal, name) for name in (
     "conv_vjp", "cov_vjp", "cov_jvp", "corrcoef_vjp", "corrcoef_jvp", "ediff1d_vjp",
     "ediff1d_vjp_end", "ediff1d_part", "zeros_like_of", "vander_vjp", "vander_jvp",
     "polyval_vjp_x", "polyval_vjp_c", "polyval_jvp_x", "polyval_jvp_c", "leading_part",
-    "arange_vjp_start", "arange_vjp_step", "arange_jvp_start")})
+    "arange_vjp_start", "arange_vjp_step", "arange_jvp_start", "polyint_vjp", "polyint_jvp",
+    "polydiv_vjp", "polydiv_jvp")})

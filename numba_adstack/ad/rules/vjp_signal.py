@@ -1,6 +1,7 @@
 """Adjoints and tangents of NumPy's sequence and statistics functions: ``np.trapezoid``,
 ``np.convolve``, ``np.correlate``, ``np.cov``, ``np.corrcoef``, ``np.ediff1d``,
-``np.vander``, ``np.polynomial.polynomial.polyval``, float ``np.arange``.
+``np.vander``, ``np.polynomial.polynomial.polyval``, ``polyint`` and ``polydiv``, float
+``np.arange``.
 
 Each helper returns one operand's contribution, shaped like that operand (a float for a
 float operand), following Numba's implementation of the primitive where it differs from
@@ -580,3 +581,111 @@ def trapezoid_jvp_dx(y, x, d):
     if is_none(x):
         return lambda y, x, d: np.trapezoid(y, None, d)
     return lambda y, x, d: 0.0 * np.trapezoid(y, x)
+
+
+# ----------------------------------------------------------------------- polyint
+# Numba's np.polynomial.polynomial.polyint(c, m): m times, the coefficients move up one
+# place and coefficient j is divided by j + 1; the integration constants are 0; a 1-d
+# result has its trailing zeros trimmed (they get no gradient).
+@public
+def polyint_weights(n, m):
+    """Coefficient ``j`` of ``c`` (``n`` of them) lands at ``j + m``, times this weight:
+    ``j! / (j + m)!``."""
+    w = np.ones(n)
+    for j in range(n):
+        for i in range(1, m + 1):
+            w[j] /= j + i
+    return w
+
+
+@public
+def polyint_vjp(g, c, m):
+    """``c``'s adjoint: ``g``'s item ``j + m`` times the weight (zeros past ``g``'s end)."""
+    n = c.shape[0]
+    rest = c.size // n if n else 0
+    gf = np.ascontiguousarray(g).reshape((g.shape[0], rest))
+    out = np.zeros((n, rest))
+    w = polyint_weights(n, m)
+    for j in range(min(n, g.shape[0] - m)):
+        out[j] = gf[j + m] * w[j]
+    return out.reshape(c.shape)
+
+
+@public
+def polyint_jvp(d, m, size):
+    """The tangent: ``d`` integrated ``m`` times, untrimmed, then cut to the result's
+    ``size`` rows (what trimming the primal's zeros left)."""
+    n = d.shape[0]
+    rest = d.size // n if n else 0
+    df = np.ascontiguousarray(d).reshape((n, rest))
+    out = np.zeros((size, rest))
+    w = polyint_weights(n, m)
+    for j in range(min(n, size - m)):
+        out[j + m] = df[j] * w[j]
+    return out.reshape((size,) + d.shape[1:])
+
+
+# ----------------------------------------------------------------------- polydiv
+# Numba's np.polynomial.polynomial.polydiv(c1, c2) (1-d, no trailing zeros): c1 = q c2 + r
+# with r shorter than c2 (trimmed). For fixed c2, (q, r) is linear in c1: c1 = M [q; r],
+# M = [the convolution by c2 | the first len(c2) - 1 unit vectors]; a change of c2 moves
+# (q, r) as c1 = -q dc2 does. (When c1 is shorter than c2: q = 0, r = c1.)
+@public
+def _polydiv_solve(w, v, nq):
+    """``[q; r]`` with ``w = conv(q, v) + r`` (``q`` of ``nq`` items, ``r`` of
+    ``len(v) - 1``): the long division, on a copy of ``w``."""
+    l1, l2 = w.size, v.size
+    arr = w.astype(np.float64)
+    q = np.zeros(nq)
+    if l1 < l2:
+        return q, arr
+    for i in range(l1 - l2, -1, -1):
+        q[i] = arr[i + l2 - 1] / v[l2 - 1]
+        arr[i:i + l2] -= q[i] * v
+    return q, arr[:max(l2 - 1, 1)] * (1.0 if l2 > 1 else 0.0)
+
+
+@public
+def polydiv_vjp(gq, gr, c1, c2, of_c1):
+    """``c1``'s (``of_c1``) or ``c2``'s adjoint from the quotient's ``gq`` and the
+    remainder's ``gr`` (either may be empty): ``x = M^-T [gq; gr]``, and
+    ``c2_bar[j] = -sum_i q_i x_{i+j}``."""
+    l1, l2 = c1.size, c2.size
+    x = np.zeros(l1)
+    if l1 < l2:
+        m = min(l1, gr.size)
+        x[:m] = gr[:m]
+    else:
+        m = min(l2 - 1, gr.size)
+        x[:m] = gr[:m]
+        for i in range(l1 - l2 + 1):
+            s = gq[i] if i < gq.size else 0.0
+            for k in range(l2 - 1):
+                s -= c2[k] * x[i + k]
+            x[i + l2 - 1] = s / c2[l2 - 1]
+    if of_c1:
+        return x
+    out = np.zeros(l2)
+    if l1 >= l2:
+        q = np.polynomial.polynomial.polydiv(c1, c2)[0]
+        for j in range(l2):
+            for i in range(q.size):
+                out[j] -= q[i] * x[i + j]
+    return out
+
+
+@public
+def polydiv_jvp(c1, c2, d1, d2, size, quotient):
+    """The quotient's (``quotient``) or the remainder's tangent, cut to the result's
+    ``size`` (the remainder's trimmed zeros)."""
+    l1, l2 = c1.size, c2.size
+    q = np.polynomial.polynomial.polydiv(c1, c2)[0]
+    w = d1.astype(np.float64)
+    if l1 >= l2:
+        w = w - np.convolve(q, d2)[:l1]
+    dq, dr = _polydiv_solve(w, c2.astype(np.float64), max(l1 - l2 + 1, 1))
+    out = np.zeros(size)
+    part = dq if quotient else dr
+    m = min(size, part.size)
+    out[:m] = part[:m]
+    return out
