@@ -289,9 +289,10 @@ def array_expr_message(facts, name):
             item = _tuple_item_description(facts, e)
             if item is not None:
                 return ("%s has no derivative rule (the items with one: those of "
-                        "np.linalg.eigh, eig, svd and slogdet, and of np.split, "
-                        "array_split, hsplit, vsplit and dsplit read from a list not "
-                        "changed in place; see docs/array_rules.md)" % item)
+                        "np.linalg.eigh, eig, svd, slogdet, qr and lstsq, of "
+                        "np.polynomial.polynomial.polydiv, and of np.split, array_split, "
+                        "hsplit, vsplit and dsplit read from a list not changed in place; "
+                        "see docs/array_rules.md)" % item)
             held = facts.ty(e.value)
             if isinstance(held, (types.List, types.ListType, types.DictType)):
                 return ("reading arrays out of a %s that differentiable values were put "
