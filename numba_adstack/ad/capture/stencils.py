@@ -39,6 +39,7 @@ from numba.core.analysis import compute_cfg_from_blocks
 from .. import runtime
 from ..generated_source import exec_source
 from ..rules import array_rules, helpers
+from ..rules.helper_jit import helper_jit
 from ..rules.array_rules import ArrayRule
 
 _BINOPS = {operator.add: "+", operator.sub: "-", operator.mul: "*",
@@ -408,7 +409,7 @@ def _primitive(tree, root):
     vsrc = _pullback_source(vname, tree, root, arr, num)
     pullback = exec_source(vname, vsrc, {"np": np, "radd": runtime.RUNTIME["radd"]},
                            "stencil pullback")
-    vjp = numba.njit(error_model="numpy")(pullback)
+    vjp = helper_jit(error_model="numpy")(pullback)      # (as every rule's helper)
     vjp.py_func.__module__ = __name__
     helpers.RULE_HELPERS[vname] = vjp
     runtime.RUNTIME[vname] = vjp
