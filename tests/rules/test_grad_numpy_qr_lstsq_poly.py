@@ -1,8 +1,11 @@
 """``np.polynomial.polynomial.polyint`` and ``polydiv``, ``np.linalg.qr``, ``np.linalg.lstsq``
 and ``np.linalg.cond`` through ``grad_jit``, against central finite differences of the
-pure-Python function, in reverse and forward mode; each also as Numba's own tests
+pure-Python function, in reverse and forward mode (and, in the full sweep, float32,
+Fortran order and hvp); each also as Numba's own tests
 (test_polynomial.py, test_linalg.py) write it: an ``njit`` function returning the call's
 result, its items summed against fixed weights by the differentiated caller."""
+import os
+
 import numba
 import numpy as np
 import numpy.polynomial.polynomial as P
@@ -13,6 +16,10 @@ import numba_adstack as nad
 from conftest import check_fd
 
 RNG = np.random.default_rng(31)
+# The layouts, float32 and forward over reverse through all five: the full sweep only
+# (NUMBA_ADSTACK_ARRAY_RULES_FULL=1), about 40 s of compiles.
+FULL = pytest.mark.skipif(os.environ.get("NUMBA_ADSTACK_ARRAY_RULES_FULL") != "1",
+                          reason="full sweep (NUMBA_ADSTACK_ARRAY_RULES_FULL=1)")
 
 
 def rand(*shape):
@@ -222,6 +229,7 @@ def all_five(a, b, c, v):
             + np.sum(P.polyint(c, 2)) + np.sum(quo) + np.sum(rem))
 
 
+@FULL
 def test_float32_and_fortran_order_operands():
     a, b, c, v = rand(5, 3), rand(5), rand(4), np.array([0.3, 1.2])
     want = check_fd(all_five, a, b, c, v, rtol=1e-5)
@@ -245,6 +253,7 @@ def curved(a, c):
             + np.sum(quo ** 2) + np.sum(rem ** 3))
 
 
+@FULL
 def test_hvp_against_differences_of_the_gradient():
     a, c = rand(5, 3), rand(5)
     va, vc = rand(5, 3), rand(5)
