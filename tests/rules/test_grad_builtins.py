@@ -17,7 +17,7 @@ def scalar_builtins(a, b):
     return (pow(a, b) + pow(a, 2) + max(a, b, a * b) + min(a, b, a + b)
             + max((a, b, 0.5)) * min([a, b, 2.0]) + type(a)(b) * a
             + math.ldexp(a, 3) * b + math.nextafter(a, b) + np.nextafter(b, 2.0)
-            + round(a, 1) + np.round(a * b, 2)
+            + round(a, 1) + np.round(a * b, 2) + np.round(a) * b + np.around(b) * a
             + math.frexp(a * b)[0] * b + math.frexp(a)[1] * a)
 
 

@@ -438,6 +438,8 @@ class Adjoints:
             return []       # refused by the checks when its result reaches the gradient
         if e.kws:
             facts.error("keyword arguments to %s" % getattr(fn, "__name__", fn), e.loc)
+        if len(e.args) < len(rule) and all(t is None for t in rule[len(e.args):]):
+            rule = rule[:len(e.args)]       # defaults with no gradient: np.round(x)
         if len(rule) != len(e.args):
             facts.error("%s with %d arguments" % (getattr(fn, "__name__", fn), len(e.args)),
                         e.loc)
