@@ -133,13 +133,7 @@ def rewrite_statements(state, rewrite, **emitter_fields):
 def global_value(em, var):
     """The object a variable holds when it is a global or a module's attribute
     (``np.sin``, ``operator.imul``), else None."""
-    d = em.definition(var)
-    if isinstance(d, (ir.Global, ir.FreeVar)):
-        return d.value
-    if isinstance(d, ir.Expr) and d.op == "getattr":
-        base = global_value(em, d.value)
-        return getattr(base, d.attr, None) if base is not None else None
-    return None
+    return ir_global(em.fir, var)
 
 
 def ir_global(fir, var):
