@@ -1,5 +1,5 @@
 """Calls that the capture leaves to their own rewrite (each module registers it with
-:func:`..capture.pipeline.register_call_rewriter` when imported): helpers marked
+:func:`..capture.call_registry.register_call_rewriter` when imported): helpers marked
 ``checkpoint``, solvers marked ``implicit_root``, derivatives called in the function,
 calls of functions that call themselves;
 and users' rules (``custom_vjp``, ``custom_jvp``)."""

@@ -44,7 +44,7 @@ from ..dispatch import grad_functions
 from . import implicit
 from ..capture import checkpoint_loop
 from ..capture.call_rewrite import CallRewrite
-from ..capture.pipeline import register_call_rewriter
+from ..capture.call_registry import register_call_rewriter
 from ..dispatch.jitted import _vjp_call_call, _vjp_signature
 from .arity_primitives import ArityPrimitives
 from ..runtime import RUNTIME

@@ -30,7 +30,7 @@ from ..dispatch import grad_functions
 from .. import rules as R
 from ...errors import NonDifferentiableError, raise_non_differentiable
 from ..capture.call_rewrite import CallRewrite
-from ..capture.pipeline import register_call_rewriter
+from ..capture.call_registry import register_call_rewriter
 from ..capture.tuples import returned_shape, root_index
 from ..generated_source import exec_source
 

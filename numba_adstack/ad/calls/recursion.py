@@ -52,7 +52,7 @@ from numba.core.extending import intrinsic
 
 from ...errors import IntegerArgumentWarning, NonDifferentiableError, raise_non_differentiable
 from ..capture.call_rewrite import CallRewrite
-from ..capture.pipeline import register_inline_rewriter
+from ..capture.call_registry import register_inline_rewriter
 from ..dispatch import grad_functions
 from ..dispatch.backward import register_definition_hook
 from ..dispatch.jitted import serial_backward

@@ -37,7 +37,7 @@ from ..dispatch import grad_functions
 from . import implicit
 from ...errors import raise_non_differentiable
 from .arity_primitives import ArityPrimitives
-from ..capture.pipeline import register_call_rewriter
+from ..capture.call_registry import register_call_rewriter
 from ..capture.specialize import layout_of
 from ..dispatch.derived import _forward_over_reverse
 from ..dispatch.jitted import KINDS, derivative_of, serial_backward

@@ -10,7 +10,7 @@ Functions as values: the arguments of the function may first be specialised
 they hold). The inlining pass then follows a called variable to the function it holds
 (through copies, inlined arguments and items of built tuples), expands ``f(x, *args)``
 when the length of ``args`` is known, and leaves the calls that a later phase registered
-(:func:`register_call_rewriter`: a solver marked ``implicit_root``, a helper marked
+(:func:`.call_registry.register_call_rewriter`: a solver marked ``implicit_root``, a helper marked
 ``checkpoint``, a derivative called in the function; ad/calls/) to that phase. What it
 cannot follow is refused with ``NonDifferentiableError``.
 """
@@ -45,48 +45,14 @@ from .literal_items import RewriteLiteralItems
 from .loopforms import RewriteLoopForms
 from .plain_builtins import RewritePlainBuiltins
 from .ir_emitter import RefusingPass
+from .call_registry import (CALL_REWRITERS, INLINE_REWRITERS, PRIMITIVE_TESTS,
+                            typing_failed)
 from . import writes
 from .writes import RewriteWrites, ScalarInPlaceSites, scalar_sites
 from .numba_pipeline import cheaper_analyses, primal_flags
 from .specialize import SpecialiseArguments
 
 _MAX_INLINES = 200
-
-# Calls that a later phase rewrites instead of inlining (checkpointed helpers, implicit
-# solves, derivatives called in the function: ad/calls/), each registered by its module.
-_CALL_REWRITERS = []
-_PRIMITIVE_TESTS = []
-_TYPING_FAILURE_HOOKS = []
-_INLINE_REWRITERS = []
-
-
-def register_call_rewriter(rewrite, is_primitive=None, on_typing_failure=None):
-    """Let a later phase own some calls.
-
-    ``rewrite(state, block, i, expr, called, defined_value, tuple_items)`` rewrites the
-    call ``expr`` at ``block.body[i]`` (``called``: the object it calls, when known before
-    typing) and returns True, or returns False when the call is not its kind.
-    ``is_primitive(obj)``: the capture calls ``obj`` as it is (a rule differentiates it).
-    ``on_typing_failure()``: raises a refusal the rewrite deferred until typing failed."""
-    _CALL_REWRITERS.append(rewrite)
-    if is_primitive is not None:
-        _PRIMITIVE_TESTS.append(is_primitive)
-    if on_typing_failure is not None:
-        _TYPING_FAILURE_HOOKS.append(on_typing_failure)
-
-
-def register_inline_rewriter(rewrite):
-    """Let a later phase own some calls of Numba functions that the capture would inline:
-    ``rewrite(state, block, i, called, py_func)`` rewrites the call at ``block.body[i]``
-    of the Numba function ``called`` (whose Python function is ``py_func``) and returns
-    True, or returns False to leave it inlined (recursion: ad/calls/recursion.py)."""
-    _INLINE_REWRITERS.append(rewrite)
-
-
-def _typing_failed():
-    for hook in _TYPING_FAILURE_HOOKS:
-        hook()
-
 
 class TypedIR:
     """What the rewrite needs: the SSA IR and the types of its variables and calls."""
@@ -170,7 +136,7 @@ def _callee_py_func(func_ir, expr, callee_of=None):
 def _called_as_is(val):
     """Is ``val`` a primitive of the rewrite: marked so, or a Numba function with a rule
     of its own (rules/special.py's digamma, met when forward mode runs over a backward)?"""
-    if any(test(val) for test in _PRIMITIVE_TESTS):
+    if any(test(val) for test in PRIMITIVE_TESTS):
         return True
     try:
         return val in CALL_RULES or rule_of(val) is not None
@@ -387,7 +353,7 @@ class InlineDispatcherCalls(RefusingPass):
             called = _called_object(fir, e)
             if any(rewrite(state, block, i, e, called, lambda v: _defined_value(fir, v),
                            lambda v: _tuple_items(fir, v, tuple(state.args)))
-                   for rewrite in _CALL_REWRITERS):
+                   for rewrite in CALL_REWRITERS):
                 return [(None, block)]
             callee = _callee_py_func(fir, e, getattr(state.pipeline, "callee_of", None))
             if callee is None:
@@ -395,7 +361,7 @@ class InlineDispatcherCalls(RefusingPass):
                 continue
             if getattr(state.pipeline, "prepare", None) is None and any(
                     rewrite(state, block, i, _called_object(fir, e), callee)
-                    for rewrite in _INLINE_REWRITERS):
+                    for rewrite in INLINE_REWRITERS):
                 return [(None, block)]
             count[0] += 1
             if count[0] > _MAX_INLINES:
@@ -602,7 +568,7 @@ def _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline, locals=No
         return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None, flags,
                              locals, pipeline_class=pipeline)
     except errors.TypingError:
-        _typing_failed()
+        typing_failed()
         if not writes.REBOUND or \
                 getattr(pipeline, "scalar_inplace_sites", None) is _EVERY_SITE:
             raise
@@ -613,7 +579,7 @@ def _compile(typingctx, targetctx, py_func, argtypes, flags, pipeline, locals=No
             return compile_extra(typingctx, targetctx, py_func, tuple(argtypes), None,
                                  flags, locals, pipeline_class=pipeline)
         except errors.TypingError:
-            _typing_failed()
+            typing_failed()
         raise
 
 

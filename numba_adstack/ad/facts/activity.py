@@ -23,8 +23,8 @@ from .rule_binding import bind_expr
 
 from ..typeinfo import (carries_floats, holds_complex, is_complex_array, is_float,
                         is_float_array, is_float_container)
-from .containers import (container_adjoints, container_root, grow_varied_containers,
-                         is_container, put_into)
+from .containers import (container_adjoints, container_puts, container_root,
+                         grow_varied_containers, is_container, put_into)
 
 
 @dataclass(frozen=True)
@@ -86,10 +86,11 @@ def _varied(facts, wrt):
             return False
         return any(depends_on_inputs(v) for v in inputs)
 
+    puts = container_puts(facts)
     changed = True
     while changed:
         changed = _grow_varied_roots(facts, varied, varied_roots, depends_on_inputs)
-        changed |= grow_varied_containers(facts, varied, depends_on_inputs)
+        changed |= grow_varied_containers(facts, puts, varied, depends_on_inputs)
         for name in list(facts.defs) + list(facts.phis):
             if name in varied:
                 continue

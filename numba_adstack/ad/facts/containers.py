@@ -26,28 +26,35 @@ def is_container(t):
 
 
 # ---------------------------------------------------------------------- varied
-def grow_varied_containers(facts, varied, depends_on_inputs):
-    """Mark varied the containers (and every name that holds the same one: copies, phis)
-    that a varied value is put into: ``L.append(v)``, ``L.extend(w)``, ``L.insert(k, v)``,
-    ``L[k] = v``, ``d[key] = v``, ``L += w``. True when any was marked."""
-    put = []
+def container_puts(facts):
+    """``[(container, [values put into it])]``: ``L.append(v)``, ``L.extend(w)``,
+    ``L.insert(k, v)``, ``L[k] = v``, ``d[key] = v``, ``L += w``. Read once per function."""
+    out = []
     for blk in facts.fir.blocks.values():
         for stmt in blk.body:
             if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) and \
-                    is_container(facts.ty(stmt.target)) and depends_on_inputs(stmt.value.name):
-                put.append(stmt.target.name)
+                    is_container(facts.ty(stmt.target)):
+                out.append((stmt.target.name, [stmt.value.name]))
             e = stmt.value if isinstance(stmt, ir.Assign) else None
             if isinstance(e, ir.Expr) and e.op == "call":
                 method = facts.def_expr(e.func.name)
                 if isinstance(method, ir.Expr) and method.op == "getattr" and \
-                        is_container(facts.ty(method.value)) and \
-                        any(depends_on_inputs(a.name) for a in e.args):
-                    put.append(method.value.name)
+                        is_container(facts.ty(method.value)):
+                    out.append((method.value.name, [a.name for a in e.args]))
             elif isinstance(e, ir.Expr) and e.op == "inplace_binop" and \
-                    is_container(facts.ty(e.lhs)) and depends_on_inputs(e.rhs.name):
-                put.append(e.lhs.name)
+                    is_container(facts.ty(e.lhs)):
+                out.append((e.lhs.name, [e.rhs.name]))
+    return out
+
+
+def grow_varied_containers(facts, puts, varied, depends_on_inputs):
+    """Mark varied the containers (and every name that holds the same one: copies, phis)
+    that a varied value is put into (``puts``: :func:`container_puts`). True when any was
+    marked."""
     changed = False
-    for name in put:
+    for name, values in puts:
+        if not any(depends_on_inputs(v) for v in values):
+            continue
         for held in _same_container(facts, name):
             if held not in varied:
                 varied.add(held)
