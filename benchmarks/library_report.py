@@ -28,6 +28,8 @@ ROWS = [
     ("move_mean", "numba-examples' `move_mean(a, w, out)`, then a loss over `out`"),
     ("cosine_16", "pynndescent's `cosine`, `f.grad` from a jitted loop, 16 elements"),
     ("cosine_256", "the same, 256 elements"),
+    ("cosine_16_into", "the same, 16 elements, `f.grad_into` the row of `G`"),
+    ("cosine_256_into", "the same, 256 elements, `f.grad_into`"),
     ("gini", "QuantEcon's `gini_coefficient` (`parallel=True`)"),
 ]
 GOALS = {"jax": 1.0, "hand": 1.5}

@@ -6,7 +6,8 @@
   sigma))``, the gradient in every argument / in ``mu`` and ``sigma``.
 * ``move_mean``: the moving mean of the Numba examples, ``move_mean(a, window_width,
   out)`` writing into an ``out`` the caller allocates; loss ``sum (i + 1) out[i] ** 2``.
-* ``cosine_16`` / ``cosine_256``: pynndescent's cosine distance, its gradient called from
+* ``cosine_16`` / ``cosine_256`` (and ``_into``, through ``grad_into``): pynndescent's
+  cosine distance, its gradient called from
   a jitted loop over 100k pairs (``f.grad`` from njit code) against UMAP's own
   hand-written ``cosine_grad``.
 * ``gini``: QuantEcon's ``gini_coefficient`` (``parallel=True``, a ``prange`` loop).
@@ -270,6 +271,19 @@ def cosine_pairs_ours():
     return pairs
 
 
+def cosine_pairs_ours_into():
+    import numba_adstack as nad
+    dist = nad.grad_jit(cosine, wrt="x", fastmath=True)
+
+    @numba.njit
+    def pairs(X, Y, heads, tails):
+        G = np.zeros_like(X)
+        for k in range(heads.shape[0]):
+            dist.grad_into(G[heads[k]], X[heads[k]], Y[tails[k]])
+        return G, None, None, None
+    return pairs
+
+
 def _cosine_args(dim):
     def make(quick):
         points, pairs = (6, 10) if quick else (2_000, 100_000)
@@ -353,6 +367,17 @@ LIBRARY_WORKLOADS = [w for w in [
         "as cosine_16 with 256 elements.",
         cosine_pairs, cosine_pairs_grad, _cosine_args(256), (0,), lambda a: 16,
         ours=cosine_pairs_ours),
+    JitLoopWorkload(
+        "cosine_16_into", "i''. as cosine_16, the gradient added into G's row (grad_into)",
+        "as cosine_16, the jitted loop calling dist.grad_into(G[heads[k]], X[heads[k]], "
+        "Y[tails[k]]): nothing allocated per pair.",
+        cosine_pairs, cosine_pairs_grad, _cosine_args(16), (0,), lambda a: 16,
+        ours=cosine_pairs_ours_into),
+    JitLoopWorkload(
+        "cosine_256_into", "i'''. as cosine_256, with grad_into",
+        "as cosine_16_into with 256 elements.",
+        cosine_pairs, cosine_pairs_grad, _cosine_args(256), (0,), lambda a: 16,
+        ours=cosine_pairs_ours_into),
     JitLoopWorkload(
         "gini", "j. QuantEcon's Gini coefficient, parallel=True, 4,000 values",
         "gini_coefficient(y) as QuantEcon writes it (a prange loop of sums into "

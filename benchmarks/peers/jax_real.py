@@ -168,7 +168,7 @@ def _loss(workload, args):
             return jnp.sum((idx + 1) * out * out)
         return loss
 
-    if name in ("cosine_16", "cosine_256"):
+    if name.startswith("cosine_"):
         Y, heads, tails = jnp.asarray(args[1]), args[2], args[3]
 
         def loss(X):

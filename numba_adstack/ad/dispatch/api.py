@@ -22,6 +22,7 @@ from . import grad_functions
 from . import vjp as _vjp
 from .backward import Backward, overflow_error
 from .wrt import wrt_indices
+from . import into as _into
 from ..plan.checkpoint_schedule import CheckpointNeeded
 from .derived import hvp as _hvp
 from ..tangent.jvp import check_tangents, jvp as _jvp, jvp_for
@@ -58,8 +59,8 @@ class GradDispatcher(CPUDispatcher):
 
     #: What the derivative methods keep on the dispatcher (jitted.py, vjp.py, tangent/,
     #: second_order.py), dropped with the rest by recompile().
-    _DERIVED_CACHES = ("_jit_methods", "_jit_backwards", "_vjp_signatures", "_vjp_sums",
-                       "_vjp_fingerprints", "_jvps", "_hvps", "_every_argument")
+    _DERIVED_CACHES = ("_jit_methods", "_jit_backwards", "_into_backwards", "_vjp_signatures",
+                       "_vjp_sums", "_vjp_fingerprints", "_jvps", "_hvps", "_every_argument")
 
     def _reset_derivatives(self):
         self._backwards = {}           # by Numba argument types
@@ -203,6 +204,14 @@ class GradDispatcher(CPUDispatcher):
             args = self._all_args(args, kwargs)
             return self._backward(args).recover(args, 1.0, True, e)
 
+    def grad_into(self, out, /, *args, **kwargs):
+        """Add the gradient into ``out`` and return ``f(*args)``: ``out`` is one array per
+        differentiated float array argument, of its shape and dtype (the array itself for
+        one, a tuple in argument order for several), into which the gradient is added,
+        as PyTorch's ``.grad`` accumulates. Nothing is allocated for it: the form for
+        loops that call a gradient many times (from jitted code too)."""
+        return _into.grad_into(self, out, self._all_args(args, kwargs))
+
     def call_backward(self, *args):
         """``(value, gradients)`` for the arguments, the seed and whether the value is
         wanted (last), through the interpreter: the calls the backward table does not
@@ -279,6 +288,8 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
     * ``f.grad(*args)``: the gradient of its float result, one entry per argument (an
       array for a float array, a float for a float scalar, None otherwise);
     * ``f.value_and_grad(*args)``: ``(f(*args), f.grad(*args))`` in one backward run;
+    * ``f.grad_into(out, *args)``: ``f(*args)``, the gradient added into the arrays ``out``
+      (one per differentiated float array argument), nothing allocated;
     * ``f.vjp(*args)`` / ``f.vjp_call(*args, cotangent)``: the value and the pullback of a
       function returning an array or a tuple;
     * ``f.jvp(args, tangents)``: the value and the directional derivative (forward mode);

@@ -61,8 +61,12 @@ class Backward:
     """The compiled backward function of one argument type signature."""
 
     def __init__(self, dispatcher, argtypes, parallel=None, checkpoint=None,
-                 memory_budget=None, stencils=True):
+                 memory_budget=None, stencils=True, into=None):
         opts = dispatcher.ad_options
+        # ``grad_into``: the types of the buffers the gradients of the differentiated
+        # float array arguments are added into (passed after the arguments); the
+        # backward returns the value alone.
+        self.into = None if into is None else tuple(into)
         # Whole-array stencils in loops as primitives (capture/stencils.py); off for the
         # backward that forward mode differentiates again (hvp): their pullbacks have no
         # tangent rule.
@@ -94,8 +98,8 @@ class Backward:
             config.default_memory_budget()
         # With cache=True, a fresh entry on disk stands in for the rewrite, and Numba's
         # cache for LLVM.
-        entry = None if checkpoint is not None or memory_budget is not None else \
-            disk_cache.lookup(dispatcher, argtypes, parallel)
+        entry = None if checkpoint is not None or memory_budget is not None \
+            or into is not None else disk_cache.lookup(dispatcher, argtypes, parallel)
         started = time.perf_counter()
         gen = entry.load() if entry is not None else None
         self.from_disk = gen is not None
@@ -156,7 +160,8 @@ class Backward:
                                     checkpoint=self.opts.get("checkpoint", "auto"),
                                     snapshots=self.opts.get("snapshots"),
                                     memory_budget=self.opts.get("memory_budget"),
-                                    checked=_checked(self.dispatcher.backward_options)))
+                                    checked=_checked(self.dispatcher.backward_options),
+                                    into=self.into is not None))
         facts = rw.facts
         args = facts.arg_vars
         gen = disk_cache.Generated(
@@ -190,7 +195,7 @@ class Backward:
         budget = self.opts["frame_budget"]
         with config.frame_budget(budget if budget is not None else config.get_frame_budget()):
             try:
-                self.njit_fn.compile(self.flat_types + SEED_TYPES)
+                self.njit_fn.compile(self.flat_types + (self.into or ()) + SEED_TYPES)
             except AdStackBudgetError as e:
                 raise AdStackBudgetError(
                     "the backward pass of %r: %s" % (self.qualname, e)) from None
@@ -225,7 +230,7 @@ class Backward:
             self._checkpointed[mode] = Backward(self.dispatcher, self.argtypes,
                                                 parallel=self.parallel, checkpoint=mode,
                                                 memory_budget=self.memory_budget,
-                                                stencils=self.stencils)
+                                                stencils=self.stencils, into=self.into)
         return self._checkpointed[mode]
 
     def _run(self, args, seed, value=True):
@@ -256,7 +261,7 @@ class Backward:
     def _run_serially(self, args, seed, value):
         if self._serial is None:
             self._serial = Backward(self.dispatcher, self.argtypes, parallel=False,
-                                    stencils=self.stencils)
+                                    stencils=self.stencils, into=self.into)
         return self._serial._run(args, seed, value)
 
 
@@ -299,7 +304,7 @@ class Backward:
             variant = self._recovered[budget] = Backward(
                 self.dispatcher, self.argtypes, parallel=self.parallel,
                 checkpoint="revolve" if mode == "auto" else mode, memory_budget=budget,
-                stencils=self.stencils)
+                stencils=self.stencils, into=self.into)
         return variant._run(args, seed, value)
 
     def _state_message(self, budget, why):

@@ -32,13 +32,14 @@ from numba.core.typing.templates import AttributeTemplate, infer_getattr
 
 from ...errors import AdjointArgumentError
 from . import vjp as _vjp
+from .into import IntoError, into_backward, jitted_buffers
 from . import grad_functions
 from .backward import Backward
 from ..generated_source import exec_source
 from ..tangent.jvp import jvp_for
 from ..capture.specialize import _FUNC, _LEAF, _TUPLE, layout_of
 
-KINDS = ("grad", "value_and_grad", "vjp_call", "jvp")
+KINDS = ("grad", "value_and_grad", "vjp_call", "jvp", "grad_into")
 _lock = threading.RLock()
 
 
@@ -63,7 +64,7 @@ def _make_method(disp, kind):
     defaults = None
     if kind == "jvp":
         params, packed = "args, tangents", "args, tangents"
-    elif kind in ("grad", "value_and_grad") and plain:
+    elif kind in ("grad", "value_and_grad", "grad_into") and plain:
         # f's own parameters: keywords and defaults bind as in the Python call.
         names = list(code.co_varnames[:code.co_argcount])
         params = ", ".join(names)
@@ -71,6 +72,8 @@ def _make_method(disp, kind):
         defaults = py_func.__defaults__
     else:
         params, packed = "*args", "args"
+    if kind == "grad_into":     # the buffers first (a name no parameter has)
+        params, packed = "_nad_out, " + params, "_nad_out, " + packed
     source = "def %s(%s):\n    return _nad_call(_nad_f, %s)\n" % (kind, params, packed)
     ns = {"_nad_call": _CALLS[kind], "_nad_f": disp}
     fn = exec_source(kind, source, ns, "%s.%s" % (py_func.__qualname__, kind))
@@ -177,6 +180,10 @@ def _vjp_call_call(f, args):
 
 
 def _jvp_call(f, args, tangents):
+    raise NotImplementedError("only called from jitted code")
+
+
+def _grad_into_call(f, out, args):
     raise NotImplementedError("only called from jitted code")
 
 
@@ -320,8 +327,29 @@ def _tangent_reads(qualname, tree, value, vt, tangent, tt, name, out, checks):
                           % (where, vt))
 
 
+@overload(_grad_into_call, inline="always")
+def _overload_grad_into(f, out, args):
+    disp = f.dispatcher
+    argtypes = _argtypes(args)
+    try:
+        buffered, buffer_types = jitted_buffers(disp, argtypes, out)
+    except IntoError as e:
+        raise TypingError(str(e)) from None
+    bw = into_backward(disp, argtypes, buffer_types)
+    one = len(buffered) == 1 and isinstance(out, types.Array)
+    outs = ["out"] if one else ["out[%d]" % j for j in range(len(buffered))]
+    params = disp.py_func.__code__.co_varnames
+    body = ["if %s.shape != args[%d].shape: raise ValueError(%r)"
+            % (o, k, "%s.grad_into: the buffer of %r does not have its argument's shape"
+               % (disp.py_func.__qualname__, params[k]))
+            for o, k in zip(outs, buffered)]
+    body.append("return _bw(%s)" % ", ".join(
+        _flat_reads(bw.layout, "args") + outs + ["1.0", "bool(1)"]))
+    return _implementation("grad_into", "f, out, args", body, {"_bw": bw.njit_fn})
+
+
 _CALLS = {"grad": _grad_call, "value_and_grad": _value_and_grad_call,
-          "vjp_call": _vjp_call_call, "jvp": _jvp_call}
+          "vjp_call": _vjp_call_call, "jvp": _jvp_call, "grad_into": _grad_into_call}
 for _kind, _call in _CALLS.items():
     _call._numba_adstack_derivative_call = _kind      # for the capture's refusal
 

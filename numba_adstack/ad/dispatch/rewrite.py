@@ -23,7 +23,7 @@ from ..emit import Names, Source, emit_backward, probe
 from ..facts.ir_facts import IRFacts
 from ..plan import make_plan
 from ..plan.map_sums import fold_map_sums
-from ..emit.target import CPU
+from ..emit.target import CPU, AccumulatingTarget
 from ..typeinfo import is_float
 
 
@@ -46,6 +46,9 @@ class Options:
     checkpoint: str = "auto"
     snapshots: int = None
     memory_budget: int = None
+    # ``grad_into``: the gradients of float array arguments are added into buffers the
+    # caller passes (emit.target.AccumulatingTarget).
+    into: bool = False
 
 
 @dataclass
@@ -65,6 +68,8 @@ class BackwardSource:
 
 def build_backward(typed, py_func, options, target=CPU):
     """Run the phases on one typed function; return its :class:`BackwardSource`."""
+    if options.into:
+        target = AccumulatingTarget(options.wrt, target.global_map)
     typed = fold_map_sums(typed, target)
     facts = IRFacts(typed, py_func, target)
     if target.returns_value and not is_float(facts.return_type):

@@ -245,8 +245,27 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
     if checked:
         check_adjoint_reads(tree, {names.bar(v): _shown(facts, v)
                                    for v in activity.array_values})
+    if facts.target.accumulates_arguments:
+        _check_buffers_kept(tree, fname, [names.bar(a) for a in facts.target.buffered(facts)
+                                          if facts.target.adjoint_given(facts, a)])
     return Emitted(fname, printed(tree), tuple(sorted(cx.helpers)),
                    straight_helpers(tree, cx.helpers))
+
+
+def _check_buffers_kept(tree, fname, buffers):
+    """The buffers a ``grad_into`` backward adds into are never bound to another array
+    (what was added would not reach the caller)."""
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name == fname:
+            for node in ast.walk(fn):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, (ast.AnnAssign, ast.For)) else []
+                for t in targets:
+                    for leaf in ast.walk(t):
+                        if isinstance(leaf, ast.Name) and leaf.id in buffers and \
+                                isinstance(leaf.ctx, ast.Store):
+                            raise AssertionError("%s binds the buffer %s again"
+                                                 % (fname, leaf.id))
 
 
 def name_types(cx):

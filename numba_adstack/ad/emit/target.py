@@ -30,6 +30,9 @@ class Target:
     #: Where a target that does not checkpoint keeps a loop's history (said when a loop
     #: marked ``numba_adstack.checkpoint`` keeps it whole).
     history_place = "in memory"
+    #: The adjoints of array arguments are buffers the caller passes, holding what it has
+    #: summed so far: the backward adds into them and never assigns an element.
+    accumulates_arguments = False
 
     def __init__(self, global_map=None):
         # Objects the IR names that the generated code must name differently (a kernel is
@@ -96,11 +99,15 @@ class Target:
             if a in facts.written_roots:
                 out.append("%s = %s.copy()" % (names.n(a), names.n(a)))
         for a in facts.arg_vars:
-            if is_float_array(facts.ty(a)):
+            if is_float_array(facts.ty(a)) and not self.adjoint_given(facts, a):
                 out.append("%s = np.%s_like(%s)" % (
                     names.bar(a), "empty" if a in assigned else "zeros", names.n(a)))
         out.append("_retval = 0.0")
         return out
+
+    def adjoint_given(self, facts, arg):
+        """Is the adjoint of array argument ``arg`` a parameter of the backward?"""
+        return False
 
     def backward_epilogue(self, facts, activity, names, stacks, wrt):
         """Last lines of the backward: the value and one gradient per argument (an array
@@ -126,3 +133,39 @@ class Target:
 
 
 CPU = Target()
+
+
+class AccumulatingTarget(Target):
+    """The CPU backward of ``grad_into``: the gradients of the differentiated float array
+    arguments (flat indices ``wrt``) are added into buffers passed after the arguments,
+    and it returns the value alone. An argument the function writes into has its own
+    adjoint, added into the buffer at the end: the sweep clears the adjoint of an element
+    it overwrites, which must not clear what the caller summed."""
+
+    accumulates_arguments = True
+
+    def __init__(self, wrt=None, global_map=None):
+        super().__init__(global_map)
+        self.wrt = None if wrt is None else frozenset(wrt)
+
+    def buffered(self, facts):
+        """The arguments whose gradients go into buffers, in order."""
+        return [a for k, a in enumerate(facts.arg_vars)
+                if (self.wrt is None or k in self.wrt) and is_float_array(facts.ty(a))]
+
+    def _buffer(self, facts, names, a):
+        return names.n(a + ".into") if a in facts.written_roots else names.bar(a)
+
+    def backward_params(self, facts, names):
+        return [self._buffer(facts, names, a) for a in self.buffered(facts)] + \
+            super().backward_params(facts, names)
+
+    def adjoint_given(self, facts, arg):
+        return arg in self.buffered(facts) and arg not in facts.written_roots
+
+    def backward_epilogue(self, facts, activity, names, stacks, wrt):
+        out = []
+        for a in self.buffered(facts):
+            if a in facts.written_roots:
+                out.append("%s += %s" % (self._buffer(facts, names, a), names.bar(a)))
+        return out + ["return _retval"]

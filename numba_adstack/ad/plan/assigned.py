@@ -43,7 +43,7 @@ def assigned_adjoints(facts, activity, fused, replayed=frozenset(), element_seed
             if root not in facts.arg_vars and not _fresh_first_touched(
                     facts, activity, fused, replayed, lp, root, stores):
                 continue
-            if root in facts.arg_vars and stores:
+            if root in facts.arg_vars and (stores or facts.target.accumulates_arguments):
                 continue
             useful = [r for r in order if r in reads and r.target.name in activity.useful]
             if useful:
