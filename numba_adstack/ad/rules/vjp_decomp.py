@@ -346,8 +346,8 @@ def pinv_jvp(y, a, d):
 # ---------------------------------------------------------------------- qr
 # Reduced QR of a square or tall a (m >= n, full column rank): A = Q R, Q m x n with
 # orthonormal columns, R n x n upper triangular. With M = R R_bar^T - Q_bar^T Q,
-# A_bar = (Q_bar + Q copyltu(M)) R^-T (copyltu: the lower triangle mirrored upwards);
-# each item's rule is this with the other item's adjoint zero.
+# A_bar = (Q_bar + Q copyltu(M)) R^-T (copyltu: the lower triangle mirrored upwards,
+# ``symmetric_from_lower``); each item's rule is this with the other item's adjoint zero.
 _WIDE = ("np.linalg.qr: the derivative is implemented for a square or tall matrix "
          "(rows >= columns); for a wide one, differentiate the QR of its transpose")
 
@@ -372,17 +372,6 @@ def qr_r(a):
 
 
 @helper_jit(error_model="numpy")
-def _copyltu(x):
-    n = x.shape[0]
-    out = np.empty((n, n))
-    for i in range(n):
-        for j in range(i + 1):
-            out[i, j] = x[i, j]
-            out[j, i] = x[i, j]
-    return out
-
-
-@helper_jit(error_model="numpy")
 def _qr(a):
     m, n = a.shape
     if m < n:
@@ -402,7 +391,7 @@ def qr_q_vjp(g, a):
     q, r = _qr(a)
     g = as_float64(g)
     m = -np.dot(np.ascontiguousarray(g.T), q)
-    return _times_r_inv_t(g + np.dot(q, _copyltu(m)), r)
+    return _times_r_inv_t(g + np.dot(q, symmetric_from_lower(m)), r)
 
 
 @helper_jit(error_model="numpy")
@@ -410,7 +399,7 @@ def qr_r_vjp(g, a):
     q, r = _qr(a)
     gt = np.ascontiguousarray(as_float64(g).T)
     m = np.dot(r, gt)
-    return _times_r_inv_t(np.dot(q, _copyltu(m)), r)
+    return _times_r_inv_t(np.dot(q, symmetric_from_lower(m)), r)
 
 
 @helper_jit(error_model="numpy")
