@@ -19,6 +19,7 @@ from numba import njit
 
 from numba_adstack.ad.rules import array_rules as A
 from numba_adstack.ad.rules import vjp_decomp as D
+from numba_adstack.ad.rules import vjp_split as S
 from numba_adstack.ad.rules.array_rules_numpy import numpy_rules
 
 NUMPY_ORDINARY = set(numpy_rules(A._rule, A._ew))
@@ -496,14 +497,14 @@ def test_arranging_elements():
     check(np.append, a, b.ravel(), f=lambda a, b: np.append(a, b))
     if hasattr(np, "row_stack"):        # gone in NumPy 2.5
         check(np.row_stack, (v, rand(3)), f=np.vstack)
-    check(D.split_item, rand(6, 2), 3, 1, constant=("sections", "index"))
-    check(D.array_split_item, rand(5), 2, 1, constant=("sections", "index"))
-    check(D.split_item, rand(2, 6), 3, 2, 1, constant=("sections", "index", "axis"))
-    check(D.array_split_item, rand(2, 5), 2, 0, -1, constant=("sections", "index", "axis"))
-    check(D.hsplit_item, rand(3, 4), 2, 1, constant=("sections", "index"))
-    check(D.hsplit_item, rand(6), 3, 2, constant=("sections", "index"))
-    check(D.vsplit_item, rand(4, 3), 2, 0, constant=("sections", "index"))
-    check(D.dsplit_item, rand(2, 2, 6), 3, 1, constant=("sections", "index"))
+    check(S.split_item, rand(6, 2), 3, 1, constant=("sections", "index"))
+    check(S.array_split_item, rand(5), 2, 1, constant=("sections", "index"))
+    check(S.split_item, rand(2, 6), 3, 2, 1, constant=("sections", "index", "axis"))
+    check(S.array_split_item, rand(2, 5), 2, 0, -1, constant=("sections", "index", "axis"))
+    check(S.hsplit_item, rand(3, 4), 2, 1, constant=("sections", "index"))
+    check(S.hsplit_item, rand(6), 3, 2, constant=("sections", "index"))
+    check(S.vsplit_item, rand(4, 3), 2, 0, constant=("sections", "index"))
+    check(S.dsplit_item, rand(2, 2, 6), 3, 1, constant=("sections", "index"))
 
 
 def test_order_statistics():
@@ -660,9 +661,9 @@ DEDICATED = {
     np.swapaxes, np.triu, np.tril, np.append, np.sort, np.median, np.vdot, np.average,
     np.real, np.linalg.cholesky, np.linalg.pinv, D.eigh_values, D.eigh_vectors,
     D.svd_values, D.slogdet_logabs, np.kron, np.cross, np.moveaxis, np.rot90, np.repeat,
-    np.nan_to_num, np.linspace, D.split_item, D.array_split_item,
+    np.nan_to_num, np.linspace, S.split_item, S.array_split_item,
     np.linalg.eigvalsh, D.svd_u, D.svd_vh, D.eig_values, D.eig_vectors, np.linalg.eigvals,
-    D.hsplit_item, D.vsplit_item, D.dsplit_item, np.partition, np.percentile, np.quantile,
+    S.hsplit_item, S.vsplit_item, S.dsplit_item, np.partition, np.percentile, np.quantile,
     *([np.row_stack] if hasattr(np, "row_stack") else []),
     # (tests/rules/test_grad_builtins.py)
     builtins.sum, builtins.max, builtins.min, np.ndarray.item,

@@ -4,7 +4,7 @@ still gets it."""
 import numba
 
 from numba_adstack.ad.rules.helper_jit import helper_jit
-from numba_adstack.ad.rules.vjp_decomp import split_item_vjp
+from numba_adstack.ad.rules.vjp_split import split_item_vjp
 
 
 @helper_jit

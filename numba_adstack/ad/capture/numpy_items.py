@@ -2,8 +2,9 @@
 ``np.select`` of lists written at the call, as the ``np.where`` calls it makes.
 
 ``np.linalg.eigh(a)[0]`` (or ``w, v = np.linalg.eigh(a)``) becomes ``eigh_values(a)``
-before typing, a primitive with an array rule (rules/vjp_decomp.py), so the rewrite never
-sees the tuple; ``np.split(x, n, axis=1)[k]`` becomes ``split_item(x, n, k, 1)``, ``k``
+before typing, a primitive with an array rule (rules/vjp_decomp.py; lstsq's items in
+rules/vjp_lstsq.py, polydiv's in rules/vjp_poly.py), so the rewrite never sees the tuple;
+``np.split(x, n, axis=1)[k]`` becomes ``split_item(x, n, k, 1)`` (rules/vjp_split.py), ``k``
 a constant or a variable. Items with no derivative rule are left as they are; the checks
 refuse them naming the function and the item.
 """
@@ -12,6 +13,7 @@ from numba.core import ir
 from numba.core.ir_utils import build_definitions
 
 from ..rules import vjp_decomp as D
+from ..rules import vjp_lstsq, vjp_poly, vjp_split
 from .ir_emitter import ir_global
 
 #: function -> the function of each item (None: no rule), and the parameters the call may
@@ -22,15 +24,16 @@ ITEMS = {
     np.linalg.svd: ((D.svd_u, D.svd_values, D.svd_vh), ("a", "full_matrices")),
     np.linalg.slogdet: ((D.slogdet_sign, D.slogdet_logabs), ("a",)),
     np.linalg.qr: ((D.qr_q, D.qr_r), ("a",)),
-    np.linalg.lstsq: ((D.lstsq_solution, D.lstsq_residuals, D.lstsq_rank, D.lstsq_sv),
-                      ("a", "b", "rcond")),
-    np.polynomial.polynomial.polydiv: ((D.polydiv_quotient, D.polydiv_remainder),
-                                       ("c1", "c2")),
+    np.linalg.lstsq: ((vjp_lstsq.lstsq_solution, vjp_lstsq.lstsq_residuals,
+                       vjp_lstsq.lstsq_rank, vjp_lstsq.lstsq_sv), ("a", "b", "rcond")),
+    np.polynomial.polynomial.polydiv: ((vjp_poly.polydiv_quotient,
+                                        vjp_poly.polydiv_remainder), ("c1", "c2")),
 }
 #: Functions returning a list of arrays -> the function of one item, given the call's
 #: array, its sections and the item's index (then the axis, where the function takes one).
-LIST_ITEMS = {np.split: D.split_item, np.array_split: D.array_split_item,
-              np.hsplit: D.hsplit_item, np.vsplit: D.vsplit_item, np.dsplit: D.dsplit_item}
+LIST_ITEMS = {np.split: vjp_split.split_item, np.array_split: vjp_split.array_split_item,
+              np.hsplit: vjp_split.hsplit_item, np.vsplit: vjp_split.vsplit_item,
+              np.dsplit: vjp_split.dsplit_item}
 _TAKES_AXIS = {np.split, np.array_split}
 
 

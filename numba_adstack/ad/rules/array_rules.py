@@ -52,6 +52,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import vjp_decomp as D
+from . import vjp_split as S
 from . import vjp_elementwise
 from .powers import LITERAL_RULES, specialise
 from .scalar import BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP, UNARY_RULES
@@ -244,7 +245,8 @@ ARRAY_RULES = {
     np.linalg.det: _rule("a", "np.ascontiguousarray(({g} * {y}) * np.linalg.inv({a}).T)",
                          jvps={"a": "{y} * np.sum(np.linalg.inv({a}).T * {d})"}),
     # Decompositions (rules/vjp_decomp.py). The items of eigh, svd and slogdet that have
-    # a derivative are functions of their own there (capture rewrites eigh(a)[0]).
+    # a derivative are functions of their own there (capture rewrites eigh(a)[0]); the
+    # pieces of np.split... are in rules/vjp_split.py.
     D.eigh_values: _rule("a", "eigh_values_vjp({g}, {a})",
                          jvps={"a": "eigh_values_jvp({a}, {d})"}),
     D.eigh_vectors: _rule("a", "eigh_vectors_vjp({g}, {a})",
@@ -269,17 +271,17 @@ ARRAY_RULES = {
     D.slogdet_logabs: _rule("a", "slogdet_vjp({g}, {a})",
                             jvps={"a": "slogdet_jvp({a}, {d})"}),
     D.slogdet_sign: _rule("a", jvps={"a": "0.0"}),
-    D.split_item: _rule("ary sections index axis=0",
+    S.split_item: _rule("ary sections index axis=0",
                         "split_item_vjp({g}, {ary}, {sections}, {index}, {axis}, False)"),
-    D.array_split_item: _rule("ary sections index axis=0",
+    S.array_split_item: _rule("ary sections index axis=0",
                               "split_item_vjp({g}, {ary}, {sections}, {index}, {axis}, True)"),
     # Linear: the tangent is the same piece of the tangent.
-    D.hsplit_item: _rule("ary sections index", "hsplit_item_vjp({g}, {ary}, {sections}, {index})",
+    S.hsplit_item: _rule("ary sections index", "hsplit_item_vjp({g}, {ary}, {sections}, {index})",
                          jvps={"ary": "hsplit_item({d}, {sections}, {index})"}),
-    D.vsplit_item: _rule("ary sections index",
+    S.vsplit_item: _rule("ary sections index",
                          "split_item_vjp({g}, {ary}, {sections}, {index}, 0, False)",
                          jvps={"ary": "vsplit_item({d}, {sections}, {index})"}),
-    D.dsplit_item: _rule("ary sections index",
+    S.dsplit_item: _rule("ary sections index",
                          "split_item_vjp({g}, {ary}, {sections}, {index}, 2, False)",
                          jvps={"ary": "dsplit_item({d}, {sections}, {index})"}),
     np.linalg.cholesky: _rule("a", "cholesky_vjp({g}, {y})",

@@ -5,12 +5,14 @@ and scans, ``np.ptp``, ``np.trapezoid``, ``np.convolve``, ``np.correlate``, ``np
 ``np.arange``, ``np.logspace`` and ``np.geomspace``, ``np.linalg.cond`` and the items of
 ``np.linalg.qr`` and ``np.linalg.lstsq``. Written as ``array_rules.py``'s entries are;
 ``array_rules`` adds them to ``ARRAY_RULES`` (helpers: ``vjp_nan.py``, ``vjp_signal.py``,
-``vjp_decomp.py``).
+``vjp_poly.py``, ``vjp_decomp.py``, ``vjp_lstsq.py``).
 """
 import numpy as np
 import numpy.polynomial.polynomial as _poly
 
 from . import vjp_decomp as D
+from . import vjp_lstsq as LS
+from . import vjp_poly as P
 
 _LN10 = "2.302585092994046"
 
@@ -165,25 +167,25 @@ def numpy_rules(rule, ew):
     # lstsq's solution A+ b (constant rank), its residuals, a's singular values; the rank
     # is an integer.
     lst = "{a}, {b}, {rcond}"
-    out[D.lstsq_solution] = rule("a b rcond=-1.0", "lstsq_solution_vjp_a({g}, %s)" % lst,
+    out[LS.lstsq_solution] = rule("a b rcond=-1.0", "lstsq_solution_vjp_a({g}, %s)" % lst,
                                  "lstsq_solution_vjp_b({g}, %s)" % lst,
                                  jvps={"a": "lstsq_solution_jvp_a(%s, {d})" % lst,
                                        "b": "lstsq_solution_jvp_b(%s, {d})" % lst})
-    out[D.lstsq_residuals] = rule(
+    out[LS.lstsq_residuals] = rule(
         "a b rcond=-1.0", "lstsq_residuals_vjp_a({g}, %s)" % lst,
         "lstsq_residuals_vjp_b({g}, %s)" % lst,
         jvps={"a": "lstsq_residuals_jvp(%s, {d}, np.zeros({b}.shape))" % lst,
               "b": "lstsq_residuals_jvp(%s, np.zeros({a}.shape), {d})" % lst})
-    out[D.lstsq_sv] = rule("a b rcond=-1.0", "svd_values_vjp({g}, {a})",
+    out[LS.lstsq_sv] = rule("a b rcond=-1.0", "svd_values_vjp({g}, {a})",
                            jvps={"a": "svd_values_jvp({a}, {d})",
                                  "b": "np.zeros({y}.shape)"})
-    out[D.lstsq_rank] = rule("a b rcond=-1.0", jvps={"a": "0.0", "b": "0.0"})
+    out[LS.lstsq_rank] = rule("a b rcond=-1.0", jvps={"a": "0.0", "b": "0.0"})
     # The condition number: through the extreme singular values (p None, 2, -2), else
     # norm(a, p) norm(inv(a), p).
     out[np.linalg.cond] = rule("x p=None", "{g} * cond_grad({x}, {p})",
                                jvps={"x": "np.sum(cond_grad({x}, {p}) * {d})"})
     # c1 = q c2 + r: linear in c1 for a fixed c2, and in c2 as c1 = -q dc2.
-    for item, quotient in ((D.polydiv_quotient, "True"), (D.polydiv_remainder, "False")):
+    for item, quotient in ((P.polydiv_quotient, "True"), (P.polydiv_remainder, "False")):
         first = "{g}, np.zeros(0)" if quotient == "True" else "np.zeros(0), {g}"
         out[item] = rule(
             "c1 c2", "polydiv_vjp(%s, {c1}, {c2}, True)" % first,

@@ -13,9 +13,12 @@ reshapes): add contributions into adjoints, never write into them.
   ``math.gamma``);
 * ``vjp_arrange``: ``kron_vjp_a``/``_b``, ``repeat_vjp``, ``linspace_weights``,
   ``append_axis_vjp_arr``/``_values`` (``np.append`` with or without an axis);
-* ``vjp_decomp``: the items of ``eigh``/``eig``/``svd``/``slogdet``/``qr``/``lstsq``
-  and ``polydiv`` (``eigh_values``, ``qr_q``...) and of the splits (``split_item``...), and
-  the adjoints and tangents of those and of ``cholesky``, ``pinv``, ``cond``;
+* ``vjp_decomp``: the items of ``eigh``/``eig``/``svd``/``slogdet``/``qr``
+  (``eigh_values``, ``qr_q``...), and the adjoints and tangents of those and of
+  ``cholesky``, ``pinv``, ``cond``;
+* ``vjp_lstsq``: the items of ``lstsq`` (``lstsq_solution``...), their adjoints and
+  tangents;
+* ``vjp_split``: the pieces of the splits (``split_item``...) and their adjoints;
 * ``vjp_order``: ``partition_vjp``, ``percentile_vjp_a``/``_q`` (also ``np.quantile``)
   and their tangents;
 * ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
@@ -36,7 +39,7 @@ reshapes): add contributions into adjoints, never write into them.
   (``x[idx] = v``).
 """
 from .special import digamma, trigamma
-from . import vjp_decomp
+from . import vjp_decomp, vjp_lstsq, vjp_split
 from .vjp_core import reduced_view, sum_to, unreduce
 from .vjp_elementwise import clip_bounds_vjp, clip_vjp, erf, erfc
 from .vjp_linalg import (add_dot_vjp_a, add_dot_vjp_b, diag_vjp, dot_vjp_a, dot_vjp_b,
@@ -63,20 +66,22 @@ RULE_HELPERS.update({f.__name__: f for f in (
     repeat_vjp)})
 
 # np.linalg's decompositions: vjp_decomp (the items of eigh, svd and slogdet too, which
-# the replay calls).
+# the replay calls), vjp_lstsq; the pieces of the splits: vjp_split.
 RULE_HELPERS.update({name: getattr(vjp_decomp, name) for name in (
     "eigh_values", "eigh_vectors", "svd_values", "slogdet_sign", "slogdet_logabs",
     "eigh_values_vjp", "eigh_values_jvp", "eigh_vectors_vjp", "eigh_vectors_jvp",
     "svd_values_vjp", "svd_values_jvp", "slogdet_vjp", "slogdet_jvp", "cholesky_vjp",
-    "cholesky_jvp", "pinv_vjp", "pinv_jvp", "split_item", "array_split_item",
-    "hsplit_item", "vsplit_item", "dsplit_item", "split_item_vjp", "hsplit_item_vjp",
+    "cholesky_jvp", "pinv_vjp", "pinv_jvp",
     "svd_u", "svd_vh", "svd_u_vjp", "svd_vh_vjp", "svd_u_jvp", "svd_vh_jvp", "eig_values",
     "eig_vectors", "eig_values_vjp", "eig_values_jvp", "eig_vectors_vjp", "eig_vectors_jvp",
-    "qr_q", "qr_r", "qr_q_vjp", "qr_r_vjp", "qr_q_jvp", "qr_r_jvp", "lstsq_solution",
-    "lstsq_residuals", "lstsq_rank", "lstsq_sv", "lstsq_solution_vjp_a",
+    "qr_q", "qr_r", "qr_q_vjp", "qr_r_vjp", "qr_q_jvp", "qr_r_jvp", "cond_grad")})
+RULE_HELPERS.update({name: getattr(vjp_lstsq, name) for name in (
+    "lstsq_solution", "lstsq_residuals", "lstsq_rank", "lstsq_sv", "lstsq_solution_vjp_a",
     "lstsq_solution_vjp_b", "lstsq_solution_jvp_a", "lstsq_solution_jvp_b",
-    "lstsq_residuals_vjp_a", "lstsq_residuals_vjp_b", "lstsq_residuals_jvp", "cond_grad",
-    "polydiv_quotient", "polydiv_remainder")})
+    "lstsq_residuals_vjp_a", "lstsq_residuals_vjp_b", "lstsq_residuals_jvp")})
+RULE_HELPERS.update({name: getattr(vjp_split, name) for name in (
+    "split_item", "array_split_item", "hsplit_item", "vsplit_item", "dsplit_item",
+    "split_item_vjp", "hsplit_item_vjp")})
 
 # np.diff, np.interp and x[idx]: vjp_sequence.
 from .vjp_sequence import diff_vjp, interp_jvp, interp_vjp_fp, interp_vjp_fp_jvp, interp_vjp_x, interp_vjp_x_jvp, interp_vjp_xp, interp_vjp_xp_jvp, last_writes, take_vjp
@@ -98,9 +103,10 @@ RULE_HELPERS.update({f.__name__: f for f in (
 IN_PLACE = {f.__name__: f for f in (add_dot_vjp_a, add_dot_vjp_b)}
 
 # The NaN-skipping reductions and np.ptp (vjp_nan); np.trapezoid, np.convolve,
-# np.correlate, np.cov, np.corrcoef, np.ediff1d, np.vander, polyval, np.arange
-# (vjp_signal).
-from . import vjp_nan, vjp_signal  # noqa: E402
+# np.correlate, np.cov, np.corrcoef, np.ediff1d, np.vander, np.arange (vjp_signal);
+# np.polynomial.polynomial's polyval, polyint, polydiv and its items, and the sums'
+# leading_part (vjp_poly).
+from . import vjp_nan, vjp_poly, vjp_signal  # noqa: E402
 
 RULE_HELPERS.update({name: getattr(vjp_nan, name) for name in (
     "nansum_vjp", "nanmean_vjp", "nanvar_vjp", "nanstd_vjp", "nanextreme_vjp",
@@ -111,6 +117,8 @@ RULE_HELPERS.update({name: getattr(vjp_signal, name) for name in (
     "trapezoid_vjp_y", "trapezoid_vjp_x", "trapezoid_vjp_dx", "trapezoid_jvp_dx",
     "conv_vjp", "cov_vjp", "cov_jvp", "corrcoef_vjp", "corrcoef_jvp", "ediff1d_vjp",
     "ediff1d_vjp_end", "ediff1d_part", "zeros_like_of", "vander_vjp", "vander_jvp",
+    "arange_vjp_start", "arange_vjp_step", "arange_jvp_start")})
+RULE_HELPERS.update({name: getattr(vjp_poly, name) for name in (
     "polyval_vjp_x", "polyval_vjp_c", "polyval_jvp_x", "polyval_jvp_c", "leading_part",
-    "arange_vjp_start", "arange_vjp_step", "arange_jvp_start", "polyint_vjp", "polyint_jvp",
-    "polydiv_vjp", "polydiv_jvp")})
+    "polyint_vjp", "polyint_jvp", "polydiv_vjp", "polydiv_jvp", "polydiv_quotient",
+    "polydiv_remainder")})

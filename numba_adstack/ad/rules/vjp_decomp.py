@@ -1,10 +1,9 @@
-"""Matrix decompositions: the items of ``np.linalg.eigh``, ``eig``, ``svd``, ``slogdet``,
-``qr`` and ``lstsq`` (and of ``np.polynomial.polynomial.polydiv``), as functions of their
-own (capture rewrites ``np.linalg.eigh(a)[0]`` as ``eigh_values(a)``:
-ad/capture/numpy_items.py), and the adjoints and tangents of those and of
-``np.linalg.cholesky``, ``np.linalg.pinv`` and ``np.linalg.cond``; and, read the same way,
-the pieces of ``np.split``, ``np.array_split``, ``np.hsplit``, ``vsplit`` and ``dsplit``
-(``split_item``...).
+"""Matrix decompositions: the items of ``np.linalg.eigh``, ``eig``, ``svd``, ``slogdet``
+and ``qr``, as functions of their own (capture rewrites ``np.linalg.eigh(a)[0]`` as
+``eigh_values(a)``: ad/capture/numpy_items.py), and the adjoints and tangents of those and
+of ``np.linalg.cholesky``, ``np.linalg.pinv`` and ``np.linalg.cond``. ``np.linalg.lstsq``'s
+items are in ``vjp_lstsq``, the pieces of ``np.split``... in ``vjp_split``, the items of
+``np.polynomial.polynomial.polydiv`` in ``vjp_poly``.
 
 ``eigh`` and ``cholesky`` read the lower triangle of ``a`` only: their adjoint is the
 gradient with respect to those entries (``lower_of``), which is also what reaches ``b``
@@ -14,7 +13,6 @@ through ``a = b + b.T``; forward mode reads the tangent's lower triangle alike
 import numpy as np
 from .helper_jit import helper_jit
 from .vjp_reduce import norm_vjp
-
 
 # ---------------------------------------------------------------------- the items
 @helper_jit(error_model="numpy")
@@ -345,68 +343,17 @@ def pinv_jvp(y, a, d):
     return out
 
 
-# ---------------------------------------------------------------------- split items
-@helper_jit(error_model="numpy")
-def split_item(ary, sections, index, axis=0):
-    """``np.split(ary, sections, axis)[index]``."""
-    return np.split(ary, sections, axis)[index]
-
-
-@helper_jit(error_model="numpy")
-def array_split_item(ary, sections, index, axis=0):
-    """``np.array_split(ary, sections, axis)[index]``."""
-    return np.array_split(ary, sections, axis)[index]
-
-
-@helper_jit(error_model="numpy")
-def hsplit_item(ary, sections, index):
-    """``np.hsplit(ary, sections)[index]``: along the columns (the elements of a 1-d
-    ``ary``)."""
-    return np.hsplit(ary, sections)[index]
-
-
-@helper_jit(error_model="numpy")
-def vsplit_item(ary, sections, index):
-    """``np.vsplit(ary, sections)[index]``: along the rows."""
-    return np.vsplit(ary, sections)[index]
-
-
-@helper_jit(error_model="numpy")
-def dsplit_item(ary, sections, index):
-    """``np.dsplit(ary, sections)[index]``: along the third axis."""
-    return np.dsplit(ary, sections)[index]
-
-
-@helper_jit(error_model="numpy")
-def split_item_vjp(g, ary, sections, index, axis, unequal):
-    """``g`` in the slab along ``axis`` of ``ary`` that piece ``index`` holds, zeros
-    elsewhere."""
-    ax = axis + ary.ndim if axis < 0 else axis
-    rows = np.arange(ary.shape[ax])
-    pieces = np.array_split(rows, sections) if unequal else np.split(rows, sections)
-    out = np.zeros(ary.shape)
-    piece = pieces[index]
-    if piece.size:
-        np.moveaxis(out, ax, 0)[piece[0]:piece[0] + piece.size] += np.moveaxis(g, ax, 0)
-    return out
-
-
-@helper_jit(error_model="numpy")
-def hsplit_item_vjp(g, ary, sections, index):
-    return split_item_vjp(g, ary, sections, index, 1 if ary.ndim > 1 else 0, False)
-
-
 # ---------------------------------------------------------------------- qr
 # Reduced QR of a square or tall a (m >= n, full column rank): A = Q R, Q m x n with
 # orthonormal columns, R n x n upper triangular. With M = R R_bar^T - Q_bar^T Q,
-# A_bar = (Q_bar + Q copyltu(M)) R^-T (copyltu: the lower triangle mirrored upwards);
-# each item's rule is this with the other item's adjoint zero.
+# A_bar = (Q_bar + Q copyltu(M)) R^-T (copyltu: the lower triangle mirrored upwards,
+# ``symmetric_from_lower``); each item's rule is this with the other item's adjoint zero.
 _WIDE = ("np.linalg.qr: the derivative is implemented for a square or tall matrix "
          "(rows >= columns); for a wide one, differentiate the QR of its transpose")
 
 
 @helper_jit(error_model="numpy")
-def _float64(x):
+def as_float64(x):
     """``x`` as a new C-contiguous float64 array (a float32 one promoted by the product,
     a form forward mode differentiates, as ``hvp`` needs: ``.astype`` is not one)."""
     return x * 1.0
@@ -425,22 +372,11 @@ def qr_r(a):
 
 
 @helper_jit(error_model="numpy")
-def _copyltu(x):
-    n = x.shape[0]
-    out = np.empty((n, n))
-    for i in range(n):
-        for j in range(i + 1):
-            out[i, j] = x[i, j]
-            out[j, i] = x[i, j]
-    return out
-
-
-@helper_jit(error_model="numpy")
 def _qr(a):
     m, n = a.shape
     if m < n:
         raise ValueError(_WIDE)
-    q, r = np.linalg.qr(_float64(a))
+    q, r = np.linalg.qr(as_float64(a))
     return np.ascontiguousarray(q), np.ascontiguousarray(r)
 
 
@@ -453,17 +389,17 @@ def _times_r_inv_t(x, r):
 @helper_jit(error_model="numpy")
 def qr_q_vjp(g, a):
     q, r = _qr(a)
-    g = _float64(g)
+    g = as_float64(g)
     m = -np.dot(np.ascontiguousarray(g.T), q)
-    return _times_r_inv_t(g + np.dot(q, _copyltu(m)), r)
+    return _times_r_inv_t(g + np.dot(q, symmetric_from_lower(m)), r)
 
 
 @helper_jit(error_model="numpy")
 def qr_r_vjp(g, a):
     q, r = _qr(a)
-    gt = np.ascontiguousarray(_float64(g).T)
+    gt = np.ascontiguousarray(as_float64(g).T)
     m = np.dot(r, gt)
-    return _times_r_inv_t(np.dot(q, _copyltu(m)), r)
+    return _times_r_inv_t(np.dot(q, symmetric_from_lower(m)), r)
 
 
 @helper_jit(error_model="numpy")
@@ -471,7 +407,7 @@ def _qr_jvp(a, d):
     """C = Q^T dA R^-1, Omega = tril(C, -1) - tril(C, -1)^T:
     dQ = Q (Omega - C) + dA R^-1, dR = (C - Omega) R."""
     q, r = _qr(a)
-    dt = _float64(d).T
+    dt = as_float64(d).T
     dr_inv = np.ascontiguousarray(np.linalg.solve(np.ascontiguousarray(r.T), dt).T)
     c = np.dot(q.T, dr_inv)
     low = np.tril(c, -1)
@@ -491,120 +427,6 @@ def qr_r_jvp(a, d):
     return np.dot(c - omega, r)
 
 
-# ---------------------------------------------------------------------- lstsq
-# x = A+ b (the least-squares solution of least norm), of constant rank: with r = b - A x,
-# dx = -A+ dA x + A+ A+^T dA^T r + (I - A+ A) dA^T A+^T x + A+ db (Golub and Pereyra).
-# The residuals (sums of squared r per column of b, when A has full column rank and more
-# rows than columns; empty otherwise) move by -2 r^T dA x + 2 r^T db (A^T r = 0); the
-# singular values as np.linalg.svd's.
-@helper_jit(error_model="numpy")
-def lstsq_solution(a, b, rcond=-1.0):
-    """``np.linalg.lstsq(a, b, rcond)[0]``."""
-    return np.linalg.lstsq(a, b, rcond)[0]
-
-
-@helper_jit(error_model="numpy")
-def lstsq_residuals(a, b, rcond=-1.0):
-    """``np.linalg.lstsq(a, b, rcond)[1]``."""
-    return np.linalg.lstsq(a, b, rcond)[1]
-
-
-@helper_jit(error_model="numpy")
-def lstsq_rank(a, b, rcond=-1.0):
-    """``np.linalg.lstsq(a, b, rcond)[2]`` (an integer: no gradient)."""
-    return np.linalg.lstsq(a, b, rcond)[2]
-
-
-@helper_jit(error_model="numpy")
-def lstsq_sv(a, b, rcond=-1.0):
-    """``np.linalg.lstsq(a, b, rcond)[3]``: the singular values of ``a``."""
-    return np.linalg.lstsq(a, b, rcond)[3]
-
-
-@helper_jit(error_model="numpy")
-def _columns(v):
-    """A 1-d ``v`` as one column, a 2-d one as it is (C-contiguous float64)."""
-    v = _float64(v)
-    return v.reshape((v.shape[0], v.size // v.shape[0]))
-
-
-@helper_jit(error_model="numpy")
-def _lstsq(a, b, rcond):
-    a = _float64(a)
-    b = _float64(b)
-    x = np.linalg.lstsq(a, b, rcond)[0]
-    p = np.linalg.pinv(a)
-    xc = _columns(x)
-    return a, p, xc, _columns(b) - np.dot(a, xc)
-
-
-@helper_jit(error_model="numpy")
-def lstsq_solution_vjp_a(g, a, b, rcond=-1.0):
-    """-z x^T + r (A+ z)^T + (A+^T x) ((I - A+ A) x_bar)^T, z = A+^T x_bar."""
-    a, p, x, r = _lstsq(a, b, rcond)
-    gc = _columns(g)
-    pt = np.ascontiguousarray(p.T)
-    z = np.dot(pt, gc)
-    out = -np.dot(z, x.T) + np.dot(r, np.dot(p, z).T)
-    return out + np.dot(np.dot(pt, x), (gc - np.dot(p, np.dot(a, gc))).T)
-
-
-@helper_jit(error_model="numpy")
-def lstsq_solution_vjp_b(g, a, b, rcond=-1.0):
-    """A+^T x_bar, in ``b``'s shape."""
-    p = np.linalg.pinv(_float64(a))
-    return np.dot(np.ascontiguousarray(p.T), _columns(g)).reshape(b.shape)
-
-
-@helper_jit(error_model="numpy")
-def lstsq_solution_jvp_a(a, b, rcond, d):
-    a, p, x, r = _lstsq(a, b, rcond)
-    d = _float64(d)
-    dt = np.ascontiguousarray(d.T)
-    out = -np.dot(p, np.dot(d, x)) + np.dot(p, np.dot(np.ascontiguousarray(p.T),
-                                                      np.dot(dt, r)))
-    px = np.dot(dt, np.dot(np.ascontiguousarray(p.T), x))
-    out += px - np.dot(p, np.dot(a, px))
-    if b.ndim == 1:
-        return out.reshape(out.shape[0])
-    return out
-
-
-@helper_jit(error_model="numpy")
-def lstsq_solution_jvp_b(a, b, rcond, d):
-    p = np.linalg.pinv(_float64(a))
-    return np.dot(p, _float64(d))
-
-
-@helper_jit(error_model="numpy")
-def lstsq_residuals_vjp_a(g, a, b, rcond=-1.0):
-    """-2 (r g) x^T; none where the residuals are empty."""
-    if g.size == 0:
-        return np.zeros(a.shape)
-    _, _, x, r = _lstsq(a, b, rcond)
-    rg = r * np.ascontiguousarray(g).reshape((1, g.size))
-    return -2.0 * np.dot(rg, x.T)
-
-
-@helper_jit(error_model="numpy")
-def lstsq_residuals_vjp_b(g, a, b, rcond=-1.0):
-    if g.size == 0:
-        return np.zeros(b.shape)
-    _, _, x, r = _lstsq(a, b, rcond)
-    return (2.0 * r * np.ascontiguousarray(g).reshape((1, g.size))).reshape(b.shape)
-
-
-@helper_jit(error_model="numpy")
-def lstsq_residuals_jvp(a, b, rcond, da, db):
-    """-2 r^T (dA x - db), per column; empty with the residuals."""
-    y = np.linalg.lstsq(_float64(a), _float64(b), rcond)[1]
-    if y.size == 0:
-        return np.zeros(0)
-    _, _, x, r = _lstsq(a, b, rcond)
-    v = np.dot(_float64(da), x) - _columns(db)
-    return -2.0 * np.sum(r * v, axis=0)
-
-
 # ---------------------------------------------------------------------- cond
 # The 2-norm condition number s_max / s_min (p None or 2; s_min / s_max for p -2) moves
 # with the two singular values: ds = u^T dA v. Other p: norm(a, p) norm(inv(a), p).
@@ -612,7 +434,7 @@ def lstsq_residuals_jvp(a, b, rcond, da, db):
 def _cond_svd(a, lower):
     """The gradient of ``np.linalg.cond(a, p)`` for p None or 2, or -2 (``lower``):
     distinct extreme singular values, non-zero."""
-    u, s, vh = np.linalg.svd(_float64(a), full_matrices=False)
+    u, s, vh = np.linalg.svd(as_float64(a), full_matrices=False)
     k = s.size - 1
     big = np.outer(u[:, 0], vh[0])
     small = np.outer(u[:, k], vh[k])
@@ -626,7 +448,7 @@ def _cond_svd(a, lower):
 def _cond_norms(a, p):
     """norm(a, p) norm(inv(a), p) (p 1, -1, inf, -inf): the gradient, through
     ``norm_vjp`` of both and inv's adjoint ``-B^T B_bar B^T``."""
-    a = _float64(a)
+    a = as_float64(a)
     b = np.linalg.inv(a)
     na = np.linalg.norm(a, p)
     nb = np.linalg.norm(b, p)
@@ -647,16 +469,3 @@ def cond_grad(a, p=None):
     if p == -2:
         return _cond_svd(a, True)
     return _cond_norms(a, p)
-
-
-# ---------------------------------------------------------------------- polydiv items
-@helper_jit(error_model="numpy")
-def polydiv_quotient(c1, c2):
-    """``np.polynomial.polynomial.polydiv(c1, c2)[0]``."""
-    return np.polynomial.polynomial.polydiv(c1, c2)[0]
-
-
-@helper_jit(error_model="numpy")
-def polydiv_remainder(c1, c2):
-    """``np.polynomial.polynomial.polydiv(c1, c2)[1]``."""
-    return np.polynomial.polynomial.polydiv(c1, c2)[1]

@@ -21,7 +21,7 @@ from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
 from ..facts.rule_binding import bind_expr
-from ..rules import vjp_decomp
+from ..rules import vjp_split
 from ..rules.array_rules import rule_of
 from ..rules.template import lift_rule
 from ..typeinfo import carries_floats, is_float, is_float_array
@@ -36,8 +36,8 @@ LINEAR_CALLS = {
     np.asarray: (0,), tuple: (0,), builtins.sum: (0, 1), np.flip: (0,), np.roll: (0,),
     np.swapaxes: (0,), np.triu: (0,), np.tril: (0,), np.moveaxis: (0,), np.rot90: (0,),
     np.repeat: (0,),
-    np.append: (0, 1), vjp_decomp.split_item: (0,),
-    vjp_decomp.array_split_item: (0,),
+    np.append: (0, 1), vjp_split.split_item: (0,),
+    vjp_split.array_split_item: (0,),
     # The helpers of the generated backward (hvp runs forward mode over it): sums and
     # reshapes of adjoint arrays, linear in the adjoints together.
     runtime.acc: (0, 1), runtime.acc_new: (0, 1), runtime.ensure: (0,),
