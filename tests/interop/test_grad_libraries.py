@@ -1,6 +1,8 @@
 """Gradients through the ways Numba libraries expose their code: functions read as module
 attributes, ``@overload`` implementations, ``*args`` functions, ``@vectorize`` kernels,
 and tuples and named tuples returned by jitted solvers; each against finite differences."""
+import math
+
 import numpy as np
 import pytest
 
@@ -188,14 +190,22 @@ def test_numba_stats_float_variate():
     check_fd(scalar_densities, 0.7, 0.2, 1.3)
 
 
-def test_scipy_special_function_pointer_is_refused_by_name_with_the_fix():
-    # norm.ppf calls SciPy's ndtri through Numba's WrapperAddressProtocol: compiled code.
+def test_scipy_special_function_pointers():
+    # norm.ppf calls SciPy's ndtri through Numba's WrapperAddressProtocol: a primitive
+    # with a rule (ad/calls/scipy_special.py); voigt's voigt_profile has none.
     @nad.grad_jit
     def quantile_sum(p, mu, sigma):
-        return np.sum(norm.ppf(p, mu, sigma))
+        return np.sum(norm.ppf(p, mu, sigma) ** 2)
+    check_fd(quantile_sum, np.array([0.2, 0.6]), 0.1, 1.2)
+    from numba_stats import voigt
+
+    @nad.grad_jit
+    def voigt_sum(x, gamma, mu, sigma):
+        return np.sum(voigt.pdf(x, gamma, mu, sigma))
     with pytest.raises(nad.NonDifferentiableError,
-                       match=r"cython_special's ndtri through a function pointer.*custom_vjp"):
-        quantile_sum.grad(np.array([0.2, 0.6]), 0.1, 1.2)
+                       match=r"cython_special's voigt_profile through a function "
+                             r"pointer.*custom_vjp"):
+        voigt_sum.grad(np.array([0.2, 0.6]), 0.5, 0.1, 1.2)
 
 
 # ---------------------------------------------------------------- interpolation
@@ -242,14 +252,22 @@ def test_cython_special_pointer_is_refused_by_name():
     from numba.extending import get_cython_function_address
     addr = get_cython_function_address("scipy.special.cython_special", "gammaln")
     gammaln = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(addr)
+    addr = get_cython_function_address("scipy.special.cython_special", "struve")
+    struve = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_double)(addr)
 
     def through_pointer(x):
         return gammaln(x) * 2.0
 
+    def without_rule(x):
+        return struve(1.0, x) * 2.0
+
+    # gammaln has a rule (ad/calls/scipy_special.py): digamma
+    got = nad.grad_jit(through_pointer).grad(2.5)[0]
+    assert abs(got - 2.0 * (math.lgamma(2.5 + 1e-6) - math.lgamma(2.5 - 1e-6)) / 2e-6) < 1e-7
     with pytest.raises(nad.NonDifferentiableError) as exc:
-        nad.grad_jit(through_pointer).grad(2.5)
+        nad.grad_jit(without_rule).grad(2.5)
     msg = str(exc.value)
     assert msg.startswith("cannot differentiate 'test_cython_special_pointer_is_refused")
-    assert "cython_special's gammaln" in msg
+    assert "cython_special's struve" in msg
     assert "a compiled SciPy function with no derivative rule" in msg
     assert "test_grad_libraries.py\", line" in msg

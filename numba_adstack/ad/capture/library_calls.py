@@ -311,7 +311,7 @@ def pointer_call_message(pointer, kind=None):
     """Why a call through a compiled function pointer (ctypes, cffi, Numba's
     ``WrapperAddressProtocol``: ``kind`` names it) is refused, naming the SciPy function
     when it is one of ``scipy.special.cython_special``'s."""
-    name = _cython_special_name(pointer)
+    name = cython_special_name(pointer)
     fix = ("write it in Numba, or wrap the call in an @numba.njit function and give that "
            "function its derivative with numba_adstack.custom_vjp")
     if name is not None:
@@ -321,7 +321,9 @@ def pointer_call_message(pointer, kind=None):
             "derivative rule (%s)" % (kind or type(pointer).__name__, fix))
 
 
-def _cython_special_name(pointer):
+def cython_special_name(pointer):
+    """The name of the scipy.special.cython_special function at ``pointer`` (an address
+    or a ctypes pointer), its fused-type prefix left out; None for any other."""
     import ctypes
     import sys
     module = sys.modules.get("scipy.special.cython_special")

@@ -149,6 +149,8 @@ def check_call(facts, activity, e, name):
     t = facts.ty(name)
     if fn in R.ARRAY_CONSTRUCTORS:
         return
+    if name in activity.useful:
+        _check_operands_without_rule(facts, activity, e, fn)
     # (Array results are checked with the array's definition, _check_array_def.) A float
     # of arrays without an array rule (np.nanmax(x)) has none: the scalar rules of
     # CALL_RULES are of floats.
@@ -166,6 +168,21 @@ def check_call(facts, activity, e, name):
                     "that have one (docs/grad_jit.md lists them), or give it one with "
                     "numba_adstack.custom_vjp (docs/grad_jit.md, custom derivatives)"
                     % (fname, " for arrays" if on_arrays else ""), e.loc)
+
+
+def _check_operands_without_rule(facts, activity, e, fn):
+    """A varied operand of a primitive without a derivative in it (the shape parameter of
+    ``gammainc``) is refused, naming it."""
+    try:
+        missing = R.OPERANDS_WITHOUT_RULE.get(fn)
+    except TypeError:                  # unhashable: not a primitive
+        return
+    for k, v in enumerate(e.args):
+        if missing and k in missing and v.name in activity.varied:
+            facts.error("the call to %s has no derivative in its argument %d (%s), which "
+                        "depends on the differentiated arguments; pass it a constant, or "
+                        "give the call a derivative with numba_adstack.custom_vjp"
+                        % (getattr(fn, "__name__", fn), k + 1, missing[k]), e.loc)
 
 
 def _check_optional_inputs(facts, activity, e):

@@ -15,7 +15,8 @@ Adding a primitive is adding one entry to its family's table.
 
 from .array_effects import ARRAY_CONSTRUCTORS, FILL_ARGUMENT, MUTATING_FUNCTIONS, MUTATING_METHODS
 from .powers import LITERAL_RULES, specialise  # noqa: F401
-from .scalar import BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP, NON_DIFFERENTIABLE_CALLS, UNARY_RULES
+from .scalar import (BINOP_RULES, CALL_RULES, INPLACE_TO_BINOP, NON_DIFFERENTIABLE_CALLS,
+                     OPERANDS_WITHOUT_RULE, UNARY_RULES)
 from .complex_rules import complex_rule  # noqa: F401
 from . import template as _template
 

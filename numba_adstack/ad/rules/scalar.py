@@ -163,6 +163,11 @@ UNARY_RULES = RuleTable({
     operator.pos: ("{g}",),
 })
 
+# Operands a primitive has no derivative in (a function -> {operand index: what it is}):
+# a varied one is refused where the gradient or a tangent needs it (its rule entry is
+# None only so that the other operands have theirs).
+OPERANDS_WITHOUT_RULE = {}
+
 # Calls whose result carries no gradient whatever their operands (the rewrite still checks
 # that they do not produce floats from floats).
 NON_DIFFERENTIABLE_CALLS = {len, range, int, bool, round, math.isnan, math.isinf,

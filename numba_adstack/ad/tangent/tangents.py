@@ -243,6 +243,11 @@ class Tangents:
             if not self.has(v):
                 continue
             if k >= len(rule) or rule[k] is None:
+                missing = R.OPERANDS_WITHOUT_RULE.get(fn, ())
+                if k in missing:
+                    self._error(name, "%s with a varied argument %d (%s), in which it has "
+                                "no derivative" % (getattr(fn, "__name__", fn), k + 1,
+                                                   missing[k]))
                 if is_float(facts.ty(v)) or is_float_array(facts.ty(v)):
                     continue        # no derivative in this operand (floor, //)
                 self._error(name, "%s of a varied %s" % (fn, facts.ty(v)))
