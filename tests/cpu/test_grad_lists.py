@@ -148,11 +148,20 @@ def typed_dict_string_keys(x):
     return d["a"] + np.exp(d["b"])
 
 
+def dict_literal(x):
+    d = {}                      # Numba's typed Dict of the keys and values put in
+    for i in range(x.shape[0]):
+        d[i % 2] = x[i] * 3.0
+    d[0] = d[0] * d[1]
+    return d[0] + d[1]
+
+
 @pytest.mark.parametrize("fn", [appended_then_looped, appended_then_indexed,
                                 typed_list_appended, appended_through_another_name,
                                 stored_into, comprehension, typed_dict_stored_into,
                                 negative_index_and_repeated_constants,
-                                typed_list_of_a_type, typed_dict_string_keys])
+                                typed_list_of_a_type, typed_dict_string_keys,
+                                dict_literal])
 def test_a_container_filled_with_differentiable_values(fn):
     check_fd(nad.grad_jit(fn), X.copy())
 

@@ -22,7 +22,11 @@ from numba.extending import overload
 from numba.core import ir
 from numba.core.compiler_machinery import FunctionPass, register_pass
 
+from numba.core import types
+
+from .call_registry import register_call_rewriter
 from .ir_emitter import global_value, rewrite_statements
+from .library_calls import Implementation
 
 
 def frexp_exponent(x):
@@ -33,6 +37,64 @@ def frexp_exponent(x):
 @overload(frexp_exponent)
 def _frexp_exponent(x):
     return lambda x: math.frexp(x)[1]
+
+
+def builtin_sum(iterable, start=0):
+    """``sum`` of a list or tuple of numbers, as Numba's own implementation computes it;
+    inlined, so that the rewrite differentiates its loop over the items."""
+    acc = start
+    for x in iterable:
+        acc = acc + x
+    return acc
+
+
+_SEQUENCES = (types.List, types.ListType, types.UniTuple)
+# (a tuple argument is taken apart before this: its sum is that of the tuple built again)
+
+
+def _sum_of_sequence(state, block, i, expr, called, defined_value, tuple_items):
+    """``sum(L)``, ``sum(L, start)`` of a list made in the function (``[...]``, a
+    comprehension, ``list(...)``) or passed in (a list or homogeneous tuple argument)
+    calls :func:`builtin_sum`, inlined; ``sum`` of an array keeps its rule."""
+    if called is not builtins.sum or expr.vararg is not None or not expr.args:
+        return False
+    d = defined_value(expr.args[0])
+    if isinstance(d, ir.Expr) and d.op == "build_tuple" and d.items and len(expr.args) < 3:
+        # sum((a, b, c)[, start]): ((start + a) + b) + c, added as written
+        stmt = block.body[i]
+        start = expr.args[1] if len(expr.args) == 2 else \
+            dict(expr.kws).get("start")
+        acc, new = start, []
+        for item in d.items:
+            if acc is None:
+                acc = item
+                continue
+            v = block.scope.redefine("$builtin_sum", expr.loc)
+            new.append(ir.Assign(ir.Expr.binop(operator.add, acc, item, expr.loc), v,
+                                 expr.loc))
+            state.func_ir._definitions[v.name].append(new[-1].value)
+            acc = v
+        defs = state.func_ir._definitions[stmt.target.name]
+        defs.remove(expr)
+        defs.append(acc)
+        block.body[i:i + 1] = new + [ir.Assign(acc, stmt.target, expr.loc)]
+        return True
+    made = isinstance(d, ir.Expr) and (d.op == "build_list" or (
+        d.op == "call" and defined_value(d.func) is not None and
+        getattr(defined_value(d.func), "value", None) is builtins.list))
+    passed = isinstance(d, ir.Arg) and d.index < len(state.args) and \
+        isinstance(state.args[d.index], _SEQUENCES)
+    if not (made or passed):
+        return False
+    impl = block.scope.redefine("$builtin_sum", expr.loc)
+    value = ir.Global("builtin_sum", Implementation(builtin_sum), expr.loc)
+    block.body.insert(i, ir.Assign(value, impl, expr.loc))
+    state.func_ir._definitions[impl.name].append(value)
+    expr.func = impl
+    return True
+
+
+register_call_rewriter(_sum_of_sequence)
 
 
 def _builtin(em, var):

@@ -8,6 +8,7 @@ loop, which arm arrived is pushed too (a local where the merge runs once per rev
 unit); a loop records its iteration count and the exit it took.
 """
 from numba.core import ir, types
+from numba.typed import Dict as TypedDict
 
 from ..facts.ir_facts import is_range
 from ..facts.operators import OPS
@@ -313,6 +314,12 @@ class Forward:
             lhs = self.src.operand(e.lhs)
             L("%s %s= %s" % (lhs, OPS[e.immutable_fn], self.src.operand(e.rhs)))
             src = lhs
+        elif isinstance(e, ir.Expr) and e.op == "build_map" and not e.items and \
+                isinstance(facts.ty(name), types.DictType):
+            # {}: the typed Dict Numba makes of it (facts/containers.py follows it)
+            t = facts.ty(name)
+            src = "%s.empty(%s, %s)" % (names.gname(TypedDict), names.gname(t.key_type),
+                                        names.gname(t.value_type))
         elif isinstance(e, ir.Expr):
             src = self.src.expr(e, self.src.operand)
         else:

@@ -178,9 +178,11 @@ def _names_of(facts, root):
 
 def _made(facts, e, varied):
     """Does ``e`` make a container: ``[...]``, ``[0.0] * n`` (constants repeated),
-    ``List()``, ``List.empty_list(t)``, ``Dict.empty(k, v)``?"""
+    ``List()``, ``List.empty_list(t)``, ``Dict.empty(k, v)``, ``{}``?"""
     if e.op == "build_list":
         return True
+    if e.op == "build_map":         # {} (a literal with items would put them: not read)
+        return not e.items
     if e.op == "binop" and e.fn is operator.mul:
         lists = [v for v in (e.lhs, e.rhs) if is_float_list(facts.ty(v.name))]
         return len(lists) == 1 and lists[0].name not in varied
