@@ -133,6 +133,18 @@ def test_methods_and_flat():
     check(methods_and_flat, X, Y)
 
 
+def ellipsis_stores(x, y):
+    z = np.zeros(6)
+    z[...] = x * 3.0            # (its adjoint is read as z_bar[(...,)]: Numba lowers that)
+    w = z.reshape(2, 3).copy()
+    w[...] = w * y[0]
+    return np.sum(z * y) + np.sum(w * w)
+
+
+def test_stores_into_every_element_with_an_ellipsis():
+    check(ellipsis_stores, X, Y)
+
+
 # ---------------------------------------------------------------------- views made by calls
 def test_a_fresh_array_reshaped_is_written_through_its_view():
     def f(x, y):

@@ -60,18 +60,28 @@ class Source:
 
     def index(self, e, r):
         if e.op == "static_getitem":
-            if e.index_var is not None:
+            if e.index_var is not None and e.index is not Ellipsis:
                 return r(e.index_var)
-            return self.const(e.index)
-        return r(e.index)
+            return self._static_index(e.index)
+        return self._index_var(e.index, r)
+
+    def _static_index(self, index):
+        # (Numba lowers ``a[...]`` only written as a tuple: ``a[(...,)]``)
+        return "(...,)" if index is Ellipsis else self.const(index)
+
+    def _index_var(self, var, r):
+        form = self.facts.static_form(var.name) if isinstance(var, ir.Var) else None
+        if form is not None and form[0] in ("const", "global") and form[1] is Ellipsis:
+            return "(...,)"
+        return r(var)
 
     def store_index(self, stmt, r):
         """Source of the index of a store ``a[i] = v``."""
         if isinstance(stmt, ir.StaticSetItem):
-            if stmt.index_var is not None:
+            if stmt.index_var is not None and stmt.index is not Ellipsis:
                 return r(stmt.index_var)
-            return self.const(stmt.index)
-        return r(stmt.index)
+            return self._static_index(stmt.index)
+        return self._index_var(stmt.index, r)
 
     def expr(self, e, r):
         """Python source of an IR expression; ``r`` renders operand variables."""
