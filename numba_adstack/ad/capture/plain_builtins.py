@@ -48,18 +48,70 @@ def builtin_sum(iterable, start=0):
     return acc
 
 
+def builtin_max(iterable):
+    """``max`` of a list or tuple of numbers, as Numba's own implementation computes it
+    (the first of equal items; an item replaces it only when strictly larger)."""
+    n = len(iterable)
+    if n == 0:
+        raise ValueError("max() arg is an empty sequence")
+    acc = iterable[0]
+    for k in range(1, n):
+        if iterable[k] > acc:
+            acc = iterable[k]
+    return acc
+
+
+def builtin_min(iterable):
+    """``min`` of a list or tuple of numbers, as Numba's own implementation computes it."""
+    n = len(iterable)
+    if n == 0:
+        raise ValueError("min() arg is an empty sequence")
+    acc = iterable[0]
+    for k in range(1, n):
+        if iterable[k] < acc:
+            acc = iterable[k]
+    return acc
+
+
+def builtin_list(iterable):
+    """``list(a)``: a list made in the function, item by item (its adjoint follows)."""
+    out = []
+    for v in iterable:
+        out.append(v)
+    return out
+
+
+_IMPLEMENTATIONS = {builtins.sum: builtin_sum, builtins.max: builtin_max,
+                    builtins.min: builtin_min, builtins.list: builtin_list}
 _SEQUENCES = (types.List, types.ListType, types.UniTuple)
 # (a tuple argument is taken apart before this: its sum is that of the tuple built again)
 
 
-def _sum_of_sequence(state, block, i, expr, called, defined_value, tuple_items):
-    """``sum(L)``, ``sum(L, start)`` of a list made in the function (``[...]``, a
-    comprehension, ``list(...)``) or passed in (a list or homogeneous tuple argument)
-    calls :func:`builtin_sum`, inlined; ``sum`` of an array keeps its rule."""
-    if called is not builtins.sum or expr.vararg is not None or not expr.args:
+def _builtin_of_sequence(state, block, i, expr, called, defined_value, tuple_items):
+    """``sum(L)``, ``sum(L, start)``, ``max(L)``, ``min(L)`` of a list made in the
+    function (``[...]``, a comprehension, ``list(...)``) or passed in (a list or
+    homogeneous tuple argument) call :func:`builtin_sum`..., inlined (``sum``, ``max``
+    and ``min`` of an array keep their rules); ``list(a)`` of an array calls
+    :func:`builtin_list`."""
+    impl = _IMPLEMENTATIONS.get(called) if isinstance(called, type(builtins.len)) or \
+        called is builtins.list else None
+    if impl is None or expr.vararg is not None or not expr.args or \
+            (called is not builtins.sum and (len(expr.args) != 1 or expr.kws)):
         return False
     d = defined_value(expr.args[0])
-    if isinstance(d, ir.Expr) and d.op == "build_tuple" and d.items and len(expr.args) < 3:
+    if called is builtins.list:
+        # list(a) of an array: the items the adjoint of the list follows
+        if not (isinstance(d, ir.Arg) and d.index < len(state.args) and
+                isinstance(state.args[d.index], types.Array) and state.args[d.index].ndim == 1
+                or isinstance(d, ir.Expr) and d.op in ("binop", "unary", "call",
+                                                       "getitem", "static_getitem")):
+            return False
+        return _call_implementation(state, block, i, expr, impl)
+    if called is not builtins.sum and isinstance(d, ir.Expr) and d.op == "build_list" \
+            and d.items:
+        return False            # max([a, b, c]): nested max (RewritePlainBuiltins)
+    if called is builtins.sum and isinstance(d, ir.Expr) and d.op == "build_tuple" \
+            and d.items and len(expr.args) < 3:
         # sum((a, b, c)[, start]): ((start + a) + b) + c, added as written
         stmt = block.body[i]
         start = expr.args[1] if len(expr.args) == 2 else \
@@ -86,15 +138,20 @@ def _sum_of_sequence(state, block, i, expr, called, defined_value, tuple_items):
         isinstance(state.args[d.index], _SEQUENCES)
     if not (made or passed):
         return False
-    impl = block.scope.redefine("$builtin_sum", expr.loc)
-    value = ir.Global("builtin_sum", Implementation(builtin_sum), expr.loc)
-    block.body.insert(i, ir.Assign(value, impl, expr.loc))
-    state.func_ir._definitions[impl.name].append(value)
-    expr.func = impl
+    return _call_implementation(state, block, i, expr, impl)
+
+
+def _call_implementation(state, block, i, expr, impl):
+    """The call at ``block.body[i]`` calls ``impl`` (inlined by the capture)."""
+    var = block.scope.redefine("$" + impl.__name__, expr.loc)
+    value = ir.Global(impl.__name__, Implementation(impl), expr.loc)
+    block.body.insert(i, ir.Assign(value, var, expr.loc))
+    state.func_ir._definitions[var.name].append(value)
+    expr.func = var
     return True
 
 
-register_call_rewriter(_sum_of_sequence)
+register_call_rewriter(_builtin_of_sequence)
 
 
 def _builtin(em, var):

@@ -1,6 +1,6 @@
-"""``sum`` of lists and tuples of floats (a comprehension, appends, a list or tuple
-argument, with ``start``) against central finite differences; ``sum`` of an array keeps
-its rule."""
+"""``sum``, ``max``, ``min`` of lists and tuples of floats (a comprehension, appends, a
+list or tuple argument, with ``start``) and ``list(a)`` of an array, against central
+finite differences; ``sum`` of an array keeps its rule."""
 import numpy as np
 
 import numba_adstack as nad
@@ -47,3 +47,27 @@ def test_sum_of_a_tuple_argument_and_of_arrays():
     np.testing.assert_allclose(gx, fd_grad(lambda x: of_tuple.py_func(t, x), (x,))[0],
                                rtol=1e-6)
     check_fd(of_arrays, x, RNG.standard_normal((3, 4)))
+
+
+@nad.grad_jit
+def extremes(x):
+    parts = []
+    for i in range(1, x.shape[0]):
+        parts.append(x[i] - x[i - 1])
+    return max([v * v for v in x]) + min([v + 1.0 for v in x]) + sum(parts) * max(parts) \
+        - min(parts) ** 2
+
+
+@nad.grad_jit
+def listed(x):
+    L = list(x * 2.0)
+    s = 0.0
+    for v in L:
+        s += v * v
+    return s + max(L)
+
+
+def test_max_min_of_lists_and_list_of_an_array():
+    x = RNG.standard_normal(6)
+    check_fd(extremes, x)
+    check_fd(listed, x)
