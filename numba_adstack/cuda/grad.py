@@ -21,6 +21,7 @@ from .. import config
 from ..errors import AdjointArgumentError
 from ..ad.capture.pipeline import typed_ir
 from ..ad.dispatch.rewrite import Options, build_backward
+from .forwarding import forward_stored_elements
 from .kernels import OverflowCheckedKernel, argument_type, compile_kernel_source
 from .device_grad import device_function
 from .launch import LaunchSizedKernel
@@ -77,8 +78,9 @@ class GradKernel:
         return bw
 
     def _build(self, argtypes):
-        typed = typed_ir(self.py_func, argtypes, prepare=with_standin_globals,
-                         callee_of=simulator_device_function)
+        typed = forward_stored_elements(typed_ir(
+            self.py_func, argtypes, prepare=with_standin_globals,
+            callee_of=simulator_device_function))
         names = list(self.py_func.__code__.co_varnames[:self.nargs])
         positions = [i for i, t in enumerate(argtypes) if isinstance(t, types.Array)]
         kw = dict(n_args=self.nargs, arg_names=names, adjoint_positions=positions)

@@ -242,6 +242,33 @@ def case_grad_jit_update_in_place():
     np.testing.assert_allclose(y_bar, seed, rtol=1e-15)
 
 
+def case_grad_jit_read_after_own_write():
+    # y[i] = 2 x; y[i] = y[i] x + sin(y[i]): the backward runs after the forward launch,
+    # when y holds the final values; the read of y[i] is the value stored just before.
+    x, y_bar = _grad_inputs(23)
+    y = np.zeros_like(x)
+    G.overwrite_then_read[GRID, BLOCK](x, y)
+    np.testing.assert_allclose(y, 2 * x * x + np.sin(2 * x), rtol=1e-12)
+    seed = y_bar.copy()
+    x_bar = np.zeros_like(x)
+    G.overwrite_then_read.grad[GRID, BLOCK](x, y, x_bar, y_bar)
+    np.testing.assert_allclose(x_bar, seed * (4 * x + 2 * np.cos(2 * x)), rtol=1e-12)
+    # y[i] += x^2; y[i] *= 2: the seed passes through, nothing reads y's old value
+    y0 = np.linspace(-1.0, 1.0, x.size)
+    y, y_bar, x_bar = y0.copy(), seed.copy(), np.zeros_like(x)
+    G.add_then_double[GRID, BLOCK](x, y)
+    G.add_then_double.grad[GRID, BLOCK](x, y, x_bar, y_bar)
+    np.testing.assert_allclose(x_bar, seed * 4 * x, rtol=1e-12)
+    np.testing.assert_allclose(y_bar, 2 * seed, rtol=1e-12)
+    # y[i] *= x[i]: x's adjoint needs y's old value, gone after the launch: refused
+    try:
+        G.scale_in_place.grad[GRID, BLOCK](x, y, np.zeros_like(x), seed.copy())
+    except NonDifferentiableError as e:
+        assert "scale_in_place" in str(e) and "also writes into" in str(e), str(e)
+    else:
+        raise AssertionError("a read of an overwritten element was differentiated")
+
+
 def case_grad_jit_shared_parameters():
     # w[0], w[1], w[2] are read by all 32 threads of 2 blocks: their adjoints are the
     # atomic sums of 32 contributions each.

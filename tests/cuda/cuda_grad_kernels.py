@@ -78,6 +78,32 @@ def add_into(x, y, n):
         y[i] += v
 
 
+@nad.cuda.grad_jit
+def overwrite_then_read(x, y):
+    """y[i] written, read back and written again: the read is the value just stored."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        y[i] = x[i] * 2.0
+        y[i] = y[i] * x[i] + math.sin(y[i])
+
+
+@nad.cuda.grad_jit
+def scale_in_place(x, y):
+    """y[i] *= x[i]: the backward would need y's old value, which the launch overwrote."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        y[i] *= x[i]
+
+
+@nad.cuda.grad_jit
+def add_then_double(x, y):
+    """y[i] += x[i]**2, then y[i] *= 2: the seed passes through both."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        y[i] += x[i] * x[i]
+        y[i] *= 2.0
+
+
 def private_numpy(x, n):
     v = np.asarray(x, dtype=np.float64).copy()
     for _ in range(n):

@@ -13,6 +13,7 @@ from .structure import successors
 from .rule_binding import bind_expr
 from ..rules import array_effects as effects
 from .view_checks import check_views
+from .unreplayed_reads import check_reads_of_unreplayed_stores
 from ..typeinfo import holds_complex, is_float, is_float_array
 from .operators import OPS, UNARY
 
@@ -21,6 +22,7 @@ def check(facts, activity):
     _check_complex(facts, activity)
     _check_aliased_writes(facts, activity)
     check_views(facts, activity)
+    check_reads_of_unreplayed_stores(facts, activity)
     for blk in facts.fir.blocks.values():
         for stmt in blk.body:
             if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
