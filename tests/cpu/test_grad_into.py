@@ -201,3 +201,20 @@ def test_errors_name_the_function_and_the_fix():
         _into_wrong_shape(x, y)
     with pytest.raises(TypingError, match="grad_into: the buffer of argument 0"):
         _into_wrong_dtype(x, y)
+
+
+@numba.njit(parallel=True)
+def _rows_in_prange(X, Y):
+    GX, GY = np.zeros_like(X), np.zeros_like(Y)
+    for k in numba.prange(X.shape[0]):
+        cosine_both.grad_into((GX[k], GY[k]), X[k], Y[k])
+    return GX, GY
+
+
+def test_from_a_prange_body():
+    X, Y = RNG.standard_normal((16, 5)), RNG.standard_normal((16, 5))
+    GX, GY = _rows_in_prange(X, Y)
+    for k in range(16):
+        want = fd_grad(_cosine, (X[k], Y[k]))
+        np.testing.assert_allclose(GX[k], want[0], rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(GY[k], want[1], rtol=1e-6, atol=1e-7)
