@@ -35,7 +35,7 @@ import numba
 import numpy as np
 from numba.core import ir, types
 from numba.core.analysis import compute_cfg_from_blocks
-from numba.core.ir_utils import find_callname, guard
+from numba.core.ir_utils import build_definitions, find_callname, guard
 
 from .. import runtime
 from ..generated_source import exec_source
@@ -330,22 +330,23 @@ _FRESH_CALLS = {("copy", "numpy"), ("zeros", "numpy"), ("empty", "numpy"), ("one
                 ("ones_like", "numpy"), ("full_like", "numpy")}
 
 
-def _own_array(fir, typemap, name, seen=()):
+def _own_array(fir, defs, typemap, name, seen=()):
     """The variable holding the array that ``name`` is, or is a view of, when it was
     made in the function (a copy, a constructor, an operation making a new array), with
-    one definition; None when it may be any array (an argument, a call's result)."""
-    defs = fir._definitions.get(name, ())
-    if len(defs) != 1 or name in seen:
+    one definition (``defs``: the definitions of the function's variables); None when it
+    may be any array (an argument, a call's result)."""
+    found = defs.get(name, ())
+    if len(found) != 1 or name in seen:
         return None
-    e = defs[0]
+    e = found[0]
     if isinstance(e, ir.Var):
-        return _own_array(fir, typemap, e.name, seen + (name,))
+        return _own_array(fir, defs, typemap, e.name, seen + (name,))
     if not isinstance(e, ir.Expr):
         return None
     if e.op in ("static_getitem", "getitem") and \
             isinstance(typemap.get(e.value.name), types.Array):
-        return _own_array(fir, typemap, e.value.name, seen + (name,))
-    if e.op in ("binop", "unary"):
+        return _own_array(fir, defs, typemap, e.value.name, seen + (name,))
+    if e.op == "binop" or e.op == "unary" and e.fn is operator.neg:
         return name
     if e.op == "call":
         called = guard(find_callname, fir, e, typemap)
@@ -356,7 +357,7 @@ def _own_array(fir, typemap, name, seen=()):
     return None
 
 
-def _written_apart(stmt, tree, fir, typemap):
+def _written_apart(stmt, tree, fir, defs, typemap):
     """A statement writing into an array made in the function (``v[1:-1, 1:-1] = ...``,
     ``v += ...``) that none of the arrays the tree reads is, or is a view of: reading
     them after it reads the same values (Gray-Scott's second field updated after the
@@ -370,11 +371,11 @@ def _written_apart(stmt, tree, fir, typemap):
         return False
     if not isinstance(typemap.get(written), types.Array):
         return False
-    own = _own_array(fir, typemap, written)
+    own = _own_array(fir, defs, typemap, written)
     if own is None:
         return False
     for name in tree.arrays:
-        other = _own_array(fir, typemap, name)
+        other = _own_array(fir, defs, typemap, name)
         if other is None or other == own:
             return False
     return True
@@ -393,6 +394,7 @@ def rewrite_stencils(fir, typemap, calltypes, typingctx):
                 if isinstance(stmt.value, ir.Const) and \
                         isinstance(stmt.value.value, (int, float)):
                     consts[stmt.target.name] = stmt.value.value
+    defs = build_definitions(fir.blocks)      # (as captured: read before any rewrite)
     count = 0
     for label in sorted(_in_loops(fir)):
         blk = fir.blocks[label]
@@ -405,7 +407,7 @@ def rewrite_stencils(fir, typemap, calltypes, typingctx):
                 continue
             first = min(tree.taken)
             if not all(_harmless(blk.body[j], typemap) or
-                       _written_apart(blk.body[j], tree, fir, typemap)
+                       _written_apart(blk.body[j], tree, fir, defs, typemap)
                        for j in range(first, i + 1)):
                 i -= 1
                 continue

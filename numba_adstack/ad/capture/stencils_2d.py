@@ -93,19 +93,30 @@ def pullback_source(fname, tree, root, arr, num):
     for o in cell.summed:
         L.append("    %s = 0.0" % cell.total[o])
     L.append("    if %s:" % _same_shape(sl))
-    for i in sl.values():
-        L.append("        B%d = np.empty(m1)" % i)
+    # (the first share of each array is added into its adjoint in the loop over the
+    # row; the others, whose cells a share before them may reach, after it)
+    direct, seen = set(), set()
+    for k, i in sl.items():
+        if k[1] not in seen:
+            seen.add(k[1])
+            direct.add(i)
+        else:
+            L.append("        B%d = np.empty(m1)" % i)
     L.append("        for i in range(m0):")
     for k, i in sl.items():
         L.append("            A%d = %s" % (i, _row(i, arr[k[1]])))
+        if i in direct:
+            L.append("            Z%d = %s" % (i, _row(i, arr[k[1]] + "_b")))
     L.append("            G = g[i]")
     L.append("            for j in range(m1):")
     L.extend(cell.body(lambda i, a: "A%d[j]" % i, 4,
-                       lambda k, i, b: "B%d[j] = %s" % (i, b), "G[j]"))
+                       lambda k, i, b: ("Z%d[j] += %s" if i in direct else "B%d[j] = %s")
+                       % (i, b), "G[j]"))
     for k, i in sl.items():
-        L.append("            Z = %s" % _row(i, arr[k[1]] + "_b"))
-        L.append("            for j in range(m1):")
-        L.append("                Z[j] += B%d[j]" % i)
+        if i not in direct:
+            L.append("            Z = %s" % _row(i, arr[k[1]] + "_b"))
+            L.append("            for j in range(m1):")
+            L.append("                Z[j] += B%d[j]" % i)
     L.append("    else:")
 
     def at(i, a):
