@@ -118,7 +118,8 @@ class CellAdjoint:
             if k not in invariant and k[0] == "op" and k[1] == "/" and \
                     (self.is_invariant(k[2][1]) or k[2][1][0] == "const"):
                 self.recip[k] = "r_%d" % j
-        summed = []         # invariant operands of varying nodes: adjoint summed in the loop
+        # invariant operands of varying nodes: their adjoint is summed in the loop
+        summed = []
         for k in self.varying:
             if k[0] in ("op", "pow", "neg"):
                 for o in k[2]:

@@ -10,20 +10,24 @@ shifted slices::
 Reversed operation by operation, each step of the backward keeps an array per product
 (``k * u[1:-1]``, ``1.0 - u[1:-1]``, ...), and its reverse makes, zeroes and adds an
 adjoint array per operation: a dozen passes over the cells per step. Here the typed IR
-of such an expression (operators, negations and constant powers of 1-d float64 arrays,
-their slices of constant bounds and numbers, at least one slice among them) is replaced
+of such an expression (operators, negations and constant powers of float64 arrays of one
+number of dimensions, 1 or 2, their slices of constant bounds and numbers, at least one
+slice among them) is replaced
 by a call of a generated primitive ``_stencil_<hash>(arrays..., numbers...)`` whose body
 is the expression itself (the same NumPy operations: the values are those of the
 statement as written, bit for bit) and whose pullback is one loop over the cells: per
 cell, the expression's operands read at their offsets, its value recomputed, and its
 adjoint taken back to each operand (``a_bar[start + i] += ...``, sums for the numbers).
 The backward then keeps the arrays the primitive reads (one state per step) and reverses
-each step as that one loop.
+each step as that one loop. The sources of the 2-d primitives are made by
+:mod:`.stencils_2d`, the text of a cell's adjoint by :mod:`.stencil_cells`.
 
 Only statements inside loops are rewritten (at the top level the element-wise runs of
 :mod:`..emit.elementwise` fuse the backward already), and only when nothing between the
-expression's first read and its last operation can write an array it reads. The
-pullback follows NumPy's broadcasting of 1-d arrays (an operand of length 1 against
+expression's first read and its last operation can write an array it reads: a write
+in between is allowed only into an array made in the function that none of the arrays
+the expression reads is, or is a view of. The pullback follows NumPy's broadcasting of
+arrays of the same number of dimensions (an operand of length 1 on an axis against
 ``m`` elements); any other mismatch of lengths was an error of the primal already.
 The pullback's calls for the operands of one statement are one call
 (:mod:`..emit.common_calls`).
@@ -325,9 +329,9 @@ def _harmless(stmt, typemap):
 
 
 #: Calls whose result is an array of its own (no view of another).
-_FRESH_CALLS = {("copy", "numpy"), ("zeros", "numpy"), ("empty", "numpy"), ("ones", "numpy"),
-                ("full", "numpy"), ("zeros_like", "numpy"), ("empty_like", "numpy"),
-                ("ones_like", "numpy"), ("full_like", "numpy")}
+_FRESH_CALLS = {(name, "numpy") for name in (
+    "copy", "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like",
+    "full_like")}
 
 
 def _own_array(fir, defs, typemap, name, seen=()):
