@@ -134,6 +134,18 @@ def test_division_powers_negation_and_diagonal_shifts():
 
 
 @nad.grad_jit
+def negative_starts(u0, c, steps):
+    u = u0.copy()
+    for _ in range(steps):
+        u[-4:-1, 1:-1] = u[-4:-1, 1:-1] + c * u[-5:-2, 2:] * u[-3:, :-2]
+    return np.sum(u * u)
+
+
+def test_starts_from_the_end():
+    _check(negative_starts, _grid((7, 6)), 0.3, 3)
+
+
+@nad.grad_jit
 def computed_operand(u0, dt, steps):
     u = u0.copy()
     for _ in range(steps):
