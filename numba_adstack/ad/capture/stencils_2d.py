@@ -10,9 +10,10 @@ The primitive's forward is one loop nest over the cells, row by row, where every
 has the result's shape (the same operations per element as the whole-array expression:
 the same values), else the expression as written. Its pullback is one loop nest over the
 cells: per row, the operands' rows read at their offsets, each cell's value recomputed
-and its adjoint taken back (:class:`.CellAdjoint`), each slice's share of the row
-written into a row of its own, then added into the operand's adjoint at the slice's
-offset, one plain loop per slice. Each loop reads and writes rows indexed from 0 (views
+and its adjoint taken back (:class:`.CellAdjoint`), the first slice's share of each
+array added into its adjoint there, each other slice's share written into a row of its
+own, then added into the operand's adjoint at the slice's offset, one plain loop per
+slice. Each loop reads and writes rows indexed from 0 (views
 of C-contiguous rows where the arrays are): LLVM sees consecutive accesses. Where an
 operand of length 1 on an axis is broadcast, a scalar loop nest adds into the adjoints
 directly.
@@ -74,8 +75,9 @@ def primal_source(name, tree, root):
 
 def pullback_source(fname, tree, root, arr, num):
     """One loop nest over the cells, row by row: the value recomputed, the adjoint
-    taken back to the operands (each slice's share of the row into a row of its own,
-    added at the slice's offset after the row), the numbers' adjoints summed."""
+    taken back to the operands (the first share of each array into its adjoint, each
+    other share of the row into a row of its own, added at the slice's offset after the
+    row), the numbers' adjoints summed."""
     params = [arr[n] for n in tree.arrays] + [num[n] for n in tree.numbers]
     sl = _slices(tree)
     cell = CellAdjoint(tree, root, arr, num, sl)
