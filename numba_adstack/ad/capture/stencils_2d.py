@@ -13,10 +13,9 @@ cells: per row, the operands' rows read at their offsets, each cell's value reco
 and its adjoint taken back (:class:`.CellAdjoint`), the first slice's share of each
 array added into its adjoint there, each other slice's share written into a row of its
 own, then added into the operand's adjoint at the slice's offset, one plain loop per
-slice. Each loop reads and writes rows indexed from 0 (views
-of C-contiguous rows where the arrays are): LLVM sees consecutive accesses. Where an
-operand of length 1 on an axis is broadcast, a scalar loop nest adds into the adjoints
-directly.
+slice. Each loop reads and writes rows indexed from 0 (views of C-contiguous rows where
+the arrays are): LLVM sees consecutive accesses. Where an operand of length 1 on an axis
+is broadcast, a scalar loop nest adds into the adjoints directly.
 """
 from .stencil_cells import CellAdjoint, bound_lines, sources
 
