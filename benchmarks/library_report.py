@@ -25,6 +25,7 @@ ROWS = [
     ("numba_stats_norm_params", "the same, gradient in `mu`, `sigma` only (`wrt=`)"),
     ("numba_stats_nll", "numba-stats' `norm` + `expon` mixture likelihood, 1M events"),
     ("reaction_diffusion", "1-d reaction-diffusion, whole-array NumPy, 200 steps"),
+    ("heat_2d", "2-d heat equation, whole-array NumPy, 200 x 200 cells, 100 steps"),
     ("move_mean", "numba-examples' `move_mean(a, w, out)`, then a loss over `out`"),
     ("cosine_16", "pynndescent's `cosine`, `f.grad` from a jitted loop, 16 elements"),
     ("cosine_256", "the same, 256 elements"),

@@ -11,6 +11,8 @@
   a jitted loop over 100k pairs (``f.grad`` from njit code) against UMAP's own
   hand-written ``cosine_grad``.
 * ``gini``: QuantEcon's ``gini_coefficient`` (``parallel=True``, a ``prange`` loop).
+* ``heat_2d``: a 2-d heat equation in whole-array NumPy (shifted slices of both
+  dimensions, a Laplacian temporary) in a time loop.
 
 Same contract as :mod:`.workloads_real`. ``JitLoopWorkload.ours`` builds the call timed for
 ``grad_jit`` when it is not ``grad_jit(primal)`` itself (a jitted loop calling ``f.grad``);
@@ -333,6 +335,63 @@ def _gini_args(quick):
     return (np.random.default_rng(44).lognormal(0.0, 0.8, n),)
 
 
+# --------------------------------------------------------------------------
+# k. 2-d heat equation, whole-array NumPy in a time loop
+# --------------------------------------------------------------------------
+def heat_2d(u0, D, dx, dt, steps):
+    u = u0.copy()
+    for _ in range(steps):
+        lap = u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4.0 * u[1:-1, 1:-1]
+        u[1:-1, 1:-1] = u[1:-1, 1:-1] + dt * D * lap / dx ** 2
+    return np.sum(u * u)
+
+
+def heat_2d_grad(u0, D, dx, dt, steps):
+    # The states kept per step; in reverse, one loop nest over the interior per step
+    # (the adjoint of the new interior read from a copy, zero on the border), then the
+    # border cells' shares of their interior neighbours.
+    n, m = u0.shape
+    hist = np.empty((steps, n, m))
+    u = u0.copy()
+    c = dt * D / dx ** 2
+    for t in range(steps):
+        hist[t] = u
+        un = hist[t]
+        for i in range(1, n - 1):
+            for j in range(1, m - 1):
+                u[i, j] = un[i, j] + c * (un[i + 1, j] + un[i - 1, j] + un[i, j + 1]
+                                          + un[i, j - 1] - 4.0 * un[i, j])
+    ub = 2.0 * u
+    g = np.zeros((n, m))
+    cb = 0.0
+    for t in range(steps - 1, -1, -1):
+        un = hist[t]
+        g[1:n - 1, 1:m - 1] = ub[1:n - 1, 1:m - 1]
+        for i in range(1, n - 1):
+            for j in range(1, m - 1):
+                gij = g[i, j]
+                cb += gij * (un[i + 1, j] + un[i - 1, j] + un[i, j + 1] + un[i, j - 1]
+                             - 4.0 * un[i, j])
+                ub[i, j] = gij * (1.0 - 4.0 * c) + c * (g[i + 1, j] + g[i - 1, j]
+                                                        + g[i, j + 1] + g[i, j - 1])
+        for j in range(1, m - 1):
+            ub[0, j] += c * g[1, j]
+            ub[n - 1, j] += c * g[n - 2, j]
+        for i in range(1, n - 1):
+            ub[i, 0] += c * g[i, 1]
+            ub[i, m - 1] += c * g[i, m - 2]
+    return ub, cb * dt / dx ** 2, None, None, None
+
+
+def _heat_2d_args(quick):
+    n, steps = (8, 5) if quick else (200, 100)
+    x = np.linspace(0.0, 1.0, n)
+    dx = 1.0 / (n - 1)
+    D = 1e-3
+    u0 = np.exp(-40.0 * ((x[:, None] - 0.4) ** 2 + (x[None, :] - 0.6) ** 2))
+    return (u0, D, dx, 0.2 * dx * dx / D, steps)
+
+
 LIBRARY_WORKLOADS = [w for w in [
     Workload(
         "numba_stats_nll", "g. numba-stats unbinned NLL, 1M events",
@@ -384,4 +443,11 @@ LIBRARY_WORKLOADS = [w for w in [
         "i_sum[i]), parallel=True; gradient in y.",
         gini_coefficient, gini_coefficient_grad, _gini_args, (0,), lambda a: 16,
         jit_options={"parallel": True}),
+    Workload(
+        "heat_2d", "k. 2-d heat equation, whole-array NumPy, 200 x 200 cells",
+        "lap = u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 u[1:-1, 1:-1]; "
+        "u[1:-1, 1:-1] = u[1:-1, 1:-1] + dt D lap / dx**2 in a 100-step loop over 200 x "
+        "200 cells (whole-array NumPy as a user writes it); loss = sum(u * u); gradient "
+        "in u0 and D.",
+        heat_2d, heat_2d_grad, _heat_2d_args, (0, 1), lambda a: a[4] + 16),
 ] if norm is not None or not w.name.startswith("numba_stats")]

@@ -131,6 +131,18 @@ def _loss(workload, args):
             return jnp.sum(u * u)
         return loss
 
+    if name == "heat_2d":
+        dx, dt, steps = args[2], args[3], args[4]
+
+        def loss(u0, D):
+            def step(_, u):
+                lap = u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] \
+                    - 4.0 * u[1:-1, 1:-1]
+                return u.at[1:-1, 1:-1].set(u[1:-1, 1:-1] + dt * D * lap / dx ** 2)
+            u = lax.fori_loop(0, steps, step, u0)
+            return jnp.sum(u * u)
+        return loss
+
     if name == "numba_stats_nll":
         from jax.scipy import stats
         x = jnp.asarray(args[0])

@@ -8,13 +8,24 @@ from conftest import assert_grads_close, check_fd
 
 
 def heat2d(u0, k, n):
-    """benchmarks/bench_checkpoint.py's step: seven temporaries a step, one (``lap``) read
-    by the sweep for its values."""
+    """benchmarks/bench_checkpoint.py's step (one primitive, capture/stencils.py)."""
     u = u0.copy()
     for t in range(n):
         lap = (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
                - 4.0 * u[1:-1, 1:-1])
         u[1:-1, 1:-1] = u[1:-1, 1:-1] + k * lap
+    return np.sum(u * u)
+
+
+def heat2d_bounds_of_shape(u0, k, n):
+    """The same step with bounds read from the shape, reversed operation by operation:
+    seven temporaries a step, one (``lap``) read by the sweep for its values."""
+    u = u0.copy()
+    a, b = u.shape
+    for t in range(n):
+        lap = (u[:a - 2, 1:b - 1] + u[2:, 1:b - 1] + u[1:a - 1, :b - 2] + u[1:a - 1, 2:]
+               - 4.0 * u[1:a - 1, 1:b - 1])
+        u[1:a - 1, 1:b - 1] = u[1:a - 1, 1:b - 1] + k * lap
     return np.sum(u * u)
 
 
@@ -89,10 +100,14 @@ def _grid(n):
 
 def test_heat2d_keeps_one_array_per_step():
     src = compiled(heat2d, checkpoint="off").inspect_adjoint(_grid(6), 0.2, 3)
+    assert src.count(".append(") == 1       # the state the stencil's primitive reads
+    src = compiled(heat2d_bounds_of_shape, checkpoint="off").inspect_adjoint(
+        _grid(6), 0.2, 3)
     # One list-stack push a step (``lap``, read for k's adjoint); the six other
     # temporaries keep their shape on an integer stack.
     assert src.count(".append(") == 1
     assert "sum_to(lap_bar, (" in src
+    check_fd(compiled(heat2d_bounds_of_shape), _grid(6), 0.2, 3, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("options", [{"checkpoint": "off"}, {},

@@ -10,20 +10,24 @@ shifted slices::
 Reversed operation by operation, each step of the backward keeps an array per product
 (``k * u[1:-1]``, ``1.0 - u[1:-1]``, ...), and its reverse makes, zeroes and adds an
 adjoint array per operation: a dozen passes over the cells per step. Here the typed IR
-of such an expression (operators, negations and constant powers of 1-d float64 arrays,
-their slices of constant bounds and numbers, at least one slice among them) is replaced
+of such an expression (operators, negations and constant powers of float64 arrays of one
+number of dimensions, 1 or 2, their slices of constant bounds and numbers, at least one
+slice among them) is replaced
 by a call of a generated primitive ``_stencil_<hash>(arrays..., numbers...)`` whose body
 is the expression itself (the same NumPy operations: the values are those of the
 statement as written, bit for bit) and whose pullback is one loop over the cells: per
 cell, the expression's operands read at their offsets, its value recomputed, and its
 adjoint taken back to each operand (``a_bar[start + i] += ...``, sums for the numbers).
 The backward then keeps the arrays the primitive reads (one state per step) and reverses
-each step as that one loop.
+each step as that one loop. The sources of the 2-d primitives are made by
+:mod:`.stencils_2d`, the text of a cell's adjoint by :mod:`.stencil_cells`.
 
 Only statements inside loops are rewritten (at the top level the element-wise runs of
 :mod:`..emit.elementwise` fuse the backward already), and only when nothing between the
-expression's first read and its last operation can write an array it reads. The
-pullback follows NumPy's broadcasting of 1-d arrays (an operand of length 1 against
+expression's first read and its last operation can write an array it reads: a write
+in between is allowed only into an array made in the function that none of the arrays
+the expression reads is, or is a view of. The pullback follows NumPy's broadcasting of
+arrays of the same number of dimensions (an operand of length 1 on an axis against
 ``m`` elements); any other mismatch of lengths was an error of the primal already.
 The pullback's calls for the operands of one statement are one call
 (:mod:`..emit.common_calls`).
@@ -35,12 +39,15 @@ import numba
 import numpy as np
 from numba.core import ir, types
 from numba.core.analysis import compute_cfg_from_blocks
+from numba.core.ir_utils import build_definitions, find_callname, guard
 
 from .. import runtime
 from ..generated_source import exec_source
 from ..rules import array_rules, helpers
 from ..rules.helper_jit import helper_jit
 from ..rules.array_rules import ArrayRule
+from . import stencils_2d
+from .stencil_cells import CellAdjoint, bound_lines, sources
 
 _BINOPS = {operator.add: "+", operator.sub: "-", operator.mul: "*",
            operator.truediv: "/"}
@@ -50,8 +57,8 @@ _FLOAT_ARRAY = (types.float64,)
 _CACHE = {}         # source of the expression -> (primitive, pullback name)
 
 
-def _is_float_vector(t):
-    return isinstance(t, types.Array) and t.ndim == 1 and t.dtype in _FLOAT_ARRAY
+def _is_float_array(t, ndim):
+    return isinstance(t, types.Array) and t.ndim == ndim and t.dtype in _FLOAT_ARRAY
 
 
 def _is_number(t):
@@ -68,12 +75,33 @@ def _slice_bounds(index):
     return index.start, index.stop
 
 
+def _index_bounds(index, ndim):
+    """The bounds of a constant index taking a slice of every axis of an ``ndim``-d
+    array: ``(start, stop)`` in 1-d, one such pair per axis in 2-d (``u[1:-1]`` of a 2-d
+    ``u`` takes all of its second axis); None for any other index."""
+    if ndim == 1:
+        return _slice_bounds(index)
+    index = index if isinstance(index, tuple) else (index,)
+    if not 0 < len(index) <= ndim:
+        return None
+    bounds = tuple(_slice_bounds(k) for k in index)
+    if None in bounds:
+        return None
+    return bounds + ((None, None),) * (ndim - len(bounds))
+
+
+def _whole(ndim):
+    """The bounds of a whole array."""
+    return (None, None) if ndim == 1 else ((None, None),) * ndim
+
+
 class _Tree:
     """The expression whose value is ``root`` (a variable of one block): its nodes in
     post order, its leaves (array slices and numbers) and the statements it takes."""
 
-    def __init__(self, blk, upto, typemap, uses, consts):
+    def __init__(self, blk, upto, typemap, uses, consts, ndim):
         self.blk, self.typemap, self.uses, self.consts = blk, typemap, uses, consts
+        self.ndim = ndim        # of every array of the expression (1 or 2)
         self.defs = {}
         for j, stmt in enumerate(blk.body[:upto]):
             if isinstance(stmt, ir.Assign):
@@ -100,14 +128,16 @@ class _Tree:
             return ("const", repr(float(c)) if isinstance(c, float) else repr(c))
         d = self.defs.get(name)
         own = d is not None and (top or self.uses.get(name, 0) == 1)
+        is_array = _is_float_array(t, self.ndim)
         if own:
             j, e = d
-            if isinstance(e, ir.Expr) and e.op == "static_getitem" and \
-                    _is_float_vector(self.typemap.get(e.value.name)) and \
-                    _slice_bounds(e.index) is not None and _is_float_vector(t):
-                return self._add(("slice", e.value.name, _slice_bounds(e.index)), j)
+            if isinstance(e, ir.Expr) and e.op == "static_getitem" and is_array and \
+                    _is_float_array(self.typemap.get(e.value.name), self.ndim) and \
+                    _index_bounds(e.index, self.ndim) is not None:
+                return self._add(("slice", e.value.name,
+                                  _index_bounds(e.index, self.ndim)), j)
             if isinstance(e, ir.Expr) and e.op == "binop" and (
-                    _is_float_vector(t) or isinstance(t, types.Float)):
+                    is_array or isinstance(t, types.Float)):
                 if e.fn in _BINOPS:
                     a, b = self.node(e.lhs), self.node(e.rhs)
                     if a is None or b is None:
@@ -123,7 +153,7 @@ class _Tree:
                     self.ops += 1
                     return self._add(("pow", self.consts[e.rhs.name], (a,), name), j)
             if isinstance(e, ir.Expr) and e.op == "unary" and e.fn is operator.neg and (
-                    _is_float_vector(t) or isinstance(t, types.Float)):
+                    is_array or isinstance(t, types.Float)):
                 a = self.node(e.value)
                 if a is None:
                     return None
@@ -131,15 +161,15 @@ class _Tree:
                 return self._add(("neg", None, (a,), name), j)
         if _is_number(t):
             return self.leaf_number(name)
-        if _is_float_vector(t):     # a whole array computed before: read as a slice
-            return self._add(("slice", name, (None, None)), None)
+        if is_array:        # a whole array computed before: read as a slice
+            return self._add(("slice", name, _whole(self.ndim)), None)
         return None
 
     def _add(self, key, j):
         if key[0] == "slice":
             if key[1] not in self.arrays:
                 self.arrays.append(key[1])
-            self.slices += key[2] != (None, None)
+            self.slices += key[2] != _whole(self.ndim)
         if j is not None:
             self.taken.add(j)
         if key not in self.keys:
@@ -148,126 +178,34 @@ class _Tree:
         return key
 
 
-def _slice_text(bounds):
-    a, b = bounds
-    return "%s:%s" % ("" if a is None else a, "" if b is None else b)
-
-
-def _sources(tree, root, leaf=None):
-    """``(expression source, array names, number names)`` of the tree, with parameter
-    names ``a0..`` for the arrays and ``s0..`` for the numbers; ``leaf(key)``: the text
-    of a slice (default: the slice of the whole array)."""
-    arr = {n: "a%d" % i for i, n in enumerate(tree.arrays)}
-    num = {n: "s%d" % i for i, n in enumerate(tree.numbers)}
-
-    def expr(key):
-        kind = key[0]
-        if kind == "const":
-            return key[1]
-        if kind == "num":
-            return num[key[1]]
-        if kind == "slice":
-            if leaf is not None:
-                return leaf(key)
-            return "%s[%s]" % (arr[key[1]], _slice_text(key[2]))
-        if kind == "op":
-            return "(%s %s %s)" % (expr(key[2][0]), key[1], expr(key[2][1]))
-        if kind == "pow":
-            return "(%s ** %r)" % (expr(key[2][0]), key[1])
-        return "(-%s)" % expr(key[2][0])
-    return expr(root), arr, num
-
-
 def _pullback_source(fname, tree, root, arr, num):
     """One loop over the cells: each operand read at its offset, the value recomputed
-    node by node, the adjoint taken back to the operands. What depends on numbers only
-    (``D / dx ** 2``) is computed once before the loop, a division by it is a product by
-    its reciprocal, and its adjoint is summed in the loop and taken back to the numbers
-    once, after it."""
+    node by node, the adjoint taken back to the operands (:class:`.CellAdjoint`)."""
     params = [arr[n] for n in tree.arrays] + [num[n] for n in tree.numbers]
     slices = [k for k in tree.nodes if k[0] == "slice"]
     sl = {k: i for i, k in enumerate(slices)}
-    invariant = set()
-    for k in tree.nodes:
-        if k[0] in ("op", "pow", "neg") and all(o[0] in ("const", "num") or o in invariant
-                                                 for o in k[2]):
-            invariant.add(k)
-    varying = [k for k in tree.nodes if k not in invariant]
-    name = {k: ("x%d" % sl[k] if k[0] == "slice" else "v_%d" % j)
-            for j, k in enumerate(tree.nodes)}
-
-    def val(key):
-        if key[0] == "const":
-            return key[1]
-        if key[0] == "num":
-            return num[key[1]]
-        return name[key]
-
-    def is_inv(key):
-        return key[0] == "num" or key in invariant
-
+    cell = CellAdjoint(tree, root, arr, num, sl)
     L = ["def %s(%s, g):" % (fname, ", ".join(params)),
          "    m = g.shape[0]"]
     L.extend(_bounds(sl, arr))
     for i in sl.values():
         L.append("    if len%d != m and len%d != 1:" % (i, i))
         L.append("        raise ValueError('operands could not be broadcast together')")
-    recip = {}
-    for j, k in enumerate(tree.nodes):
-        if k in invariant:
-            L.append("    %s = %s" % (name[k], _node_text(k, val)))
-        elif k[0] == "op" and k[1] == "/" and (is_inv(k[2][1]) or k[2][1][0] == "const"):
-            recip[k] = "r_%d" % j
-            L.append("    %s = 1.0 / %s" % (recip[k], val(k[2][1])))
-    summed = []         # invariant operands of varying nodes: adjoint summed in the loop
-    for k in varying:
-        if k[0] in ("op", "pow", "neg"):
-            for o in k[2]:
-                if is_inv(o) and o not in summed:
-                    summed.append(o)
-    total = {o: "S_%d" % j for j, o in enumerate(summed)}
+    L.extend(cell.prelude())
 
-    def body(index_of, level, scatter):
-        pad = "    " * level
-        out = []
-        for k in varying:
-            if k[0] == "slice":
-                out.append("%s%s = %s" % (pad, name[k], index_of(sl[k], arr[k[1]])))
-            elif k in recip:
-                out.append("%s%s = %s * %s" % (pad, name[k], val(k[2][0]), recip[k]))
-            else:
-                out.append("%s%s = %s" % (pad, name[k], _node_text(k, val)))
-        bars = {k: "b_%d" % j for j, k in enumerate(tree.nodes) if k in varying}
-        for k in varying:
-            if k != root:
-                out.append("%s%s = 0.0" % (pad, bars[k]))
-        out.append("%s%s = g[i]" % (pad, bars[root]))
+    def own_share(k, i, b):
+        return ("Z%d[i] = %s" if i in direct else "B%d[i] = %s") % (i, b)
 
-        def add(key, term):
-            if key in bars:
-                out.append("%s%s += %s" % (pad, bars[key], term))
-            elif key in total:
-                out.append("%s%s = radd(%s, %s)" % (pad, total[key], total[key], term))
-        for k in reversed(varying):
-            if k[0] in ("op", "pow", "neg"):
-                _adjoint_terms(k, bars[k], val, add, recip.get(k))
-        for k, i in sl.items():
-            if scatter:
-                out.append("%s%s_b[%s] += %s" % (pad, arr[k[1]], index_of(i, ""),
-                                                 bars[k]))
-            elif i in direct:
-                out.append("%sZ%d[i] = %s" % (pad, i, bars[k]))
-            else:
-                out.append("%sB%d[i] = %s" % (pad, i, bars[k]))
-        return out
+    def scatter(k, i, b):
+        return "%s_b[lo%d + (i if len%d == m else 0)] += %s" % (arr[k[1]], i, i, b)
     # Where every operand has the result's length (no broadcasting), the loop writes
     # each operand's share into an array of its own and adds its sums in any order
     # (``radd``), so that it runs in SIMD lanes; the shares are added into the operands'
     # adjoints after it, one plain loop each.
     for n in tree.arrays:
         L.append("    %s_b = np.zeros_like(%s)" % (arr[n], arr[n]))
-    for o in summed:
-        L.append("    %s = 0.0" % total[o])
+    for o in cell.summed:
+        L.append("    %s = 0.0" % cell.total[o])
     L.append("    if %s:" % " and ".join("len%d == m" % i for i in sl.values()))
     # (views of the operands and of their adjoints at each offset: indexing from 0 lets
     # LLVM see the loop's accesses as consecutive; the first share of each array is
@@ -282,50 +220,26 @@ def _pullback_source(fname, tree, root, arr, num):
         else:
             L.append("        B%d = np.empty(m)" % i)
     L.append("        for i in range(m):")
-    L.extend(body(lambda j, a: "A%d[i]" % j, 3, False))
+    L.extend(cell.body(lambda j, a: "A%d[i]" % j, 3, own_share, "g[i]"))
     for k, i in sl.items():
         if i not in direct:
             L.append("        for i in range(m):")
             L.append("            Z%d[i] += B%d[i]" % (i, i))
     L.append("    else:")
     L.append("        for i in range(m):")
-    L.extend(body(lambda j, a: "%s[lo%d + (i if len%d == m else 0)]" % (a, j, j) if a else
-                  "lo%d + (i if len%d == m else 0)" % (j, j), 3, True))
-    # the adjoints of what depends on numbers only, once
-    cbar = {}
-    for j, k in enumerate(tree.nodes):
-        if k in invariant:
-            cbar[k] = "c_%d" % j
-    for n in tree.numbers:
-        cbar[("num", n)] = "%s_b" % num[n]
-    for key, c in cbar.items():
-        L.append("    %s = %s" % (c, total.get(key, "0.0")))
-
-    def cadd(key, term):
-        if key in cbar:
-            L.append("    %s += %s" % (cbar[key], term))
-    for k in reversed(tree.nodes):
-        if k in invariant:
-            _adjoint_terms(k, cbar[k], val, cadd, None)
+    L.extend(cell.body(lambda j, a: "%s[lo%d + (i if len%d == m else 0)]" % (a, j, j), 3,
+                       scatter, "g[i]"))
+    L.extend(cell.epilogue())
     L.append("    return (%s,)" % ", ".join("%s_b" % p for p in params))
     return "\n".join(L) + "\n"
 
 
 def _bounds(sl, arr):
     """Lines computing ``lo<i>`` and ``len<i>``, where slice ``i`` starts in its array
-    and how many elements it has (Python's rules for slices)."""
+    and how many elements it has."""
     L = []
     for k, i in sl.items():
-        a = arr[k[1]]
-        lo, hi = k[2]
-        L.append("    n%d = %s.shape[0]" % (i, a))
-        L.append("    lo%d = %s" % (i, "0" if lo is None else
-                                    "min(max(%d + n%d, 0), n%d)" % (lo, i, i) if lo < 0
-                                    else "min(%d, n%d)" % (lo, i)))
-        L.append("    hi%d = %s" % (i, "n%d" % i if hi is None else
-                                    "min(max(%d + n%d, 0), n%d)" % (hi, i, i) if hi < 0
-                                    else "min(%d, n%d)" % (hi, i)))
-        L.append("    len%d = max(hi%d - lo%d, 0)" % (i, i, i))
+        L.extend(bound_lines("%d" % i, arr[k[1]], 0, k[2]))
     return L
 
 
@@ -334,11 +248,11 @@ def _primal_source(name, tree, root):
     expression element by element (the same operations on each element, in the same
     order, as the whole-array expression: the same values), else the expression on the
     arrays as written (NumPy's broadcasting, its errors)."""
-    expr, arr, num = _sources(tree, root)
+    expr, arr, num = sources(tree, root)
     params = [arr[n] for n in tree.arrays] + [num[n] for n in tree.numbers]
     slices = [k for k in tree.nodes if k[0] == "slice"]
     sl = {k: i for i, k in enumerate(slices)}
-    element, _, _ = _sources(tree, root, lambda k: "A%d[i]" % sl[k])
+    element, _, _ = sources(tree, root, lambda k: "A%d[i]" % sl[k])
     L = ["def %s(%s):" % (name, ", ".join(params))]
     L.extend(_bounds(sl, arr))
     L.append("    m = max(%s)" % ", ".join("len%d" % i for i in sl.values())
@@ -354,59 +268,25 @@ def _primal_source(name, tree, root):
     return "\n".join(L) + "\n"
 
 
-def _node_text(k, val):
-    if k[0] == "op":
-        return "%s %s %s" % (val(k[2][0]), k[1], val(k[2][1]))
-    if k[0] == "pow":
-        return "%s ** %r" % (val(k[2][0]), k[1])
-    return "-%s" % val(k[2][0])
-
-
-def _adjoint_terms(k, b, val, add, recip):
-    """Add the adjoint ``b`` of node ``k`` into its operands (``add(key, term)``);
-    ``recip``: the name of the reciprocal of its divisor, if computed."""
-    if k[0] == "neg":
-        add(k[2][0], "-%s" % b)
-    elif k[0] == "pow":
-        c, x = k[1], val(k[2][0])
-        add(k[2][0], b if c == 1 else "%s * 2.0 * %s" % (b, x) if c == 2
-            else "%s * %r * %s ** %r" % (b, c, x, c - 1))
-    else:
-        l, r = k[2]
-        op = k[1]
-        if op == "+":
-            add(l, b)
-            add(r, b)
-        elif op == "-":
-            add(l, b)
-            add(r, "-%s" % b)
-        elif op == "*":
-            add(l, "%s * %s" % (b, val(r)))
-            add(r, "%s * %s" % (b, val(l)))
-        elif recip is not None:
-            add(l, "%s * %s" % (b, recip))
-            add(r, "-%s * %s * %s" % (b, val(k), recip))
-        else:
-            add(l, "%s / %s" % (b, val(r)))
-            add(r, "-%s * %s / %s" % (b, val(k), val(r)))
-
-
 def _primitive(tree, root):
     """The primitive computing the tree and its registered pullback (made once per
     expression)."""
-    expr, arr, num = _sources(tree, root)
+    expr, arr, num = sources(tree, root)
     params = [arr[n] for n in tree.arrays] + [num[n] for n in tree.numbers]
     text = "def {name}(%s):\n    return %s\n" % (", ".join(params), expr)
     if text in _CACHE:
         return _CACHE[text]
     tag = hashlib.sha1(text.encode()).hexdigest()[:12]
     name = "_stencil_%s" % tag
-    fn = exec_source(name, _primal_source(name, tree, root), {"np": np}, "stencil")
+    primal_source, pullback_source = (
+        (_primal_source, _pullback_source) if tree.ndim == 1 else
+        (stencils_2d.primal_source, stencils_2d.pullback_source))
+    fn = exec_source(name, primal_source(name, tree, root), {"np": np}, "stencil")
     fn.__module__ = __name__
     # (a division by zero gives what it gives on the arrays, not an exception)
     prim = numba.njit(error_model="numpy")(fn)
     vname = "_stencil_vjp_%s" % tag
-    vsrc = _pullback_source(vname, tree, root, arr, num)
+    vsrc = pullback_source(vname, tree, root, arr, num)
     pullback = exec_source(vname, vsrc, {"np": np, "radd": runtime.RUNTIME["radd"]},
                            "stencil pullback")
     vjp = helper_jit(error_model="numpy")(pullback)      # (as every rule's helper)
@@ -431,20 +311,78 @@ def _in_loops(fir):
 
 
 def _harmless(stmt, typemap):
-    """A statement that writes no array: a constant, a global, a slice built, or an
-    operation on numbers or arrays that makes a new value."""
+    """A statement that writes no array: a constant, a global, a slice or a tuple of
+    them built, or an operation on numbers or arrays that makes a new value."""
     if not isinstance(stmt, ir.Assign):
         return False
     v = stmt.value
     if isinstance(v, (ir.Const, ir.Global, ir.FreeVar, ir.Var, ir.Arg)):
         return True
     if isinstance(v, ir.Expr):
-        if v.op in ("binop", "unary", "static_getitem", "getitem", "cast", "getattr"):
+        if v.op in ("binop", "unary", "static_getitem", "getitem", "cast", "getattr",
+                    "build_tuple"):
             return True
         if v.op == "call" and isinstance(typemap.get(v.func.name), types.Function) and \
                 typemap[v.func.name].typing_key is slice:
             return True
     return False
+
+
+#: Calls whose result is an array of its own (no view of another).
+_FRESH_CALLS = {(name, "numpy") for name in (
+    "copy", "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "ones_like",
+    "full_like")}
+
+
+def _own_array(fir, defs, typemap, name, seen=()):
+    """The variable holding the array that ``name`` is, or is a view of, when it was
+    made in the function (a copy, a constructor, an operation making a new array), with
+    one definition (``defs``: the definitions of the function's variables); None when it
+    may be any array (an argument, a call's result)."""
+    found = defs.get(name, ())
+    if len(found) != 1 or name in seen:
+        return None
+    e = found[0]
+    if isinstance(e, ir.Var):
+        return _own_array(fir, defs, typemap, e.name, seen + (name,))
+    if not isinstance(e, ir.Expr):
+        return None
+    if e.op in ("static_getitem", "getitem") and \
+            isinstance(typemap.get(e.value.name), types.Array):
+        return _own_array(fir, defs, typemap, e.value.name, seen + (name,))
+    if e.op == "binop" or e.op == "unary" and e.fn is operator.neg:
+        return name
+    if e.op == "call":
+        called = guard(find_callname, fir, e, typemap)
+        if called is not None and (called in _FRESH_CALLS or called[0] == "copy" and
+                                   isinstance(called[1], ir.Var) and
+                                   isinstance(typemap.get(called[1].name), types.Array)):
+            return name
+    return None
+
+
+def _written_apart(stmt, tree, fir, defs, typemap):
+    """A statement writing into an array made in the function (``v[1:-1, 1:-1] = ...``,
+    ``v += ...``) that none of the arrays the tree reads is, or is a view of: reading
+    them after it reads the same values (Gray-Scott's second field updated after the
+    first one's Laplacian was computed)."""
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        written = stmt.target.name
+    elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and \
+            stmt.value.op == "inplace_binop":
+        written = stmt.value.lhs.name
+    else:
+        return False
+    if not isinstance(typemap.get(written), types.Array):
+        return False
+    own = _own_array(fir, defs, typemap, written)
+    if own is None:
+        return False
+    for name in tree.arrays:
+        other = _own_array(fir, defs, typemap, name)
+        if other is None or other == own:
+            return False
+    return True
 
 
 def rewrite_stencils(fir, typemap, calltypes, typingctx):
@@ -460,6 +398,7 @@ def rewrite_stencils(fir, typemap, calltypes, typingctx):
                 if isinstance(stmt.value, ir.Const) and \
                         isinstance(stmt.value.value, (int, float)):
                     consts[stmt.target.name] = stmt.value.value
+    defs = build_definitions(fir.blocks)      # (as captured: read before any rewrite)
     count = 0
     for label in sorted(_in_loops(fir)):
         blk = fir.blocks[label]
@@ -471,7 +410,8 @@ def rewrite_stencils(fir, typemap, calltypes, typingctx):
                 i -= 1
                 continue
             first = min(tree.taken)
-            if not all(_harmless(blk.body[j], typemap)
+            if not all(_harmless(blk.body[j], typemap) or
+                       _written_apart(blk.body[j], tree, fir, defs, typemap)
                        for j in range(first, i + 1)):
                 i -= 1
                 continue
@@ -502,17 +442,20 @@ def rewrite_stencils(fir, typemap, calltypes, typingctx):
                     typemap.pop(s.target.name, None)
             blk.body[first:i + 1] = keep + new
             count += 1
-            i = first - 1
+            i = first + len(keep) - 1       # (the statements kept may be roots too)
     return count
 
 
 def _root_tree(blk, i, typemap, uses, consts):
     stmt = blk.body[i]
     if not (isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr)
-            and stmt.value.op in ("binop", "unary")
-            and _is_float_vector(typemap.get(stmt.target.name))):
+            and stmt.value.op in ("binop", "unary")):
         return None
-    tree = _Tree(blk, i + 1, typemap, uses, consts)
+    t = typemap.get(stmt.target.name)
+    ndim = getattr(t, "ndim", 0)
+    if ndim not in (1, 2) or not _is_float_array(t, ndim):
+        return None
+    tree = _Tree(blk, i + 1, typemap, uses, consts, ndim)
     root = tree.node(stmt.target, top=True)
     if root is None or tree.ops < MIN_OPERATIONS or not tree.slices or \
             root[0] not in ("op", "pow", "neg"):

@@ -43,19 +43,21 @@ def _calls(stmt):
 
 
 def _written(stmt):
-    """Names ``stmt`` assigns or writes into (``x[...] = ``, ``x += ``)."""
-    out = set()
+    """``(rebound, written into)``: the names ``stmt`` binds anew (``x = ``), and those
+    it writes into (``x[...] = ``, ``x += ``), which writes into what they alias too."""
+    rebound, into = set(), set()
+    augmented = {id(n.target) for n in walk(stmt) if isinstance(n, ast.AugAssign)}
     for node in walk(stmt):
         if isinstance(node, (ast.Name,)) and isinstance(node.ctx, ast.Store):
-            out.add(node.id)
+            (into if id(node) in augmented else rebound).add(node.id)
         elif isinstance(node, (ast.Subscript, ast.Attribute)) and \
                 isinstance(node.ctx, ast.Store):
             base = node.value
             while isinstance(base, (ast.Subscript, ast.Attribute)):
                 base = base.value
             if isinstance(base, ast.Name):
-                out.add(base.id)
-    return out
+                into.add(base.id)
+    return rebound, into
 
 
 def _aliases(stmts):
@@ -88,8 +90,9 @@ def _share(stmts, fn):
         for j, node in found:
             if group:
                 for s in stmts[group[-1][0]:j]:
-                    for w in _written(s):
-                        touched.add(w)
+                    rebound, into = _written(s)
+                    touched |= rebound | into
+                    for w in into:
                         touched |= aliases.get(w, set())
                 if touched & reads or node.slice.value in {n.slice.value for _, n in group}:
                     groups.append(group)
