@@ -360,8 +360,9 @@ def test_a_loop_run_again_keeps_nothing_in_the_replay():
 
 
 # Element seeds across two loops (plan/read_seeds.py): an array filled before a fused loop
-# of sums that reads each element once, linearly, gets each store's adjoint from that
-# loop's seed evaluated at the store's index; no adjoint array is made for it.
+# of sums that reads its elements only at its index, into the sums (linearly or not,
+# once or more), gets each store's adjoint from that loop's seed and partials evaluated
+# at the store's index; no adjoint array is made for it.
 @numba.njit
 def _running_mean(x, window):
     n = x.shape[0]
@@ -458,9 +459,8 @@ def part_read(x, w, window):
     return total
 
 
-READ_SEEDED = [weighted_running_mean, scaled_quotients]
-NOT_READ_SEEDED = [read_squared, read_twice, written_twice, read_under_a_branch,
-                   factor_at_another_index, part_read]
+READ_SEEDED = [weighted_running_mean, scaled_quotients, read_squared, read_twice]
+NOT_READ_SEEDED = [written_twice, read_under_a_branch, factor_at_another_index, part_read]
 XS = RNG.standard_normal(12)
 WS = RNG.uniform(0.0, 1.0, 12)
 

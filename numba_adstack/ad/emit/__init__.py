@@ -27,6 +27,7 @@ from .checkpoint import Checkpoint
 from .constants import ZERO
 from .replay import Forward
 from .fused import Fused
+from .indexed_seeds import IndexedSeeds
 from .names import Lines, Names, identifier
 from .parallel import Parallel, straight_helpers
 from .printed import parse, printed
@@ -60,6 +61,7 @@ class Emission:
         self.reverse = Reverse(self)
         self.adjoints = Adjoints(self)
         self.fused = Fused(self)
+        self.indexed = IndexedSeeds(self)
         self.parallel = Parallel(self)
         self.checkpoint = Checkpoint(self)
         self.private_cells = {}     # (adjoint array, index) -> its sum over the backward
@@ -183,6 +185,8 @@ class Emission:
             out[name] = "0"
         for acc in self.private_cells.values():
             out[acc] = ZERO
+        for root in self.indexed.wrapped_arrays():
+            out[self.indexed.names(root)[0]] = "False"
         return out
 
 

@@ -98,7 +98,7 @@ def make_plan(facts, activity, options, probe):
     """Settle the :class:`Plan`; ``probe(plan) -> Reads`` runs the emitter on a draft."""
     sums = choose_fused(facts, activity)
     maps, replayed, element_seeds = choose_replayed(facts, activity, sums)
-    element_seeds.update(read_seeds(facts, activity, sums, element_seeds))
+    element_seeds.update(read_seeds(facts, activity, sums, element_seeds, maps))
     fused = {**sums, **maps}      # both reversed an iteration at a time
     sites = Sites(facts, fused)
     recompute = Recompute(facts, fused, sites)
