@@ -8,18 +8,15 @@ with ``w`` an argument), the replay records whether one was, as the store's loop
 element, and only the last one into it (the first the sweep reverses) takes its seed,
 at the element's index counted from zero: flags, one per element (``<array>_seeded``,
 allocated only then), mark the elements given. The sweep reverses each loop holding
-such stores twice in the text, without the flags and with them, under a test of the
-record made once before the loop: a test inside the loop kept LLVM from optimising it
-(it does not unswitch the loop).
+such stores twice in the text, with no test where no store had a negative index
+(:mod:`.loop_versions`).
 """
-from contextlib import contextmanager
-
 from ..plan.read_seeds import uses_of_array
 
 
 def linear_src(form, r):
     """Source of a linear form ``({name: coefficient}, constant)`` of integers
-    (:func:`..plan.read_seeds._linear`); ``r`` renders a name."""
+    (:func:`..plan.read_seeds.linear`); ``r`` renders a name."""
     bases, c = form
     text = ""
     for b, k in sorted(bases.items()):
@@ -35,7 +32,6 @@ class IndexedSeeds:
     def __init__(self, cx):
         self.cx = cx
         self.facts = cx.facts
-        self._flagged = None        # True / False inside a loop's two reverses
         self._loops = None          # wrapped array -> headers of the loops storing into it
 
     # ------------------------------------------------------------------ the sweep
@@ -44,17 +40,14 @@ class IndexedSeeds:
         root = self.facts.array_root(stmt.target.name)
         seed = self.cx.plan.element_seeds[root][1]
         plain = "%s += %s" % (bar, self._indexed(seed[1], self._index(stmt)))
-        if not seed[2] or self._flagged is False:
-            L(plain)
+        if not seed[2] or self.cx.versions.fast:
+            L(plain)        # (no store had a negative index: emit/loop_versions.py)
             return
-        if self._flagged is None:   # (outside the loops reversed twice)
-            L("if %s:" % self.names(root)[0])
-            with L.indent():
-                self._flagged_store(L, stmt, bar, root, seed)
-            L("else:")
-            L("    " + plain)
-            return
-        self._flagged_store(L, stmt, bar, root, seed)
+        L("if %s:" % self.names(root)[0])
+        with L.indent():
+            self._flagged_store(L, stmt, bar, root, seed)
+        L("else:")
+        L("    " + plain)
 
     def _flagged_store(self, L, stmt, bar, root, seed):
         cx = self.cx
@@ -66,38 +59,16 @@ class IndexedSeeds:
     def _index(self, stmt):
         return self.cx.src.store_index(stmt, self.cx.adjoints.ref)
 
-    def loop(self, L, lp, reverse):
-        """``reverse(L)`` writes the sweep's reverse of loop ``lp``: twice, under a test
-        of the records, where ``lp`` stores into an array whose stores the replay checks
-        for negative indices."""
-        flags = [self.names(root)[0] for root, headers in self._storing_loops().items()
-                 if lp.header in headers]
-        if not flags or self._flagged is not None or self.cx.checkpoint.applies(lp):
-            reverse(L)
-            return
-        for flagged in (True, False):
-            L("if %s:" % " or ".join(flags) if flagged else "else:")
-            with L.indent(), self._flagging(flagged):
-                m = L.mark()
-                reverse(L)
-                L.close_block(m)
-
-    @contextmanager
-    def _flagging(self, flagged):
-        self._flagged = flagged
-        try:
-            yield
-        finally:
-            self._flagged = None
-
-    def _storing_loops(self):
+    def flags_stored_in(self, lp):
+        """The records of negative indices of the arrays ``lp`` stores into."""
         if self._loops is None:
             self._loops = {}
             for root in self.wrapped_arrays():
                 _, stores, _ = uses_of_array(self.facts, root)
                 self._loops[root] = {loops[0].header for loops in (
                     self.facts.s.enclosing(label) for label, _ in stores) if loops}
-        return self._loops
+        return [self.names(root)[0] for root, headers in sorted(self._loops.items())
+                if lp.header in headers]
 
     # ------------------------------------------------------------------ the replay
     def reading_loop(self, L, lp):

@@ -207,7 +207,7 @@ class Reverse:
     # ------------------------------------------------------------------ loops
     def loop(self, L, lp):
         with self.cx.summing_cells(L, lp):
-            self.cx.indexed.loop(L, lp, lambda L: self._loop(L, lp))
+            self.cx.versions.loop(L, lp, lambda L: self._loop(L, lp))
 
     def _loop(self, L, lp):
         facts, cx = self.facts, self.cx

@@ -47,6 +47,7 @@ from .replay import is_loop_index
 
 _MAX_CHAIN = 20
 _SHAPE_ATTRS = ("shape", "size", "ndim")
+_LIKE = (np.empty_like, np.zeros_like, np.ones_like, np.full_like)
 
 
 def read_seeds(facts, activity, sums, taken, maps=()):
@@ -149,9 +150,10 @@ def _index_types_match(facts, lp, stores):
     return True
 
 
-def uses_of_array(facts, root):
+def uses_of_array(facts, root, like=False):
     """The aliases of ``root``, its stores ``[(label, stmt)]`` and its reads ``[stmt]``;
-    Nones when it is used otherwise (a view, a call, an in-place operator...)."""
+    Nones when it is used otherwise (a view, a call, an in-place operator...). ``like``:
+    an array made like it (``np.empty_like(x)``, which reads its shape) is no other use."""
     aliases, stores, reads, work = {root}, [], [], [root]
     while work:
         a = work.pop()
@@ -174,6 +176,11 @@ def uses_of_array(facts, root):
                 pass
             elif isinstance(e, ir.Expr) and e.op == "call" and len(e.args) == 1 \
                     and not e.kws and facts.resolve_global(e.func) is len:
+                pass
+            elif like and isinstance(e, ir.Expr) and e.op == "call" and e.args \
+                    and e.args[0].name == a and all(v.name != a for v in e.args[1:]) \
+                    and all(v.name != a for _, v in e.kws) \
+                    and facts.resolve_global(e.func) in _LIKE:
                 pass
             elif isinstance(e, ir.Expr) and e.op == "getitem" and e.value.name == a \
                     and isinstance(facts.ty(e.index), types.Integer):
@@ -404,7 +411,7 @@ def _written_once(facts, stores):
         if isinstance(stmt, ir.StaticSetItem) and isinstance(stmt.index, int):
             form = ({}, stmt.index)
         elif idx is not None and isinstance(facts.ty(idx.name), types.Integer):
-            form = _linear(facts, idx.name, 0)
+            form = linear(facts, idx.name, 0)
         else:
             return None
         if form is None:
@@ -417,7 +424,7 @@ def _written_once(facts, stores):
             per_loop[loops[0]] = per_loop.get(loops[0], 0) + 1
             if per_loop[loops[0]] > 1:
                 return None         # two stores in one iteration
-        lo = _constant(span[0])
+        lo = constant(span[0])
         if lo is not None and lo < 0:
             return None
         if lo is None:
@@ -429,7 +436,7 @@ def _written_once(facts, stores):
         spans.append(span)
     for k, (lo, hi) in enumerate(spans):
         for lo2, hi2 in spans[k + 1:]:
-            below, above = _constant(_minus(hi, lo2)), _constant(_minus(hi2, lo))
+            below, above = constant(minus(hi, lo2)), constant(minus(hi2, lo))
             if not ((below is not None and below < 0) or (above is not None and above < 0)):
                 return None
     return tuple(unchecked)
@@ -446,15 +453,15 @@ def _span(facts, form, loops):
     if len(loops) != 1 or rl is None or rl.array is not None or len(rl.args) > 2 \
             or idx != [("i", lp.header)] or bases[idx[0]] != 1:
         return None
-    start = _linear(facts, rl.args[0].name, 0) if len(rl.args) == 2 else ({}, 0)
-    stop = _linear(facts, rl.args[-1].name, 0)
+    start = linear(facts, rl.args[0].name, 0) if len(rl.args) == 2 else ({}, 0)
+    stop = linear(facts, rl.args[-1].name, 0)
     if start is None or stop is None:
         return None
     rest = ({b: k for b, k in bases.items() if b != idx[0]}, c)
-    return _plus(start, rest), _plus(_plus(stop, ({}, -1)), rest)
+    return plus(start, rest), plus(plus(stop, ({}, -1)), rest)
 
 
-def _linear(facts, name, depth):
+def linear(facts, name, depth):
     """``({base: coefficient}, constant)`` for an integer made of constants, loop indices
     (base ``("i", header)``) and values defined once outside loops, by ``+`` and ``-``."""
     if depth > 20:
@@ -468,32 +475,32 @@ def _linear(facts, name, depth):
             and not isinstance(form[1], bool) else None
     e = facts.def_expr(name) if name not in facts.phis else None
     if isinstance(e, ir.Var) or (isinstance(e, ir.Expr) and e.op == "cast"):
-        return _linear(facts, (e if isinstance(e, ir.Var) else e.value).name, depth + 1)
+        return linear(facts, (e if isinstance(e, ir.Var) else e.value).name, depth + 1)
     if isinstance(e, ir.Expr) and e.op == "binop" and e.fn in (operator.add, operator.sub):
-        a = _linear(facts, e.lhs.name, depth + 1)
-        b = _linear(facts, e.rhs.name, depth + 1)
+        a = linear(facts, e.lhs.name, depth + 1)
+        b = linear(facts, e.rhs.name, depth + 1)
         if a is None or b is None:
             return None
-        return _plus(a, b) if e.fn is operator.add else _minus(a, b)
+        return plus(a, b) if e.fn is operator.add else minus(a, b)
     if isinstance(e, ir.Expr) and e.op == "unary" and e.fn is operator.neg:
-        a = _linear(facts, e.value.name, depth + 1)
-        return None if a is None else _minus(({}, 0), a)
+        a = linear(facts, e.value.name, depth + 1)
+        return None if a is None else minus(({}, 0), a)
     label = facts.def_label(name)
     if label is not None and facts.s.depth(label) == 0:
         return ({name: 1}, 0)
     return None
 
 
-def _plus(a, b):
+def plus(a, b):
     bases = dict(a[0])
     for k, v in b[0].items():
         bases[k] = bases.get(k, 0) + v
     return ({k: v for k, v in bases.items() if v}, a[1] + b[1])
 
 
-def _minus(a, b):
-    return _plus(a, ({k: -v for k, v in b[0].items()}, -b[1]))
+def minus(a, b):
+    return plus(a, ({k: -v for k, v in b[0].items()}, -b[1]))
 
 
-def _constant(form):
+def constant(form):
     return None if form[0] else form[1]
