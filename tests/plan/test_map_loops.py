@@ -520,4 +520,4 @@ def test_argument_adjoints_assigned_only_where_one_loop_reaches_each_element(f):
     # written_twice reads x outside them too, by constant indices); the map loop of
     # scaled_quotients reads it three times, at its index, and nothing else does.
     assert ("x_bar = np.empty_like(x)" in src) == (f is not written_twice), src
-    assert ("zero_outside(x_bar" in src) == (f not in (written_twice, scaled_quotients)), src
+    assert ("x_bar[max(" in src) == (f not in (written_twice, scaled_quotients)), src

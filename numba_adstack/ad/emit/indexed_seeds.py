@@ -53,7 +53,9 @@ class IndexedSeeds:
         cx = self.cx
         k = cx.names.fresh("k")
         L("%s = %s %% len(%s)" % (k, self._index(stmt), cx.adjoints.ref(root)))
-        L("if first_write_back(%s, %s):" % (self.names(root)[1], k))
+        seeded = self.names(root)[1]
+        L("if not %s[%s]:" % (seeded, k))
+        L("    %s[%s] = True" % (seeded, k))
         L("    %s += %s" % (bar, self._indexed(seed[1], k)))
 
     def _index(self, stmt):

@@ -32,19 +32,21 @@ class LoopVersions:
         tests = ["not %s" % flag for flag in cx.indexed.flags_stored_in(lp)]
         tests += ["%s %s 0" % (linear_src(form, r), op)
                   for _, a in assigned for form, op in a.checks]
-        zero = ["zero_outside(%s, %s, %s)" % (cx.names.bar(x), linear_src(a.first, r),
-                                              linear_src(a.stop, r)) for x, a in assigned]
+        zero = [self._zero_outside(cx.names.bar(x), linear_src(a.first, r),
+                                   linear_src(a.stop, r)) for x, a in assigned]
         if not tests:
-            for line in zero:
-                L(line)
+            for lines in zero:
+                for line in lines:
+                    L(line)
             with self._version(True):
                 reverse(L)
             return
         test = "_fast%d" % lp.header
         L("%s = %s" % (test, " and ".join(tests)))
-        for line, (x, _) in zip(zero, assigned):
+        for lines, (x, _) in zip(zero, assigned):
             L("if %s:" % test)
-            L("    " + line)
+            for line in lines:
+                L("    " + line)
             L("else:")
             L("    %s[:] = 0.0" % cx.names.bar(x))
         for fast in (True, False):
@@ -53,6 +55,15 @@ class LoopVersions:
                 m = L.mark()
                 reverse(L)
                 L.close_block(m)
+
+    @staticmethod
+    def _zero_outside(bar, first, stop):
+        """Set the elements of ``bar`` outside ``[first, stop)`` to zero (all of them
+        when ``stop <= first``); ``first`` is not negative (proved or checked)."""
+        if first == "(0)":
+            return ["%s[max(%s, 0):] = 0.0" % (bar, stop)]
+        return ["%s[:%s] = 0.0" % (bar, first),
+                "%s[max(%s, %s):] = 0.0" % (bar, stop, first)]
 
     @contextmanager
     def _version(self, fast):

@@ -290,30 +290,6 @@ def dict_zeros(d):
     return out
 
 
-@helper_jit(error_model="numpy")
-def first_write_back(marks, k):
-    """Is this the first store into element ``k`` that the sweep reverses (the last one
-    the forward made)? Marks it in ``marks``, one flag per element (plan/read_seeds.py)."""
-    if marks[k]:
-        return False
-    marks[k] = True
-    return True
-
-
-@helper_jit(error_model="numpy")
-def zero_outside(a, lo, hi):
-    """Set the elements of the 1-d ``a`` outside ``[lo, hi)`` to zero (all of them when
-    ``hi <= lo``): those a loop that assigns the others does not reach
-    (plan/sweep_assigned.py)."""
-    n = a.shape[0]
-    lo = min(max(lo, 0), n)
-    hi = min(max(hi, lo), n)
-    for j in range(lo):
-        a[j] = 0.0
-    for j in range(hi, n):
-        a[j] = 0.0
-
-
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
 #: in place, ``IN_PLACE``) and the ones above.
 @helper_jit(error_model="numpy")
@@ -344,8 +320,7 @@ RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure
                fill_as=fill_as, written=written, sum_of_product=sum_of_product,
                sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like,
                length_is=length_is, apart=apart, unpacked=unpacked, radd=radd,
-               dict_zeros=dict_zeros, first_write_back=first_write_back,
-               zero_outside=zero_outside)
+               dict_zeros=dict_zeros)
 #: Pullbacks returning the adjoints of all their operands as fresh values, none a view of
 #: another: the backward calls each once for all the operands it needs
 #: (:mod:`..emit.common_calls`).
