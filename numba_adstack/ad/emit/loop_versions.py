@@ -32,8 +32,9 @@ class LoopVersions:
         tests = ["not %s" % flag for flag in cx.indexed.flags_stored_in(lp)]
         tests += ["%s %s 0" % (linear_src(form, r), op)
                   for _, a in assigned for form, op in a.checks]
-        zero = [self._zero_outside(cx.names.bar(x), linear_src(a.first, r),
-                                   linear_src(a.stop, r)) for x, a in assigned]
+        zero = [[] if a.every else self._zero_outside(
+            cx.names.bar(x), linear_src(a.first, r), linear_src(a.stop, r))
+            for x, a in assigned]
         if not tests:
             for lines in zero:
                 for line in lines:
@@ -44,10 +45,11 @@ class LoopVersions:
         test = "_fast%d" % lp.header
         L("%s = %s" % (test, " and ".join(tests)))
         for lines, (x, _) in zip(zero, assigned):
-            L("if %s:" % test)
+            L("if not %s:" % test if not lines else "if %s:" % test)
             for line in lines:
                 L("    " + line)
-            L("else:")
+            if lines:
+                L("else:")
             L("    %s[:] = 0.0" % cx.names.bar(x))
         for fast in (True, False):
             L("if %s:" % test if fast else "else:")

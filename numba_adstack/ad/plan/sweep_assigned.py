@@ -34,6 +34,7 @@ from numba.core import ir, types
 
 from ..facts.structure import dominates
 from ..typeinfo import is_float_array
+from .assigned import covers_every_element
 from .read_seeds import constant, linear, minus, plus, uses_of_array
 
 
@@ -44,6 +45,7 @@ class SweepAssigned:
     first: tuple            # linear form of the first element assigned: start + c*
     stop: tuple             # one past the last: stop + c*
     checks: tuple           # (form, ">" or ">=") that must hold against 0, not proved
+    every: bool = False     # the loop assigns every element (nothing to zero)
 
 
 def sweep_assigned(facts, activity, fused, replayed, skippable, checkpointed, taken):
@@ -61,13 +63,14 @@ def sweep_assigned(facts, activity, fused, replayed, skippable, checkpointed, ta
         if aliases is None or stores or not any(
                 r.target.name in activity.useful for r in reads):
             continue
-        got = _assigned_by(facts, activity, reads, fused, replayed, skippable, checkpointed)
+        got = _assigned_by(facts, activity, root, reads, fused, replayed, skippable,
+                           checkpointed)
         if got is not None:
             out[root] = got
     return out
 
 
-def _assigned_by(facts, activity, reads, fused, replayed, skippable, checkpointed):
+def _assigned_by(facts, activity, root, reads, fused, replayed, skippable, checkpointed):
     label_of = {id(r): facts.def_label(r.target.name) for r in reads}
     last = [lp for lp in {_top_loop(facts, label_of[id(r)]) for r in reads}
             if lp is not None and not _reaches_reads(facts, lp, reads, label_of)]
@@ -109,7 +112,8 @@ def _assigned_by(facts, activity, reads, fused, replayed, skippable, checkpointe
         return None
     if known is None:
         checks = checks + ((first, ">="),)
-    return SweepAssigned(lp, at_low[-1].target.name, first, plus(stop, low), checks)
+    every = low == ({}, 0) and covers_every_element(facts, lp, root)
+    return SweepAssigned(lp, at_low[-1].target.name, first, plus(stop, low), checks, every)
 
 
 def _top_loop(facts, label):
