@@ -1,7 +1,8 @@
 """Assigned adjoints of fresh arrays (plan/assigned.py): the adjoint of an array the
-function makes and fills, then reads in a loop of sums reversed in the replay (the
-numba-examples' ``move_mean`` into ``out``, and its loss loop), is made with
-``np.empty_like`` and assigned element by element by that loop's reverse.
+function makes and fills, then reads in a loop of sums reversed in the replay, is made
+with ``np.empty_like`` and assigned element by element by that loop's reverse (where the
+stores cannot take each element's adjoint from that loop directly, plan/read_seeds.py:
+the numba-examples' ``move_mean`` into ``out`` and its loss loop).
 
 Checked on the plan and on the gradient against central finite differences of the
 pure-Python function, where it applies and where it must not (the loop is run again by
@@ -37,6 +38,19 @@ def filled_then_summed(a, w):
     total = 0.0
     for i in range(out.shape[0]):
         total += out[i] * out[i] * w[i]
+    return total
+
+
+def decayed_squares(a):
+    # the factor d is carried by the loop: the sweep could not evaluate it at an element
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 3.0
+    total = 0.0
+    d = 1.0
+    for i in range(out.shape[0]):
+        total += out[i] * out[i] * d
+        d *= 0.9
     return total
 
 
@@ -126,23 +140,35 @@ def weighted_dot_but_last(x, w):
 
 
 GRAD = {f.__name__: nad.grad_jit(f) for f in (
-    move_mean_loss, filled_then_summed, run_again, read_twice, other_index,
+    move_mean_loss, filled_then_summed, decayed_squares, run_again, read_twice, other_index,
     branch_in_loop, store_after, argument_stored_after, weighted_dot,
     weighted_dot_but_last)}
 
 
-def test_move_mean_out_adjoint_is_assigned():
+def test_move_mean_out_has_no_adjoint_array():
+    # Its loss reads out[i] twice, at its index, into the sum: each store takes the
+    # element's adjoint from the loss (plan/read_seeds.py), which comes before the
+    # assigned adjoint of this module.
     a = RNG.standard_normal(30)
-    assert "out" in assigned(move_mean_loss, a, 5)
+    assert "out" not in assigned(move_mean_loss, a, 5)
     src = GRAD["move_mean_loss"].inspect_adjoint(a, 5)
-    assert "out_bar = np.empty_like(out)" in src, src
+    assert "out_bar" not in src, src
     check_fd(GRAD["move_mean_loss"], a, 5)
     check_fd(GRAD["move_mean_loss"], a[:5], 5)     # one window: the second loop never runs
 
 
 def test_fresh_array_with_two_reads_per_iteration():
+    a = RNG.standard_normal(9)
+    assert "out" in assigned(decayed_squares, a)
+    check_fd(GRAD["decayed_squares"], a)
+
+
+def test_fresh_array_read_into_the_sum_by_partials_of_its_index_has_no_adjoint():
+    # out[i] * out[i] * w[i]: each store takes its element's adjoint from the loss
+    # (plan/read_seeds.py) rather than an adjoint array assigned by the loss's reverse
     a, w = RNG.standard_normal(9), RNG.standard_normal(9)
-    assert "out" in assigned(filled_then_summed, a, w)
+    assert "out" not in assigned(filled_then_summed, a, w)
+    assert "out_bar" not in GRAD["filled_then_summed"].inspect_adjoint(a, w)
     check_fd(GRAD["filled_then_summed"], a, w)
 
 

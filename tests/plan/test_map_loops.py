@@ -360,8 +360,9 @@ def test_a_loop_run_again_keeps_nothing_in_the_replay():
 
 
 # Element seeds across two loops (plan/read_seeds.py): an array filled before a fused loop
-# of sums that reads each element once, linearly, gets each store's adjoint from that
-# loop's seed evaluated at the store's index; no adjoint array is made for it.
+# of sums that reads its elements only at its index, into the sums (linearly or not,
+# once or more), gets each store's adjoint from that loop's seed and partials evaluated
+# at the store's index; no adjoint array is made for it.
 @numba.njit
 def _running_mean(x, window):
     n = x.shape[0]
@@ -458,9 +459,8 @@ def part_read(x, w, window):
     return total
 
 
-READ_SEEDED = [weighted_running_mean, scaled_quotients]
-NOT_READ_SEEDED = [read_squared, read_twice, written_twice, read_under_a_branch,
-                   factor_at_another_index, part_read]
+READ_SEEDED = [weighted_running_mean, scaled_quotients, read_squared, read_twice]
+NOT_READ_SEEDED = [written_twice, read_under_a_branch, factor_at_another_index, part_read]
 XS = RNG.standard_normal(12)
 WS = RNG.uniform(0.0, 1.0, 12)
 
@@ -515,6 +515,9 @@ def test_argument_adjoints_assigned_only_where_one_loop_reaches_each_element(f):
         check_fd(f, *args, rtol=1e-5, atol=1e-6)
     src = f.inspect_adjoint(*args)
     assert ("w_bar = np.empty_like(w)" in src) == (f in ASSIGNED), src
-    # x is read by the two loops of the running sum: zeroed and added into; the map
-    # loop of scaled_quotients reads it three times, at its index, and nothing else does.
-    assert ("x_bar = np.empty_like(x)" in src) == (f is scaled_quotients), src
+    # x is read by the two loops of the running sum: the second, reversed first by the
+    # sweep, assigns the elements it reaches at its lower offset (plan/sweep_assigned.py;
+    # written_twice reads x outside them too, by constant indices); the map loop of
+    # scaled_quotients reads it three times, at its index, and nothing else does.
+    assert ("x_bar = np.empty_like(x)" in src) == (f is not written_twice), src
+    assert ("x_bar[max(" in src) == (f not in (written_twice, scaled_quotients)), src

@@ -27,6 +27,8 @@ from .checkpoint import Checkpoint
 from .constants import ZERO
 from .replay import Forward
 from .fused import Fused
+from .indexed_seeds import IndexedSeeds
+from .loop_versions import LoopVersions
 from .names import Lines, Names, identifier
 from .parallel import Parallel, straight_helpers
 from .printed import parse, printed
@@ -60,6 +62,8 @@ class Emission:
         self.reverse = Reverse(self)
         self.adjoints = Adjoints(self)
         self.fused = Fused(self)
+        self.indexed = IndexedSeeds(self)
+        self.versions = LoopVersions(self)
         self.parallel = Parallel(self)
         self.checkpoint = Checkpoint(self)
         self.private_cells = {}     # (adjoint array, index) -> its sum over the backward
@@ -183,6 +187,8 @@ class Emission:
             out[name] = "0"
         for acc in self.private_cells.values():
             out[acc] = ZERO
+        for root in self.indexed.wrapped_arrays():
+            out[self.indexed.names(root)[0]] = "False"
         return out
 
 
@@ -316,7 +322,8 @@ def _assemble(cx, fwd, rev, wrt):
             out(cx.stack_declaration(st))
     for name, init in sorted(cx.declarations().items()):
         out("%s = %s" % (name, init))
-    for line in facts.target.backward_prologue(facts, names, cx.plan.assigned_adjoints):
+    assigned = set(cx.plan.assigned_adjoints) | set(cx.plan.sweep_assigned)
+    for line in facts.target.backward_prologue(facts, names, assigned):
         out(line)
     out.lines.extend(fwd.lines + rev.lines)
     for cell, acc in sorted(cx.private_cells.items()):

@@ -463,9 +463,13 @@ class Adjoints:
                 return [Add(acc, g)]
             if facts.target.needs_atomic(facts, e):
                 return [Atomic(cell[0], cell[1], g)]
-            assigned = self.cx.plan.assigned_adjoints.get(facts.array_root(e.value.name))
+            root = facts.array_root(e.value.name)
+            assigned = self.cx.plan.assigned_adjoints.get(root)
             if assigned is not None and assigned[1] == name:
                 return [Assigned("%s[%s]" % cell, g)]     # (plan/assigned.py)
+            swept = self.cx.plan.sweep_assigned.get(root)
+            if swept is not None and swept.read == name and self.cx.versions.fast:
+                return [Assigned("%s[%s]" % cell, g)]     # (plan/sweep_assigned.py)
             return [Add("%s[%s]" % cell, g)]
         if isinstance(vt, types.BaseTuple):
             ops = self.cx.activity.diff_operands(facts, name)

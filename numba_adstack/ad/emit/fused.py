@@ -103,31 +103,9 @@ class Fused:
                 L("%s = %s" % (cx.names.n(name), got))
 
     def element_seed_src(self, stmt):
-        """The adjoint of the element that ``stmt`` stores into an array of element seeds:
-        the seed of the map loop that fills it, or the seed tree of the later loop that
-        reads it, evaluated at the store's index (:mod:`..plan.read_seeds`)."""
-        cx = self.cx
-        root = self.facts.array_root(stmt.target.name)
-        _, seed = cx.plan.element_seeds[root]
-        if seed[0] != "indexed":
-            return self.seed_name(root)
-        return self._indexed(seed[1], cx.src.store_index(stmt, cx.adjoints.ref))
-
-    def _indexed(self, t, k):
-        kind = t[0]
-        if kind == "fused":
-            return self.seed_name(t[1])
-        if kind == "neg":
-            return "(-(%s))" % self._indexed(t[1], k)
-        op = " * " if kind == "mul" else " / "
-        return "(%s)%s%s" % (self._indexed(t[1], k), op, self._factor(t[2], k))
-
-    def _factor(self, h, k):
-        if h[0] == "at":
-            return "%s[%s]" % (self.cx.adjoints.ref(h[1]), k)
-        if h[0] == "expr":
-            return "(%s)" % self.cx.src.expr(h[1], lambda x: self._factor(h[2][x.name], k))
-        return self.cx.src.hoisted(h)
+        """The adjoint of the element that ``stmt`` stores into an array a map loop fills:
+        the seed of that loop (an array a later loop reads: :mod:`.indexed_seeds`)."""
+        return self.seed_name(self.facts.array_root(stmt.target.name))
 
     def seed_name(self, phi):
         return self.cx.names.seed(phi)
@@ -141,6 +119,7 @@ class Fused:
             for array, (loop, seed) in sorted(cx.plan.element_seeds.items()):
                 if loop is lp and seed[0] != "indexed":
                     L("%s = %s" % (self.seed_name(array), cx.src.seed(seed)))
+            cx.indexed.reading_loop(L, lp)
         for array, (loop, _) in sorted(cx.plan.assigned_adjoints.items()):
             if loop is lp and not covers_every_element(self.facts, lp, array):
                 # (its iterations assign the elements before this one)

@@ -274,6 +274,9 @@ class Forward:
                     or self.cx.fused.stored_already(label):
                 return
             idx = self.src.store_index(stmt, self.src.operand)
+            if not self.facts.s.enclosing(label) and self.cx.indexed.wrapped_arrays():
+                where = ("store", label, self.facts.fir.blocks[label].body.index(stmt))
+                self.cx.indexed.check_stores(L, where, self.src.operand)
             L("%s[%s] = %s" % (self.cx.names.n(stmt.target), idx,
                                self.src.operand(stmt.value)))
         elif isinstance(stmt, ir.Print):
@@ -450,6 +453,7 @@ class Forward:
     def loop(self, L, lp):
         cx = self.cx
         h = lp.header
+        cx.indexed.check_stores(L, h, self.src.operand)
         if cx.checkpoint.applies(lp):
             cx.checkpoint.forward(L, lp)
             return

@@ -207,7 +207,7 @@ class Reverse:
     # ------------------------------------------------------------------ loops
     def loop(self, L, lp):
         with self.cx.summing_cells(L, lp):
-            self._loop(L, lp)
+            self.cx.versions.loop(L, lp, lambda L: self._loop(L, lp))
 
     def _loop(self, L, lp):
         facts, cx = self.facts, self.cx
@@ -520,9 +520,13 @@ class Reverse:
                 not facts.target.seeds_store(facts, stmt):
             return
         v = stmt.value
-        if facts.array_root(stmt.target.name) in cx.plan.element_seeds:
-            # Filled by a map loop whose outputs' adjoint is known before it runs.
-            if v.name in cx.activity.useful:
+        seeded = cx.plan.element_seeds.get(facts.array_root(stmt.target.name))
+        if seeded is not None:
+            # Its elements' adjoints are known before the sweep: those of a map loop's
+            # outputs, or given by a later loop that reads them.
+            if v.name in cx.activity.useful and seeded[1][0] == "indexed":
+                cx.indexed.store(L, stmt, self.names.bar(v))
+            elif v.name in cx.activity.useful:
                 L("%s += %s" % (self.names.bar(v), cx.fused.element_seed_src(stmt)))
             return
         idx = cx.src.store_index(stmt, cx.adjoints.ref)

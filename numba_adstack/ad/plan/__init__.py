@@ -11,7 +11,9 @@ Reads the facts, the activity and the options; produces a frozen :class:`Plan`:
 * the stacks: one per kept value and per control-flow record made in a loop, with its
   capacity and storage (:mod:`.stacks`);
 * which ``prange`` loops the replay runs in parallel (:mod:`.parallel_replay`);
-* which element reads sum their adjoint in a local over a loop (:mod:`.cell_sums`).
+* which element reads sum their adjoint in a local over a loop (:mod:`.cell_sums`);
+* which argument adjoints the loop the sweep reverses first assigns
+  (:mod:`.sweep_assigned`).
 
 What the sweep reads depends on these choices, so :func:`make_plan` asks a *probe* (the
 emitter run without output, see :func:`numba_adstack.ad.emit.probe`) what a draft plan
@@ -31,6 +33,7 @@ from .recompute import Recompute
 from .shapes import Shapes
 from .shape_reads import choose_kept_shapes
 from .sites import Sites
+from .sweep_assigned import sweep_assigned
 from .read_seeds import read_seeds
 from .reciprocals import reciprocals
 from .parallel_replay import parallel_replays
@@ -73,6 +76,8 @@ class Plan:
     checkpoint_mode: str = "off"                       # "auto" (guarded) or "revolve"
     memory_budget: int = -1                            # bytes (-1: none given)
     checkpoint_slots: int = None                       # snapshot slots (None: from budget)
+    sweep_assigned: dict = field(default_factory=dict)  # argument -> SweepAssigned
+    #                             (the loop the sweep reverses first assigns its adjoint)
     cell_sums: dict = field(default_factory=dict)      # element read -> loop (None: all)
     #                             (its adjoint summed in a local over it: plan/cell_sums.py)
     kept_shapes: dict = field(default_factory=dict)    # array -> names of its kept extents
@@ -98,7 +103,7 @@ def make_plan(facts, activity, options, probe):
     """Settle the :class:`Plan`; ``probe(plan) -> Reads`` runs the emitter on a draft."""
     sums = choose_fused(facts, activity)
     maps, replayed, element_seeds = choose_replayed(facts, activity, sums)
-    element_seeds.update(read_seeds(facts, activity, sums, element_seeds))
+    element_seeds.update(read_seeds(facts, activity, sums, element_seeds, maps))
     fused = {**sums, **maps}      # both reversed an iteration at a time
     sites = Sites(facts, fused)
     recompute = Recompute(facts, fused, sites)
@@ -154,10 +159,16 @@ def make_plan(facts, activity, options, probe):
                                records, checkpointed, lambda n: sites.aliases.get(n, n))
     if checkpointed:        # (reversed in segments: not summed over)
         draft = replace(draft, cell_sums=cell_sums(facts, activity, given, checkpointed))
+    mode = getattr(options, "checkpoint", "off")
+    segmented = {lp for lp, car in checkpointed.items()         # (not only guarded)
+                 if mode != "off" and (mode in ("revolve", "fit") or car.marked)}
+    swept = sweep_assigned(facts, activity, fused, replayed, draft.skippable, segmented,
+                           given)
     return replace(draft, value_stacks=values, record_stacks=records,
                    needed=frozenset(reads.needed), parallel_replay=replays,
                    stacks=stacks, stack_of=stack_of, stack_types=stack_types,
-                   checkpointed=checkpointed, **_checkpoint_options(options, checkpointed))
+                   checkpointed=checkpointed, sweep_assigned=swept,
+                   **_checkpoint_options(options, checkpointed))
 
 
 def _checkpoint_options(options, checkpointed):

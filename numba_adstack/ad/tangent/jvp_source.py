@@ -80,6 +80,16 @@ class _NoFusedLoops:
         return False
 
 
+class _NoIndexedSeeds:
+    """Nothing is reversed: no store's index is checked for the sweep."""
+
+    def wrapped_arrays(self):
+        return []
+
+    def check_stores(self, L, where, r):
+        pass
+
+
 class _NoCheckpoints:
     """Forward mode keeps no history: no loop is checkpointed or guarded."""
 
@@ -101,6 +111,7 @@ class _Context:
         self.plan = _Plan(facts)
         self.activity = _Activity()
         self.fused = _NoFusedLoops()
+        self.indexed = _NoIndexedSeeds()
         self.checkpoint = _NoCheckpoints()
         self.states = States(names)
         self.helper_loop = None

@@ -1,0 +1,76 @@
+"""Loops the sweep reverses twice in the text, under checks made once before them.
+
+Some plans hold only where a run-time check does: a store's indices are not negative
+(:mod:`..plan.read_seeds`), the offsets of an argument's reads are ordered
+(:mod:`..plan.sweep_assigned`). Where the sweep reaches a loop such a plan touches, it
+computes whether every check holds (``_fast<header>``), sets up the adjoints each way
+(an assigned adjoint's elements the loop does not reach set to zero, or all of them),
+and writes the loop's reverse twice: as planned when the checks hold, and the general
+way otherwise. A test inside the loop instead kept LLVM from optimising it (it does not
+unswitch the loop): 3.0 ms to 3.7 ms on numba-examples' ``move_mean``.
+"""
+from contextlib import contextmanager
+
+from .indexed_seeds import linear_src
+
+
+class LoopVersions:
+    def __init__(self, cx):
+        self.cx = cx
+        self.fast = None        # inside a loop's reverse: whether its checks held
+
+    def loop(self, L, lp, reverse):
+        """``reverse(L)`` writes the sweep's reverse of loop ``lp``."""
+        cx = self.cx
+        assigned = sorted((x, a) for x, a in cx.plan.sweep_assigned.items() if a.loop is lp)
+        if self.fast is not None or cx.checkpoint.applies(lp):
+            for x, _ in assigned:       # (the general way: reversed in segments)
+                L("%s[:] = 0.0" % cx.names.bar(x))
+            reverse(L)
+            return
+        r = cx.adjoints.ref
+        tests = ["not %s" % flag for flag in cx.indexed.flags_stored_in(lp)]
+        tests += ["%s %s 0" % (linear_src(form, r), op)
+                  for _, a in assigned for form, op in a.checks]
+        zero = [[] if a.every else self._zero_outside(
+            cx.names.bar(x), linear_src(a.first, r), linear_src(a.stop, r))
+            for x, a in assigned]
+        if not tests:
+            for lines in zero:
+                for line in lines:
+                    L(line)
+            with self._version(True):
+                reverse(L)
+            return
+        test = "_fast%d" % lp.header
+        L("%s = %s" % (test, " and ".join(tests)))
+        for lines, (x, _) in zip(zero, assigned):
+            L("if not %s:" % test if not lines else "if %s:" % test)
+            for line in lines:
+                L("    " + line)
+            if lines:
+                L("else:")
+            L("    %s[:] = 0.0" % cx.names.bar(x))
+        for fast in (True, False):
+            L("if %s:" % test if fast else "else:")
+            with L.indent(), self._version(fast):
+                m = L.mark()
+                reverse(L)
+                L.close_block(m)
+
+    @staticmethod
+    def _zero_outside(bar, first, stop):
+        """Set the elements of ``bar`` outside ``[first, stop)`` to zero (all of them
+        when ``stop <= first``); ``first`` is not negative (proved or checked)."""
+        if first == "(0)":
+            return ["%s[max(%s, 0):] = 0.0" % (bar, stop)]
+        return ["%s[:%s] = 0.0" % (bar, first),
+                "%s[max(%s, %s):] = 0.0" % (bar, stop, first)]
+
+    @contextmanager
+    def _version(self, fast):
+        self.fast = fast
+        try:
+            yield
+        finally:
+            self.fast = None
