@@ -20,6 +20,7 @@ import math  # noqa: F401  (the rules' templates read it)
 import sys
 
 import numba
+from numba.extending import get_cython_function_address
 
 from .. import rules as R
 from .. import runtime
@@ -140,7 +141,6 @@ def _function(name):
     fn = _made.get(name)
     if fn is not None:
         return fn
-    from numba.extending import get_cython_function_address
     exported, nargs = _capsules()[name]
     address = get_cython_function_address("scipy.special.cython_special", exported)
     pointer = ctypes.CFUNCTYPE(ctypes.c_double, *[ctypes.c_double] * nargs + [ctypes.c_int])(
@@ -178,7 +178,6 @@ def _name_of_address(address):
     ``address``, or None."""
     global _by_address
     if _by_address is None:
-        from numba.extending import get_cython_function_address
         _by_address = {}
         for base, (exported, _) in _capsules().items():
             if base in TABLE:

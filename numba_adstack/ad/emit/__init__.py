@@ -14,6 +14,7 @@ import ast
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numba
 from numba.core import types
 
 from ..plan import Reads
@@ -313,7 +314,6 @@ def _assemble(cx, fwd, rev, wrt):
         out("")
         out("")
     if cx.helpers or cx.plan.parallel_replay:
-        import numba
         names.globals["numba"] = numba
     out("def %s(%s):" % (fname, ", ".join(params)))
     out.level = 1
