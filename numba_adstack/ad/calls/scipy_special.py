@@ -16,7 +16,6 @@ The njit functions are this module's attributes, made on first use (PEP 562): th
 cache finds them again by name in another process.
 """
 import ctypes
-import math  # noqa: F401  (the rules' templates read it)
 import sys
 
 import numba
