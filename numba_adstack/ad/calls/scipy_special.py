@@ -27,6 +27,7 @@ from ..capture.call_registry import register_call_rewriter
 from ..capture.call_rewrite import CallRewrite
 from ..generated_source import exec_source
 from ..rules import helpers
+from ..rules.helper_jit import helper_jit
 
 _PHI = "0.3989422804014327"           # 1 / sqrt(2 pi)
 _T_PDF = ("math.exp(math.lgamma(0.5 * ({0} + 1.0)) - math.lgamma(0.5 * {0}) - 0.5 * "
@@ -148,7 +149,7 @@ def _function(name):
     source = "def %s(%s):\n    return _pointer(%s, 0)\n" % (name, params, params)
     py = exec_source(name, source, {"_pointer": pointer}, "scipy.special.%s" % name)
     py.__module__, py.__qualname__ = __name__, name
-    fn = _made[name] = numba.njit(error_model="numpy")(py)
+    fn = _made[name] = helper_jit(error_model="numpy")(py)
     fn._numba_adstack_pointer = pointer     # (kept alive with the function)
     helper = "_sp_" + name
     helpers.RULE_HELPERS[helper] = fn
