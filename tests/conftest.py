@@ -7,6 +7,15 @@ import numpy as np
 
 import pytest
 
+
+#: The longer sweeps (more forms and shapes of what the default run covers once) run with
+#: NUMBA_ADSTACK_TESTS_FULL=1 (or NUMBA_ADSTACK_ARRAY_RULES_FULL=1, the rules' own).
+FULL_SWEEP = "1" in (os.environ.get("NUMBA_ADSTACK_TESTS_FULL"),
+                     os.environ.get("NUMBA_ADSTACK_ARRAY_RULES_FULL"))
+full_sweep = pytest.mark.skipif(not FULL_SWEEP,
+                                reason="the full sweep: NUMBA_ADSTACK_TESTS_FULL=1")
+
+
 # Numba compiles are most of the suite's time, and LLVM's optimisation and code generation
 # are a large part of each (the numerics do not depend on the level: no fast-math flags
 # either way). The suite compiles at -O0 unless NUMBA_OPT is set (a third less time than

@@ -15,7 +15,7 @@ import pytest
 import numpy as np
 
 import numba_adstack as nad
-from conftest import backward_of, check_fd
+from conftest import backward_of, check_fd, full_sweep
 from numba_adstack.ad.emit.common_calls import share_pullback_calls
 from numba_adstack.ad import runtime
 
@@ -322,6 +322,7 @@ def _gradient_norm(u0, k, n):
     return np.sum(g * g)
 
 
+@full_sweep
 def test_gradient_of_a_gradient_called_in_the_function():
     check_fd(_gradient_norm, _u(), 0.2, 3, rtol=1e-5, atol=1e-7)
     assert _heat.grad(_u(), 0.2, 3)[0] is not None

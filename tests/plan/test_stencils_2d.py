@@ -7,14 +7,15 @@ loop the expression becomes a call of a generated primitive whose pullback is on
 nest over the cells. Each form is checked against central finite differences and its
 value against the primal's (bit for bit); the forms that must be left alone (bounds
 known at run time only, steps, arrays of other numbers of dimensions, float32) are
-checked to be left alone and still right.
+checked to be left alone and still right. The full sweep (NUMBA_ADSTACK_TESTS_FULL=1) adds
+more forms of each kind.
 """
 import numba
 import numpy as np
 import pytest
 
 import numba_adstack as nad
-from conftest import backward_of, check_fd
+from conftest import backward_of, check_fd, full_sweep
 
 
 def _grid(shape=(6, 7), seed=2):
@@ -68,6 +69,7 @@ def heat_inline(u0, D, dx, dt, steps):
     return np.sum(u * u * u)
 
 
+@full_sweep
 def test_heat_in_one_expression():
     _check(heat_inline, _grid((5, 8)), 0.3, 1.0, 0.2, 3)
 
@@ -103,6 +105,7 @@ def coupled(u0, v0, a, b, steps):
     return np.sum(u * v) + np.sum(v)
 
 
+@full_sweep
 def test_two_fields_written_in_turn():
     _check(coupled, _grid(), _grid(seed=5), 0.2, 0.7, 4, calls=2)
 
@@ -116,6 +119,7 @@ def rows_only(u0, dt, steps):
     return np.sum(u * u)
 
 
+@full_sweep
 def test_slices_of_the_first_axis_only():
     _check(rows_only, _grid((6, 4)), 0.2, 3)
 
@@ -141,6 +145,7 @@ def negative_starts(u0, c, steps):
     return np.sum(u * u)
 
 
+@full_sweep
 def test_starts_from_the_end():
     _check(negative_starts, _grid((7, 6)), 0.3, 3)
 
@@ -154,6 +159,7 @@ def computed_operand(u0, dt, steps):
     return np.sum(u * u)
 
 
+@full_sweep
 def test_array_computed_before_is_an_operand():
     _check(computed_operand, _grid(), 0.1, 3)
 
@@ -198,6 +204,7 @@ def one_and_two_dimensional(u0, w0, dt, steps):
     return np.sum(u * u) + np.sum(w * w)
 
 
+@full_sweep
 def test_one_and_two_dimensional_stencils_in_one_loop():
     _check(one_and_two_dimensional, _grid(), _grid((7,), seed=3), 0.2, 3, calls=2)
 
@@ -229,12 +236,14 @@ def written_between(u0, D, steps):
     return np.sum(u * u)
 
 
+@full_sweep
 def test_write_between_into_an_array_read_keeps_the_expression_apart():
     # lap is a primitive of its own, computed where it was; the update, which would
     # read u's slices after the write, is left to the operations' reverse
     _check(written_between, _grid(), 0.2, 3, calls=1)
 
 
+@full_sweep
 def test_fortran_ordered_and_sliced_grids():
     _check(heat, np.asfortranarray(_grid()), 0.3, 1.0, 0.2, 3)
     _check(heat, _grid((8, 9))[1:-1, ::2], 0.3, 1.0, 0.2, 3)
@@ -291,6 +300,7 @@ def float32_grid(u0, dt, steps):
     return np.sum(u * u)
 
 
+@full_sweep
 def test_float32_left_alone():
     u = _grid().astype(np.float32)
     got = float32_grid.grad(u, np.float32(0.2), 3)
@@ -308,6 +318,7 @@ def three_dimensional(u0, dt, steps):
     return np.sum(u * u)
 
 
+@full_sweep
 def test_three_dimensional_left_alone():
     _check(three_dimensional, _grid((4, 4, 3)), 0.2, 2, calls=0)
 
@@ -326,6 +337,7 @@ def gray_scott_in_place(U0, V0, Du, Dv, F, k, steps):
     return np.sum(U * V)
 
 
+@full_sweep
 def test_gray_scott_updated_in_place():
     _check(gray_scott_in_place, _grid(), _grid(seed=5), 0.2, 0.1, 0.04, 0.06, 3, calls=3)
 

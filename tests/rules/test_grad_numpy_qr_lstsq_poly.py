@@ -17,7 +17,7 @@ from conftest import check_fd
 
 RNG = np.random.default_rng(31)
 # The layouts, float32 and forward over reverse through all five: the full sweep only
-# (NUMBA_ADSTACK_ARRAY_RULES_FULL=1), about 40 s of compiles.
+# (NUMBA_ADSTACK_ARRAY_RULES_FULL=1), with the other shapes: about 70 s of compiles.
 FULL = pytest.mark.skipif(os.environ.get("NUMBA_ADSTACK_ARRAY_RULES_FULL") != "1",
                           reason="full sweep (NUMBA_ADSTACK_ARRAY_RULES_FULL=1)")
 
@@ -68,7 +68,9 @@ def quotient_only(u, v):
     return np.sum(P.polydiv(u, v)[0] ** 2)
 
 
-@pytest.mark.parametrize("nu, nv", [(5, 2), (6, 3), (4, 4), (4, 1), (2, 3)])
+@pytest.mark.parametrize("nu, nv", [(5, 2), (4, 1), pytest.param(6, 3, marks=FULL),
+                                     pytest.param(4, 4, marks=FULL),
+                                     pytest.param(2, 3, marks=FULL)])
 def test_polydiv_reverse_and_forward(nu, nv):
     u, v = rand(nu), rand(nv) + np.where(np.arange(nv) == nv - 1, 1.5, 0.0)
     nq = max(nu - nv + 1, 1)
@@ -90,7 +92,8 @@ def qr_items(a):
     return np.sum(np.linalg.qr(a)[0] * a) + np.sum(np.linalg.qr(a)[1] ** 3)
 
 
-@pytest.mark.parametrize("shape", [(3, 3), (5, 3), (4, 1)])
+@pytest.mark.parametrize("shape", [(5, 3), pytest.param((3, 3), marks=FULL),
+                                   pytest.param((4, 1), marks=FULL)])
 def test_qr_reverse_and_forward(shape):
     a = rand(*shape)
     n = shape[1]
@@ -121,9 +124,9 @@ def solution_only(a, b):
     return np.sum(np.linalg.lstsq(a, b, -1.0)[0] ** 2)
 
 
-@pytest.mark.parametrize("a_shape, b_shape", [((6, 3), (6,)), ((6, 3), (6, 2)),
-                                              ((3, 3), (3,)), ((3, 5), (3,)),
-                                              ((3, 5), (3, 2))])
+@pytest.mark.parametrize("a_shape, b_shape", [
+    ((6, 3), (6, 2)), ((3, 5), (3,)), pytest.param((6, 3), (6,), marks=FULL),
+    pytest.param((3, 3), (3,), marks=FULL), pytest.param((3, 5), (3, 2), marks=FULL)])
 def test_lstsq_reverse_and_forward(a_shape, b_shape):
     a, b = rand(*a_shape), rand(*b_shape)
     x_shape = (a_shape[1],) + b_shape[1:]
@@ -210,6 +213,7 @@ def loss_polyint(c):
     return np.sum(polyint_jit(c, 2) * W[:6])
 
 
+@FULL      # (the corpus runs them too: benchmarks/corpus, numba_tests.np)
 def test_as_numba_tests_write_them():
     check_fd(loss_qr, rand(4, 3), rtol=1e-5)
     check_fd(loss_lstsq, rand(6, 3), rand(6), rtol=1e-5)
