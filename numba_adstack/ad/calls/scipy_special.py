@@ -25,6 +25,7 @@ from .. import rules as R
 from .. import runtime
 from ..capture.call_registry import register_call_rewriter
 from ..capture.call_rewrite import CallRewrite
+from ..capture.library_calls import pointer_address
 from ..generated_source import exec_source
 from ..rules import helpers
 from ..rules.helper_jit import helper_jit
@@ -150,7 +151,6 @@ def _function(name):
     py = exec_source(name, source, {"_pointer": pointer}, "scipy.special.%s" % name)
     py.__module__, py.__qualname__ = __name__, name
     fn = _made[name] = helper_jit(error_model="numpy")(py)
-    fn._numba_adstack_pointer = pointer     # (kept alive with the function)
     helper = "_sp_" + name
     helpers.RULE_HELPERS[helper] = fn
     runtime.RUNTIME[helper] = fn
@@ -186,26 +186,12 @@ def _name_of_address(address):
     return _by_address.get(address)
 
 
-def _address(called):
-    """The C address a called object stands for (a ``WrapperAddressProtocol`` object or
-    a ctypes function), or None."""
-    wrapper = getattr(called, "__wrapper_address__", None)
-    if wrapper is not None:
-        try:
-            return int(wrapper())
-        except Exception:
-            return None
-    if isinstance(called, ctypes._CFuncPtr):
-        return ctypes.cast(called, ctypes.c_void_p).value
-    return None
-
-
 def _rewrite_site(state, block, i, expr, called, defined_value, tuple_items):
     """A call of a pointer to one of TABLE's functions calls this module's function."""
     if called is None or "scipy.special.cython_special" not in sys.modules or \
             isinstance(called, numba.core.dispatcher.Dispatcher):
         return False
-    address = _address(called)
+    address = pointer_address(called)
     name = None if address is None else _name_of_address(address)
     if name is None:
         return False

@@ -17,6 +17,8 @@ Python builtins have adjoint rules (or are refused naming the function), and so 
 numba_adstack's own primitives.
 """
 import copy
+import ctypes
+import sys
 
 import numba
 import numpy as np
@@ -321,11 +323,23 @@ def pointer_call_message(pointer, kind=None):
             "derivative rule (%s)" % (kind or type(pointer).__name__, fix))
 
 
+def pointer_address(called):
+    """The C address a compiled function pointer stands for (a ``WrapperAddressProtocol``
+    object or a ctypes function), or None for anything else."""
+    wrapper = getattr(called, "__wrapper_address__", None)
+    if wrapper is not None:
+        try:
+            return int(wrapper())
+        except Exception:
+            return None
+    if isinstance(called, ctypes._CFuncPtr):
+        return ctypes.cast(called, ctypes.c_void_p).value
+    return None
+
+
 def cython_special_name(pointer):
     """The name of the scipy.special.cython_special function at ``pointer`` (an address
     or a ctypes pointer), its fused-type prefix left out; None for any other."""
-    import ctypes
-    import sys
     module = sys.modules.get("scipy.special.cython_special")
     if module is None or pointer is None:
         return None

@@ -93,8 +93,7 @@ def _builtin_of_sequence(state, block, i, expr, called, defined_value, tuple_ite
     homogeneous tuple argument) call :func:`builtin_sum`..., inlined (``sum``, ``max``
     and ``min`` of an array keep their rules); ``list(a)`` of an array calls
     :func:`builtin_list`."""
-    impl = _IMPLEMENTATIONS.get(called) if isinstance(called, type(builtins.len)) or \
-        called is builtins.list else None
+    impl = next((f for fn, f in _IMPLEMENTATIONS.items() if called is fn), None)
     if impl is None or expr.vararg is not None or not expr.args or \
             (called is not builtins.sum and (len(expr.args) != 1 or expr.kws)):
         return False

@@ -10,7 +10,6 @@ the same reads in the same order, which is how the generated code's globals are 
 again there (``locate`` / ``resolve``).
 """
 import dis
-import ctypes
 import enum
 import functools
 import hashlib
@@ -27,7 +26,7 @@ from numba.core import types
 from numba.core.typing import templates
 
 from ..._version import __version__
-from ..capture.library_calls import cython_special_name
+from ..capture.library_calls import cython_special_name, pointer_address
 
 #: Changes whenever the layout of cache entries or of the key changes.
 FORMAT = 2
@@ -186,29 +185,14 @@ class Dependencies:
             # A plain function of the same module (an overload or register_jitable
             # target, typically), or one that cannot be named: its source counts.
             return ("function", self._function(value))
-        special = _cython_special(value)
+        address = pointer_address(value)
+        special = None if address is None else cython_special_name(address)
         if special is not None:         # (its address changes from process to process)
             return ("scipy.special.cython_special", special)
         named = _named(value)
         if named is not None:
             return ("named",) + named
         raise Uncacheable("a %s, which the cache key cannot describe" % type(value).__name__)
-
-
-def _cython_special(value):
-    """The name of the scipy.special.cython_special function a compiled function pointer
-    (a ``WrapperAddressProtocol`` object or a ctypes function) calls, or None."""
-    address = getattr(value, "__wrapper_address__", None)
-    if address is not None:
-        try:
-            address = int(address())
-        except Exception:
-            return None
-    elif isinstance(value, ctypes._CFuncPtr):
-        address = value
-    else:
-        return None
-    return cython_special_name(address)
 
 
 def _overload_functions(value):
