@@ -59,8 +59,9 @@ class GradDispatcher(CPUDispatcher):
 
     #: What the derivative methods keep on the dispatcher (jitted.py, vjp.py, tangent/,
     #: second_order.py), dropped with the rest by recompile().
-    _DERIVED_CACHES = ("_jit_methods", "_jit_backwards", "_into_backwards", "_vjp_signatures",
-                       "_vjp_sums", "_vjp_fingerprints", "_jvps", "_hvps", "_every_argument")
+    _DERIVED_CACHES = ("_jit_methods", "_jit_backwards", "_into_backwards", "_into_buffered",
+                       "_into_calls", "_vjp_signatures", "_vjp_sums", "_vjp_fingerprints",
+                       "_jvps", "_hvps", "_every_argument")
 
     def _reset_derivatives(self):
         self._backwards = {}           # by Numba argument types

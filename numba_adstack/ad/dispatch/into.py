@@ -15,11 +15,10 @@ parallel region, or with less memory). Called from Python here, and from jitted 
 :mod:`.jitted`.
 """
 import numpy as np
-from numba import typeof
 from numba.core import types
 
 from ...errors import AdStackOverflowError
-from ..capture.specialize import layout_of
+from ..capture.specialize import by_fingerprint, layout_of
 from ..typeinfo import is_float, is_float_array
 from .backward import Backward, named_memory_error, overflow_error
 from .wrt import wrt_indices
@@ -75,10 +74,15 @@ def into_backward(disp, argtypes, buffer_types):
 def grad_into(disp, out, args):
     """``f.grad_into(out, *args)`` from Python."""
     name = disp.py_func.__qualname__
-    argtypes = tuple(typeof(a) for a in args)
-    buffered = buffered_arguments(disp, argtypes)
+    args = tuple(args)
+    # (found again through Numba's argument fingerprints: typeof on every call costs more
+    # than the call)
+    buffered = by_fingerprint(disp.__dict__.setdefault("_into_buffered", {}), args,
+                              lambda argtypes: buffered_arguments(disp, argtypes))
     buffers = _buffers(name, out, [args[k] for k in buffered], buffered, disp)
-    bw = into_backward(disp, argtypes, tuple(typeof(b) for b in buffers))
+    bw = by_fingerprint(disp.__dict__.setdefault("_into_calls", {}), args + buffers,
+                        lambda types: into_backward(disp, types[:len(args)],
+                                                    types[len(args):]))
     try:
         return bw.njit_fn(*args, *buffers, 1.0, True)
     except AdStackOverflowError as e:
