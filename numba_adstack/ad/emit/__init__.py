@@ -30,9 +30,10 @@ from .replay import Forward
 from .fused import Fused
 from .indexed_seeds import IndexedSeeds
 from .loop_versions import LoopVersions
-from .names import Lines, Names, identifier
+from .code import Lines, stmt
+from .names import Names, identifier
 from .parallel import Parallel, straight_helpers
-from .printed import parse, printed
+from .printed import parse, printed, text
 from .reassoc import reassociate_folded_sums
 from .reverse import Reverse
 from .source import Source
@@ -109,8 +110,7 @@ class Emission:
             yield
         finally:
             self.open_cells[lp] = outer
-        L.lines[m:m] = ["    " * level + "%s = %s" % (acc, ZERO)
-                        for acc, _ in cells.values()]
+        L.insert(m, level, [stmt("{} = {}", acc, ZERO) for acc, _ in cells.values()])
         for acc, e in cells.values():
             self.adjoints.add_cell_sum(L, acc, e)
 
@@ -310,7 +310,7 @@ def _assemble(cx, fwd, rev, wrt):
     fname = "%s_backward" % identifier(facts.py_func.__name__)
     out = Lines()
     for helper in sorted(cx.helpers):
-        out.lines.extend(cx.helpers[helper].splitlines())
+        out.lines.extend((0, line) for line in cx.helpers[helper].splitlines())
         out("")
         out("")
     if cx.helpers or cx.plan.parallel_replay:
@@ -332,4 +332,4 @@ def _assemble(cx, fwd, rev, wrt):
     stacks = sorted(cx.stack_specs())
     for line in facts.target.backward_epilogue(facts, cx.activity, names, stacks, wrt):
         out(line)
-    return fname, "\n".join(out.lines) + "\n"
+    return fname, text(out)

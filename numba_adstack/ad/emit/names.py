@@ -120,34 +120,3 @@ class Names:
                 self.globals[name] = value
             self._global_names[key] = name
         return self._global_names[key]
-
-
-class Lines:
-    """Indented lines of source."""
-
-    def __init__(self, level=0):
-        self.lines = []
-        self.level = level
-
-    def __call__(self, text):
-        self.lines.append("    " * self.level + text)
-
-    def indent(self):
-        outer = self
-
-        class _Ctx:
-            def __enter__(self):
-                outer.level += 1
-                return outer
-
-            def __exit__(self, *a):
-                outer.level -= 1
-        return _Ctx()
-
-    def mark(self):
-        return len(self.lines)
-
-    def close_block(self, mark):
-        """Python needs a statement in a block: add ``pass`` when nothing was emitted."""
-        if len(self.lines) == mark:
-            self("pass")

@@ -20,7 +20,8 @@ from numba.core import ir, types
 from ..facts.structure import node_key
 from ..typeinfo import is_float
 from .constants import ZERO
-from .names import Lines
+from .code import Lines
+from .printed import text
 from .syntax import walk
 
 #: Elements of per-thread adjoint copies (all threads together) a parallel loop may make;
@@ -54,7 +55,7 @@ class Parallel:
         out.lines.extend(H.lines)
         results = sums + adjoints
         out("return (%s)" % "".join(r + ", " for r in results))
-        cx.helpers[helper] = "\n".join(out.lines) + "\n"
+        cx.helpers[helper] = text(out)
         cx.helper_stacks |= stacks
         if names.mentions is not None:      # the call, in the helper of a loop around
             names.mentions.update(params + results)

@@ -17,6 +17,40 @@ def parse(text):
     return ast.parse(text)
 
 
+def text(lines):
+    """The source of ``lines`` (a :class:`.code.Lines`, or its ``(level, statement)``
+    pairs), statements given as text kept as written."""
+    out = []
+    for level, node in getattr(lines, "lines", lines):
+        pad = "    " * level
+        if isinstance(node, str):
+            out.append(pad + node)
+        else:
+            out.append(pad + _head(node))
+    return "\n".join(out) + "\n"
+
+
+def _head(node):
+    """One statement's line: a compound statement's header only."""
+    from .code import Elif, Else
+    if isinstance(node, Else):
+        return "else:"
+    if isinstance(node, Elif):
+        return "elif %s:" % ast.unparse(node.test)
+    if isinstance(node, (ast.If, ast.While, ast.For, ast.FunctionDef, ast.With)):
+        body, orelse = node.body, getattr(node, "orelse", None)
+        node.body = [ast.Pass()]
+        if orelse is not None:
+            node.orelse = []
+        try:
+            return ast.unparse(node).split("\n")[0]
+        finally:
+            node.body = body
+            if orelse is not None:
+                node.orelse = orelse
+    return ast.unparse(node)
+
+
 def printed(tree):
     """The source of ``tree``."""
     return ast.unparse(tree) + "\n"

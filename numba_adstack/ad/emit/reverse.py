@@ -19,7 +19,7 @@ from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Throug
                             ToValue)
 from . import lists
 from .replay import range_index
-from .names import Lines
+from .code import Lines
 
 
 class Reverse:

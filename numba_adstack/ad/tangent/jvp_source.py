@@ -19,9 +19,10 @@ from numba.core import ir, types
 from .varied import varied_values
 from ..emit import Names, Source
 from ..emit.replay import Forward, range_index
-from ..emit.names import Lines, identifier
+from ..emit.code import Lines
+from ..emit.names import identifier
 from ..emit.control import simplify_control
-from ..emit.printed import parse, printed
+from ..emit.printed import parse, printed, text
 from ..emit.states import States
 from ..emit import record_names
 from ..facts.ir_facts import IRFacts, is_range
@@ -271,7 +272,7 @@ def build_jvp(typed, py_func, wrt, target=CPU):
         elif k not in wrt and tangents.has(a):
             out("%s = %s" % (tangents.dot(a), zero_of(facts.ty(a), names.n(a))))
     out.lines.extend(body.lines)
-    source = "\n".join(out.lines) + "\n"
+    source = text(out)
     if cx.states.number:        # guarded sequences: their states numbered on the tree
         tree = parse(source)
         cx.states.resolve(tree)

@@ -1,0 +1,292 @@
+"""The backward's code as trees: statement templates parsed once, filled by substitution.
+
+Emission writes code the way rules are written (:mod:`..rules.template`): a statement is
+a template, Python with placeholders (``"{} = ensure({}, {})"``, ``"{t} += {v}"``),
+parsed once into a tree; :func:`stmt` and :func:`expr` fill a copy of that tree with the
+values given, each an expression tree, a name, or a number. A :class:`Lines` collects
+the statements of one body, each at its nesting level, and :meth:`Lines.block` opens a
+compound statement (``"if {} != 0.0:"``, ``"while {} > 0:"``, ``"else:"``) whose body
+the lines written inside it are. :func:`body` nests them into the statement list a
+function's tree holds; nothing is printed or parsed on the way (:mod:`.printed` prints
+the whole tree once).
+"""
+import ast
+import functools
+import string
+from contextlib import contextmanager
+
+from ..rules.template import _MARK
+
+_HEADS = ("if", "elif", "else", "while", "for", "def", "with")
+
+
+class Else(ast.stmt):
+    """``else:`` of the ``if``, ``for`` or ``while`` before it, at the same level."""
+    _fields = ()
+
+
+class Elif(ast.stmt):
+    """``elif test:`` of the ``if`` (or ``elif``) before it, at the same level."""
+    _fields = ("test",)
+
+
+# ---------------------------------------------------------------------------- templates
+@functools.lru_cache(maxsize=8192)
+def _template(text):
+    """``(statements, heading)`` of a statement template: ``{}`` numbered in order, each
+    placeholder a marked name; ``heading``: the text opens a block (ends with ``:``)."""
+    parts, auto = [], 0
+    for literal, name, spec, conversion in string.Formatter().parse(text):
+        parts.append(literal)
+        if name is None:
+            continue
+        if name == "":
+            name, auto = str(auto), auto + 1
+        if spec or conversion or not (name.isidentifier() or name.isdigit()):
+            raise ValueError("code template %r: {%s} is not a plain placeholder"
+                             % (text, name))
+        parts.append(_MARK + name)
+    src = "".join(parts).strip()
+    heading = src.endswith(":")
+    if heading:
+        head = src.split(None, 1)[0].rstrip(":")
+        if head == "else":
+            return (Else(),), True
+        if head == "elif":
+            test = ast.parse(src[4:-1].strip(), mode="eval").body
+            return (Elif(test=test),), True
+        src += "\n    pass"
+    tree = ast.parse(src).body
+    if heading:
+        tree[0].body = []
+    return tuple(tree), heading
+
+
+@functools.lru_cache(maxsize=8192)
+def _expr_template(text):
+    parts, auto = [], 0
+    for literal, name, spec, conversion in string.Formatter().parse(text):
+        parts.append(literal)
+        if name is None:
+            continue
+        if name == "":
+            name, auto = str(auto), auto + 1
+        parts.append(_MARK + name)
+    return ast.parse("".join(parts).strip(), mode="eval").body
+
+
+def value(x):
+    """The expression tree of ``x``: a tree (copied: trees are changed in place later),
+    a name, a number, ``None``, ``Ellipsis``, or a tuple of these."""
+    if isinstance(x, str):
+        if x.isidentifier():
+            return ast.Name(id=x, ctx=ast.Load())
+        return _copy(_parsed(x))
+    if isinstance(x, ast.AST):
+        return _copy(x)
+    if isinstance(x, tuple):
+        return ast.Tuple(elts=[value(v) for v in x], ctx=ast.Load())
+    if isinstance(x, bool) or x is None or x is Ellipsis:
+        return ast.Constant(x)
+    if isinstance(x, (int, float)):
+        if x < 0 or (x == 0 and str(x).startswith("-")):
+            return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-x))
+        return ast.Constant(x)
+    raise TypeError("no expression for %r" % (x,))
+
+
+@functools.lru_cache(maxsize=16384)
+def _parsed(text):
+    # The text of an expression made elsewhere (a rule's source, a rendered IR
+    # expression): parsed once per distinct text.
+    return ast.parse(text, mode="eval").body
+
+
+def _fill(node, values):
+    """A copy of ``node`` with each placeholder replaced by its value's tree."""
+    cls = node.__class__
+    if cls is ast.Name:
+        if node.id.startswith(_MARK):
+            got = value(values[node.id[len(_MARK):]])
+            if hasattr(got, "ctx"):
+                got.ctx = node.ctx
+            return got
+        return ast.Name(id=node.id, ctx=node.ctx)
+    new = cls.__new__(cls)
+    for f in cls._fields:
+        v = getattr(node, f, None)
+        if v.__class__ is list:
+            v = [_fill(x, values) if isinstance(x, ast.AST) else x for x in v]
+        elif isinstance(v, ast.AST):
+            v = _fill(v, values)
+        setattr(new, f, v)
+    if isinstance(new, ast.stmt):
+        new.lineno = 0      # (the printer reads it)
+    return new
+
+
+def _copy(node):
+    cls = node.__class__
+    new = cls.__new__(cls)
+    for f in cls._fields:
+        v = getattr(node, f, None)
+        if v.__class__ is list:
+            v = [_copy(x) if isinstance(x, ast.AST) else x for x in v]
+        elif isinstance(v, ast.AST):
+            v = _copy(v)
+        setattr(new, f, v)
+    if isinstance(new, ast.stmt):
+        new.lineno = 0      # (the printer reads it)
+    return new
+
+
+def _values(args, kw):
+    out = {str(k): v for k, v in enumerate(args)}
+    out.update(kw)
+    return out
+
+
+def stmts(tpl, *args, **kw):
+    """The statements of template ``tpl`` filled with ``args`` (``{}``, ``{0}``...) and
+    ``kw`` (``{name}``)."""
+    trees, _ = _template(tpl)
+    vals = _values(args, kw)
+    return [_fill(t, vals) for t in trees]
+
+
+def stmt(tpl, *args, **kw):
+    """The one statement of template ``tpl``, filled (see :func:`stmts`)."""
+    got = stmts(tpl, *args, **kw)
+    if len(got) != 1:
+        raise ValueError("code template %r is not one statement" % tpl)
+    return got[0]
+
+
+def expr(tpl, *args, **kw):
+    """The expression of template ``tpl``, filled (see :func:`stmts`)."""
+    return _fill(_expr_template(tpl), _values(args, kw))
+
+
+# ---------------------------------------------------------------------------- bodies
+class Lines:
+    """The statements of a body, each at its nesting level (``level``: where the next one
+    goes). A compound statement is written with an empty body; the statements after it,
+    one level deeper, are its body (see :func:`body`)."""
+
+    def __init__(self, level=0):
+        self.lines = []         # [(level, statement)]
+        self.level = level
+
+    def __call__(self, node):
+        """Write one statement (a tree, or a list of them)."""
+        if isinstance(node, list):
+            for n in node:
+                self.lines.append((self.level, n))
+        else:
+            self.lines.append((self.level, node))
+
+    def code(self, tpl, *args, **kw):
+        """Write the statements of template ``tpl`` filled (:func:`stmts`)."""
+        trees, heading = _template(tpl)
+        if heading:
+            raise ValueError("code template %r opens a block: write it with block()" % tpl)
+        vals = _values(args, kw)
+        for t in trees:
+            self.lines.append((self.level, _fill(t, vals)))
+
+    @contextmanager
+    def block(self, tpl, *args, **kw):
+        """Open the compound statement of template ``tpl`` (ending with ``:``); what is
+        written inside the ``with`` is its body (``pass`` when nothing is)."""
+        trees, heading = _template(tpl)
+        if not heading:
+            raise ValueError("code template %r does not open a block" % tpl)
+        self.lines.append((self.level, _fill(trees[0], _values(args, kw))))
+        self.level += 1
+        try:
+            yield self
+        finally:
+            self.level -= 1
+
+    def open(self, node):
+        """Open the compound statement ``node`` (a tree with an empty body), as
+        :meth:`block` does."""
+        return self._opened(node)
+
+    @contextmanager
+    def _opened(self, node):
+        self.lines.append((self.level, node))
+        self.level += 1
+        try:
+            yield self
+        finally:
+            self.level -= 1
+
+    def indent(self):
+        return self._deeper()
+
+    @contextmanager
+    def _deeper(self):
+        self.level += 1
+        try:
+            yield self
+        finally:
+            self.level -= 1
+
+    def mark(self):
+        return len(self.lines)
+
+    def close_block(self, mark):
+        """Python needs a statement in a block: ``pass`` when nothing was written since
+        ``mark``."""
+        if len(self.lines) == mark:
+            self(ast.Pass())
+
+    def insert(self, mark, level, nodes):
+        """Put ``nodes`` at ``level`` where :meth:`mark` was taken."""
+        self.lines[mark:mark] = [(level, n) for n in nodes]
+
+    def extend(self, other):
+        self.lines.extend(other.lines)
+
+
+def body(lines, level=0):
+    """The statement list of ``lines`` (``(level, statement)`` pairs, the first at
+    ``level``): each compound statement takes the deeper lines after it as its body;
+    ``else:``/``elif`` attach to the statement before them."""
+    out = []
+    # (level of a body, that body, the compound statement owning it or None)
+    stack = [(level, out, None)]
+    last = {}       # level -> the last compound statement written at that level
+    for lv, node in lines:
+        while stack[-1][0] > lv:
+            _close(stack.pop())
+        cls = node.__class__
+        if cls is Else or cls is Elif:
+            owner = last[lv]
+            if cls is Else:
+                owner.orelse = []
+                stack.append((lv + 1, owner.orelse, owner))
+            else:
+                nested = ast.If(test=node.test, body=[], orelse=[])
+                owner.orelse = [nested]
+                last[lv] = nested
+                stack.append((lv + 1, nested.body, nested))
+            continue
+        stack[-1][1].append(node)
+        if isinstance(node, (ast.If, ast.While, ast.For, ast.FunctionDef, ast.With)):
+            if not hasattr(node, "orelse") or node.orelse is None:
+                if not isinstance(node, (ast.FunctionDef, ast.With)):
+                    node.orelse = []
+            last[lv] = node
+            stack.append((lv + 1, node.body, node))
+    while len(stack) > 1:
+        _close(stack.pop())
+    return out
+
+
+def _close(entry):
+    # Python needs a statement in a block.
+    _, stmts_, owner = entry
+    if owner is not None and not stmts_:
+        stmts_.append(ast.Pass())
