@@ -11,6 +11,7 @@ import operator
 
 from numba.core import ir
 
+from ..ad.generated_source.code import stmt
 from ..ad.emit.target import Target
 from .standins import STANDIN, cuda_module, local_array_standin, shared_array_standin
 
@@ -86,8 +87,8 @@ class CudaTarget(Target):
         return isinstance(ex, ir.Expr) and ex.op == "build_tuple" and \
             all(self._constant(facts, v) for v in ex.items)
 
-    def atomic_add_src(self, array_src, index_src, value_src):
-        return "cuda.atomic.add(%s, %s, %s)" % (array_src, index_src, value_src)
+    def atomic_add_statement(self, array, index, value):
+        return stmt("cuda.atomic.add({}, {}, {})", array, index, value)
 
     def replays_store(self, facts, stmt):
         return not facts.is_arg_array(stmt.target.name)
@@ -105,11 +106,8 @@ class CudaTarget(Target):
         return []
 
     def backward_epilogue(self, facts, activity, names, stacks, wrt):
-        out = []
-        for st in stacks:
-            out.append("if overflowed(%s):" % st)
-            out.append("    _flag[0] = 1")
-        out.append("return")
+        out = [stmt("if overflowed({}):\n    _flag[0] = 1", st) for st in stacks]
+        out.append(stmt("return"))
         return out
 
     def return_src(self, value_src):

@@ -19,7 +19,7 @@ from numba.core import types
 
 from ..plan import Reads
 from ..plan.map_sums import is_folded_sum
-from ..plan.stacks import declaration
+from ..plan.stacks import declaration_stmt
 from ..facts.structure import node_key
 from .checked import check_adjoint_reads
 from ..typeinfo import array_zero_src, is_complex, is_float, is_kept_array, zero_src
@@ -30,7 +30,7 @@ from .replay import Forward
 from .fused import Fused
 from .indexed_seeds import IndexedSeeds
 from .loop_versions import LoopVersions
-from .code import Lines, stmt
+from ..generated_source.code import Lines, code_key, function_def, stmt
 from .names import Names, identifier
 from .parallel import Parallel, straight_helpers
 from .printed import parse, printed, text
@@ -79,21 +79,22 @@ class Emission:
         if name not in self.plan.cell_sums:
             return None
         lp = self.plan.cell_sums[name]
+        key = tuple(map(code_key, cell))
         if lp is None:      # added atomically once, at the end (_assemble)
-            acc = self.private_cells.get(cell)
-            if acc is None:
-                acc = self.private_cells[cell] = self._cell_local(cell)
-            return acc
+            got = self.private_cells.get(key)
+            if got is None:
+                got = self.private_cells[key] = (self._cell_local(cell), cell)
+            return got[0]
         cells = self.open_cells.get(lp)
         if cells is None:
             return None
-        if cell not in cells:
-            cells[cell] = (self._cell_local(cell), e)
-        return cells[cell][0]
+        if key not in cells:
+            cells[key] = (self._cell_local(cell), e)
+        return cells[key][0]
 
     def _cell_local(self, cell):
-        # (the adjoint may be a view, ``a_bar[i]``)
-        return self.names.fresh("acc_" + identifier(cell[0]).strip("_"))
+        # (the adjoint may be a view, ``a_bar[i]``: named after the array)
+        return self.names.fresh("acc_" + identifier(code_key(cell[0])).strip("_"))
 
     @contextmanager
     def summing_cells(self, L, lp):
@@ -133,9 +134,9 @@ class Emission:
     def stack_declaration(self, st):
         spec = self.plan.stacks[st]
         if spec.storage == "list":          # arrays: a typed list of them
-            return "%s = List.empty_list(%s)" % (
-                st, self.names.gname(self.plan.stack_types[st]))
-        return declaration(st, spec)
+            return stmt("{} = List.empty_list({})", st,
+                        self.names.gname(self.plan.stack_types[st]))
+        return declaration_stmt(st, spec)
 
     def _is_list(self, st):
         spec = self.plan.stacks.get(st)
@@ -151,19 +152,19 @@ class Emission:
         """Push ``value`` (of type ``t`` when known) on stack ``st``."""
         st = self._stack(st)
         if not self._is_list(st):
-            return "push(%s, %s)" % (st, value)
+            return stmt("push({}, {})", st, value)
         if isinstance(t, types.Array) and t.layout != "C":
             # A list stack holds C arrays (plan/groups.py): ``A.T * q`` may be strided.
-            value = "np.ascontiguousarray(%s)" % value
-        return "%s.append(%s)" % (st, value)
+            return stmt("{}.append(np.ascontiguousarray({}))", st, value)
+        return stmt("{}.append({})", st, value)
 
     def pop_src(self, st, name):
         st = self._stack(st)
-        return ("%s = %s.pop()" if self._is_list(st) else "%s = pop(%s)") % (name, st)
+        return stmt("{} = {}.pop()" if self._is_list(st) else "{} = pop({})", name, st)
 
     def clear_src(self, st):
         st = self._stack(st)
-        return ("%s.clear()" if self._is_list(st) else "clear(%s)") % st
+        return stmt("{}.clear()" if self._is_list(st) else "clear({})", st)
 
     def region_loops(self, region):
         return [] if region.loop is None else self.facts.s.enclosing(region.loop.header)
@@ -181,15 +182,15 @@ class Emission:
             if is_float(facts.ty(name)):
                 out[names.bar(name)] = ZERO
             elif is_complex(facts.ty(name)):
-                out[names.bar(name)] = "0j"
+                out[names.bar(name)] = 0j
             elif name in self.activity.array_values:
                 out[names.bar(name)] = array_zero_src(facts.ty(name))
         for name in record_names(facts):
-            out[name] = "0"
-        for acc in self.private_cells.values():
+            out[name] = 0
+        for acc, _ in self.private_cells.values():
             out[acc] = ZERO
         for root in self.indexed.wrapped_arrays():
-            out[self.indexed.names(root)[0]] = "False"
+            out[self.indexed.names(root)[0]] = False
         return out
 
 
@@ -310,26 +311,22 @@ def _assemble(cx, fwd, rev, wrt):
     fname = "%s_backward" % identifier(facts.py_func.__name__)
     out = Lines()
     for helper in sorted(cx.helpers):
-        out.lines.extend((0, line) for line in cx.helpers[helper].splitlines())
-        out("")
-        out("")
+        out.extend(cx.helpers[helper])
     if cx.helpers or cx.plan.parallel_replay:
         names.globals["numba"] = numba
-    out("def %s(%s):" % (fname, ", ".join(params)))
-    out.level = 1
-    for st in sorted(cx.stack_specs()):
-        if st not in cx.helper_stacks:
-            out(cx.stack_declaration(st))
-    for name, init in sorted(cx.declarations().items()):
-        out("%s = %s" % (name, init))
-    assigned = set(cx.plan.assigned_adjoints) | set(cx.plan.sweep_assigned)
-    for line in facts.target.backward_prologue(facts, names, assigned):
-        out(line)
-    out.lines.extend(fwd.lines + rev.lines)
-    for cell, acc in sorted(cx.private_cells.items()):
-        out("if %s != 0.0:" % acc)
-        out("    " + facts.target.atomic_add_src(cell[0], cell[1], acc))
-    stacks = sorted(cx.stack_specs())
-    for line in facts.target.backward_epilogue(facts, cx.activity, names, stacks, wrt):
-        out(line)
+    with out.open(function_def(fname, params)):
+        for st in sorted(cx.stack_specs()):
+            if st not in cx.helper_stacks:
+                out(cx.stack_declaration(st))
+        for name, init in sorted(cx.declarations().items()):
+            out.code("{} = {}", name, init)
+        assigned = set(cx.plan.assigned_adjoints) | set(cx.plan.sweep_assigned)
+        out(facts.target.backward_prologue(facts, names, assigned))
+        out.extend(fwd)
+        out.extend(rev)
+        for _, (acc, cell) in sorted(cx.private_cells.items()):
+            with out.block("if {} != 0.0:", acc):
+                out(facts.target.atomic_add_statement(cell[0], cell[1], acc))
+        stacks = sorted(cx.stack_specs())
+        out(facts.target.backward_epilogue(facts, cx.activity, names, stacks, wrt))
     return fname, text(out)

@@ -15,6 +15,7 @@ from ..plan.reciprocals import copy_root
 from ..facts.rule_binding import bind_expr
 from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
 from . import lists
+from ..generated_source.code import expr, value
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Term,
                             ThroughView, ToValue)
 
@@ -64,7 +65,7 @@ class Adjoints:
         try:
             if extents is None:
                 return self.ref(var, shape=True)
-            return "(%s,)" % ", ".join(self.ref(d) for d in extents)
+            return tuple(value(self.ref(d)) for d in extents)
         finally:
             self._ctx = ctx
 
@@ -100,7 +101,7 @@ class Adjoints:
         if isinstance(e, ir.Expr) and e.op == "cast":
             return self.ref_bar(e.value)
         if isinstance(e, ir.Expr) and e.op == "getattr" and e.attr == "T":
-            return "%s.T" % self.ref_bar(e.value)
+            return expr("{}.T", self.ref_bar(e.value))
         if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
                 and facts.array_root(name) != name:
             return self.ref_bar(e.lhs)      # written into the memory it names
@@ -109,7 +110,7 @@ class Adjoints:
             if item is not None:
                 return self.ref_bar(item)
             if facts.array_root(name) != name:     # a view (x[idx] is a copy: its own)
-                return "%s[%s]" % (self.ref_bar(e.value), self.src.index(e, self.ref))
+                return expr("{}[{}]", self.ref_bar(e.value), self.src.index(e, self.ref))
         if isinstance(e, ir.Arg) or name in self.cx.activity.array_adjoints:
             return self.names.bar(name)
         if name in self.cx.activity.array_values:
@@ -128,7 +129,7 @@ class Adjoints:
         facts, act = self.facts, self.cx.activity
         fill = facts.fill_value(e)
         if fill is not None and fill.name in act.useful:
-            L("%s += np.sum(%s)" % (self.names.bar(fill), self.ref_bar(name)))
+            L.code("{} += np.sum({})", self.names.bar(fill), self.ref_bar(name))
         src = facts.array_copy_source(e)
         if src is not None and src.name in act.varied and \
                 facts.array_root(name) in act.useful_roots:
@@ -137,11 +138,10 @@ class Adjoints:
             # A view of a computed array's adjoint (h_bar[:, :2] for h[:, :2].copy()):
             # that adjoint must exist before the add, as Reverse.make_adjoints does.
             for v in sorted(self.made):
-                L("%s = ensure(%s, %s)" % (self.names.bar(v), self.names.bar(v),
-                                           self.ref_shape(v)))
+                L.code("{0} = ensure({0}, {1})", self.names.bar(v), self.ref_shape(v))
             self.made.clear()
-            L("%s = %s" % (tmp, view))
-            L("%s += %s" % (tmp, self.names.bar(name)))
+            L.code("{} = {}", tmp, view)
+            L.code("{} += {}", tmp, self.names.bar(name))
 
     # ------------------------------------------------------------------ contributions
     def contributions(self, name, e):
@@ -202,7 +202,7 @@ class Adjoints:
         """Contributions of a computed array ``name = e`` (its adjoint is ``g``)."""
         facts = self.facts
         if isinstance(e, ir.Expr) and e.op == "getattr" and e.attr == "T":
-            return self.array_target(e.value, "%s.T" % g, shaped=True)
+            return self.array_target(e.value, expr("{}.T", g), shaped=True)
         found = facts.array_rule(e)
         if found is None:
             facts.error(array_expr_message(facts, name), e.loc)
@@ -214,14 +214,14 @@ class Adjoints:
         intos = self._in_place(name, e, rule, operands, len(terms))
         out = []
         for (op, term), into in zip(terms, intos):
-            src = term.source()
+            src = term.tree()
             items = facts.tuple_arrays(op)
             if items is not None:       # a tuple of arrays gets a tuple of contributions
                 for k, item in enumerate(items):
                     if item is not None:
-                        out.extend(self.array_target(item, "%s[%d]" % (src, k), True))
+                        out.extend(self.array_target(item, expr("{}[{}]", src, k), True))
             elif is_float(facts.ty(op)):
-                out.append(Add(self.names.bar(op), "np.sum(%s)" % src))
+                out.append(Add(self.names.bar(op), expr("np.sum({})", src)))
             else:
                 out.extend(self.array_target(op, src, shaped, into))
         return out
@@ -250,7 +250,7 @@ class Adjoints:
         if self._element_seeded(op):
             return []       # its elements' adjoints were seeded before the loop filled it
         if not shaped:
-            src, into = "sum_to(%s, %s)" % (src, self.ref_shape(op)), None
+            src, into = expr("sum_to({}, {})", src, self.ref_shape(op)), None
         if op.name in self.cx.activity.array_values:
             return [ToValue(op.name, src, into)]
         self.cx.parallel.note_adjoint_write(op, None)
@@ -274,9 +274,9 @@ class Adjoints:
                 if not is_adjoint(rule[0]):
                     out.append(Scaled(g, term))
             elif is_float(facts.ty(op)):
-                out.append(Add(self.names.bar(op), "np.sum(%s)" % term.source()))
+                out.append(Add(self.names.bar(op), expr("np.sum({})", term.tree())))
             else:
-                out.extend(self.array_target(op, term.source()))
+                out.extend(self.array_target(op, term.tree()))
         # The operand's contribution reads the adjoint before it is rescaled.
         return sorted(out, key=lambda c: isinstance(c, Scaled))
 
@@ -291,8 +291,8 @@ class Adjoints:
         per operand) to the operands' adjoints."""
         # A real operand of a complex result takes the real part of its contribution.
         real = is_complex(self.facts.ty(name))
-        return [Add(self.names.bar(op), "(%s).real" % term.source()
-                    if real and is_float(self.facts.ty(op)) else term.source())
+        return [Add(self.names.bar(op), expr("{}.real", term.tree())
+                    if real and is_float(self.facts.ty(op)) else term.tree())
                 for op, term in self.terms(name, rule, operands, fn=fn)]
 
     def terms(self, name, rule, operands, g=None, fn=None):
@@ -337,7 +337,7 @@ class Adjoints:
         src = self.ref(read)
         if not array and isinstance(op, ir.Var) and isinstance(self.facts.ty(op), types.Array) \
                 and self.facts.ty(op).ndim == 0:
-            return "%s[()]" % src
+            return expr("{}[()]", src)
         return src
 
     def _by_reciprocals(self, name, rule, operands, fmt):
@@ -419,9 +419,9 @@ class Adjoints:
         out = []
         for k, (a, o) in enumerate(zip(bound.operands, own)):
             if active[k] and is_float(facts.ty(a)):     # np.interp(s, xp, fp): s
-                out.extend(self._plain(a, rules[o][k].format(*pos, **fmt)))
+                out.extend(self._plain(a, Term.of(rules[o][k], pos, **fmt).tree()))
             elif active[k]:
-                out.extend(self.array_target(a, rules[o][k].format(*pos, **fmt),
+                out.extend(self.array_target(a, Term.of(rules[o][k], pos, **fmt).tree(),
                                              shaped=True))
         return out
 
@@ -466,11 +466,11 @@ class Adjoints:
             root = facts.array_root(e.value.name)
             assigned = self.cx.plan.assigned_adjoints.get(root)
             if assigned is not None and assigned[1] == name:
-                return [Assigned("%s[%s]" % cell, g)]     # (plan/assigned.py)
+                return [Assigned(expr("{}[{}]", *cell), g)]     # (plan/assigned.py)
             swept = self.cx.plan.sweep_assigned.get(root)
             if swept is not None and swept.read == name and self.cx.versions.fast:
-                return [Assigned("%s[%s]" % cell, g)]     # (plan/sweep_assigned.py)
-            return [Add("%s[%s]" % cell, g)]
+                return [Assigned(expr("{}[{}]", *cell), g)]     # (plan/sweep_assigned.py)
+            return [Add(expr("{}[{}]", *cell), g)]
         if isinstance(vt, types.BaseTuple):
             ops = self.cx.activity.diff_operands(facts, name)
             if not ops and e.value.name in self.cx.activity.varied:
@@ -487,13 +487,12 @@ class Adjoints:
         it is zero: the read may not have run, and its index may be no index then."""
         facts = self.facts
         array, index = self.ref_bar(e.value), self.src.index(e, self.ref)
-        L("if %s != 0.0:" % acc)
-        with L.indent():
+        with L.block("if {} != 0.0:", acc):
             self.cx.reverse.make_adjoints(L)
             if facts.target.needs_atomic(facts, e):
-                L(facts.target.atomic_add_src(array, index, acc))
+                L(facts.target.atomic_add_statement(array, index, acc))
             else:
-                L("%s[%s] += %s" % (array, index, acc))
+                L.code("{}[{}] += {}", array, index, acc)
 
     def _array_loop_value(self, e, g):
         """``for v in x``: the element read this iteration gets ``g``."""
@@ -507,5 +506,6 @@ class Adjoints:
             self.facts.error(_CONTAINER_READ % self.facts.ty(rl.array), e.loc)
         self.cx.parallel.note_adjoint_write(rl.array, None)
         # The last test of the loop reads no element: guard its (zero) adjoint.
-        return [Guarded("_it%d < %s" % (h, rl.len), "%s[_it%d]" % (self.ref_bar(rl.array), h),
+        it = "_it%d" % h
+        return [Guarded(expr("{} < {}", it, rl.len), expr("{}[{}]", self.ref_bar(rl.array), it),
                         g)]

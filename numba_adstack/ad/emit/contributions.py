@@ -6,7 +6,11 @@ filled in is a :class:`Term`, whose placeholders still open (the adjoint array a
 in-place form adds into, the adjoint a rescaling reads) are filled by name when the
 statement is written.
 """
+import ast
 from dataclasses import dataclass
+
+from ..rules.template import template
+from ..generated_source.code import fill
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,18 @@ class Term:
         """The term's source, with the placeholders ``late`` names filled in too."""
         return self.template.format(*self.operands, **(dict(self.named, **late) if late
                                                        else self.named))
+
+    def tree(self, **late):
+        """The term's expression tree, its template's tree filled with the operands, the
+        named values and ``late``."""
+        values = {str(k): v for k, v in enumerate(self.operands)}
+        values.update(self.named or ())
+        values.update(late)
+        return fill(template(self.template).tree, values)
+
+    def statement(self, **late):
+        """The term as a statement (a call made for what it does)."""
+        return ast.Expr(value=self.tree(**late))
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,9 @@ class Into:
 
     def source(self):
         return self.call.source(out=self.adjoint)
+
+    def statement(self):
+        return self.call.statement(out=self.adjoint)
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,7 @@ from numba.core import ir, types
 from ..facts.structure import node_key
 from ..typeinfo import is_float
 from .constants import ZERO
-from .code import Lines
-from .printed import text
+from ..generated_source.code import Lines, expr, function_def, value
 from .syntax import walk
 
 #: Elements of per-thread adjoint copies (all threads together) a parallel loop may make;
@@ -42,20 +41,19 @@ class Parallel:
         shared = sorted(names.bar(r) for r in cx.shared_roots.get(lp, ()))
         params, sums, adjoints, stacks, locals_ = self._split_names(lp, mentioned)
         out = Lines()
-        out("def %s(%s):" % (helper, ", ".join(["_p"] + params)))
-        out.level = 1
-        for st in sorted(stacks):
-            out(cx.stack_declaration(st))
-        for name, init in locals_:
-            out("%s = %s" % (name, init))
-        for name in sums:
-            out("%s = 0.0" % name)
-        for name in adjoints:
-            out("%s = %s" % (name, ZERO))
-        out.lines.extend(H.lines)
         results = sums + adjoints
-        out("return (%s)" % "".join(r + ", " for r in results))
-        cx.helpers[helper] = text(out)
+        with out.open(function_def(helper, ["_p"] + params)):
+            for st in sorted(stacks):
+                out(cx.stack_declaration(st))
+            for name, init in locals_:
+                out.code("{} = {}", name, init)
+            for name in sums:
+                out.code("{} = 0.0", name)
+            for name in adjoints:
+                out.code("{} = {}", name, ZERO)
+            out.extend(H)
+            out.code("return {}", tuple(results))
+        cx.helpers[helper] = out
         cx.helper_stacks |= stacks
         if names.mentions is not None:      # the call, in the helper of a loop around
             names.mentions.update(params + results)
@@ -69,12 +67,9 @@ class Parallel:
         saved = cx.helper_loop, cx.names.mentions
         cx.helper_loop = lp
         cx.names.mentions = mentioned = set()
-        H("%s = _p" % lp.range.ctr)
-        H("while True:")
-        with H.indent():
-            m = H.mark()
+        H.code("{} = _p", lp.range.ctr)
+        with H.block("while True:"):
             cx.forward.region(H, self.facts.s.regions[lp])
-            H.close_block(m)
         cx.helper_loop, cx.names.mentions = saved
         return H, mentioned
 
@@ -84,24 +79,26 @@ class Parallel:
         the backward raise, and the caller then runs the serial one."""
         rl = lp.range
         if shared:
-            L("if (%s) * numba.get_num_threads() > %d:" % (
-                " + ".join("%s.size" % b for b in shared), SHARED_COPY_LIMIT))
-            L("    raise MemoryError(\"per-thread adjoint copies past the limit\")")
+            size = expr("{}.size", shared[0])
+            for b in shared[1:]:
+                size = expr("{} + {}.size", size, b)
+            with L.block("if {} * numba.get_num_threads() > {}:", size, SHARED_COPY_LIMIT):
+                L.code('raise MemoryError("per-thread adjoint copies past the limit")')
+        copies = {b: "_t_" + b for b in shared}
         for b in shared:
-            L("_t_%s = np.zeros((numba.get_num_threads(),) + %s.shape, %s.dtype)" % (b, b, b))
-        args = ["_p"] + ["_t_%s[numba.get_thread_id()]" % p if p in shared else p
-                         for p in params]
-        L("for _p in numba.prange(%s):" % rl.len)
-        with L.indent():
-            L("_c = %s(%s)" % (helper, ", ".join(args)))
+            L.code("{} = np.zeros((numba.get_num_threads(),) + {b}.shape, {b}.dtype)",
+                   copies[b], b=b)
+        args = [value("_p")] + [expr("{}[numba.get_thread_id()]", copies[p]) if p in shared
+                                else value(p) for p in params]
+        with L.block("for _p in numba.prange({}):", rl.len):
+            L.code("_c = {}", ast.Call(func=value(helper), args=args, keywords=[]))
             for k, r in enumerate(results):
-                L("%s += _c[%d]" % (r, k))
+                L.code("{} += _c[{}]", r, k)
         for b in shared:
-            L("%s += _t_%s.sum(axis=0)" % (b, b))
+            L.code("{} += {}.sum(axis=0)", b, copies[b])
         # Leaving the loop: the test that ends it and what the reverse does there.
-        L("%s = %s" % (rl.ctr, rl.len))
-        L("while True:")
-        with L.indent():
+        L.code("{} = {}", rl.ctr, rl.len)
+        with L.block("while True:"):
             self.cx.forward.block(L, lp.header)
             self.cx.forward.follow(L, self.facts.s.regions[lp], lp.exits[0])
 

@@ -32,7 +32,7 @@ def text(lines):
 
 def _head(node):
     """One statement's line: a compound statement's header only."""
-    from .code import Elif, Else
+    from ..generated_source.code import Elif, Else
     if isinstance(node, Else):
         return "else:"
     if isinstance(node, Elif):

@@ -8,6 +8,8 @@ statement's adjoint comes from :mod:`.adjoints`; right after reversing the defin
 kept value, its old value is popped back ("restore" semantics: at every point of the sweep
 each variable holds the value it had at the same point of the replay).
 """
+import ast
+
 from numba.core import ir, types
 
 from ..plan.shapes import ancestors, join_leaves
@@ -19,7 +21,19 @@ from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Throug
                             ToValue)
 from . import lists
 from .replay import range_index
-from .code import Lines
+from ..generated_source.code import Lines, expr, stmt, value
+
+
+#: ``if``/``elif`` tests of a join's arms: one record number, or up to one.
+_BRANCH = {True: ("if {} == {}:", "if {} <= {}:"), False: ("elif {} == {}:", "elif {} <= {}:")}
+
+
+def _arm(L, k, n, var):
+    """Arm ``k`` of ``n`` chosen by the record ``var``: ``if``/``elif var == k``, the
+    last one ``else``."""
+    if k == n - 1 and k > 0:
+        return L.block("else:")
+    return L.block("if {} == {}:" if k == 0 else "elif {} == {}:", var, k)
 
 
 class Reverse:
@@ -42,10 +56,9 @@ class Reverse:
         # Several returns: seed the one taken, then walk back from it.
         var = self.state_var(Rt)
         for k, b in enumerate(rbs):
-            L("%s _rsite == %d:" % ("if" if k == 0 else "elif", k))
-            with L.indent():
+            with L.block("if _rsite == {}:" if k == 0 else "elif _rsite == {}:", k):
                 self.seed(L, b)
-                L("%s = %s" % (var, self.state(Rt, b)))
+                L.code("{} = {}", var, self.state(Rt, b))
         self.guarded(L, Rt, var, rbs)
 
     def seed(self, L, label):
@@ -53,7 +66,7 @@ class Reverse:
             return
         ret = self.facts.fir.blocks[label].terminator.value
         if ret.name in self.cx.activity.useful:
-            L("%s = _ret_b" % self.names.bar(ret))
+            L.code("{} = _ret_b", self.names.bar(ret))
 
     # ------------------------------------------------------------------ regions
     def seq(self, L, R, n, stop):
@@ -92,15 +105,13 @@ class Reverse:
         for k, arm in enumerate(arms):
             last = [number[e] for e in join_leaves(arm)]
             if k == len(arms) - 1:
-                L("else:")
+                opened = L.block("else:")
+            elif len(last) == 1:
+                opened = L.block(_BRANCH[k == 0][0], cname, last[0])
             else:
-                test = "%s == %d" % (cname, last[0]) if len(last) == 1 \
-                    else "%s <= %d" % (cname, last[-1])
-                L("%s %s:" % ("if" if k == 0 else "elif", test))
-            with L.indent():
-                m = L.mark()
+                opened = L.block(_BRANCH[k == 0][1], cname, last[-1])
+            with opened:
                 self.join(L, R, arm, cname, number, b)
-                L.close_block(m)
         if b != stop:
             self.seq(L, R, b, stop)
 
@@ -110,7 +121,7 @@ class Reverse:
             self.seq(L, R, start, None)
         else:
             var = self.state_var(R)
-            L("%s = %s" % (var, self.state(R, start)))
+            L.code("{} = {}", var, self.state(R, start))
             self.guarded(L, R, var, [start])
 
     def state_var(self, R):
@@ -140,25 +151,24 @@ class Reverse:
                 self.cx.states.skip(self.state(R, n), self.state(R, R.node_of(R.ins[n][0][0])))
                 continue
             if body.lines or back.lines:
-                L("if %s == %s:" % (var, self.state(R, n)))
-                L.lines.extend(body.lines + back.lines)
+                with L.block("if {} == {}:", var, self.state(R, n)):
+                    L.extend(body)
+                    L.extend(back)
 
     def back_to_pred(self, L, R, n, var):
         """Reverse the edge the path took into ``n``; set ``var`` to where it came from."""
         ins = R.ins[n]
         if len(ins) == 1:
             self.edge(L, ins[0])
-            L("%s = %s" % (var, self.state(R, R.node_of(ins[0][0]))))
+            L.code("{} = {}", var, self.state(R, R.node_of(ins[0][0])))
             return
         cname = "_c%s" % node_key(n)
         self.record(L, cname, self.cx.region_loops(R), R.entry)
         ins = self.cx.plan.shapes.in_order(R, n)
         for k, e in enumerate(ins):
-            kw = "if" if k == 0 else ("elif" if k < len(ins) - 1 else "else")
-            L("%s %s == %d:" % (kw, cname, k) if kw != "else" else "else:")
-            with L.indent():
+            with _arm(L, k, len(ins), cname):
                 self.edge(L, e)
-                L("%s = %s" % (var, self.state(R, R.node_of(e[0]))))
+                L.code("{} = {}", var, self.state(R, R.node_of(e[0])))
 
     def record(self, L, name, loops, block, into=None):
         """Pop a control-flow record made in a loop of its unit (a local otherwise) into
@@ -177,7 +187,7 @@ class Reverse:
             for stmt in reversed(self.facts.fir.blocks[n].body):
                 self.stmt(L, n, stmt)
             for g, zero in self._resets:
-                L("%s = %s" % (g, zero))
+                L.code("{} = {}", g, zero)
             self._resets = None
             return
         if n in cx.plan.replayed:
@@ -187,22 +197,20 @@ class Reverse:
             # Reversed already, iteration by iteration; a sum's final value depends on its
             # initial value with slope one.
             for phi, members, outflow, seed in cx.plan.fused[n]:
-                L("%s = %s" % (self.names.bar(phi), cx.fused.seed_name(phi)))
+                L.code("{} = {}", self.names.bar(phi), cx.fused.seed_name(phi))
             return
         outs = cx.plan.skippable.get(n)
         if outs is None:
             self.loop(L, n)
             return
         # Nothing flows back into the loop: skip its reverse, drop its history.
-        L("if %s:" % " or ".join("%s != 0.0" % self.names.bar(o) for o in outs))
-        with L.indent():
+        test = [expr("{} != 0.0", self.names.bar(o)) for o in outs]
+        with L.open(ast.If(test=test[0] if len(test) == 1 else
+                           ast.BoolOp(op=ast.Or(), values=test), body=[], orelse=[])):
             self.loop(L, n)
-        L("else:")
-        with L.indent():
-            m = L.mark()
+        with L.block("else:"):
             for st in sorted(cx.loop_stacks.get(n.header, ())):
                 L(cx.clear_src(st))
-            L.close_block(m)
 
     # ------------------------------------------------------------------ loops
     def loop(self, L, lp):
@@ -218,10 +226,11 @@ class Reverse:
         loops = facts.s.enclosing(h)[1:]
         if facts.counted(lp) and cx.plan.sites.site_loops(loops, h):
             if lp.range.array is not None:
-                L("_n%d = len(%s)" % (h, cx.adjoints.ref(lp.range.array)))
+                L.code("{} = len({})", "_n%d" % h, cx.adjoints.ref(lp.range.array))
             else:
-                L("_n%d = len(range(%s))" % (h, ", ".join(cx.adjoints.ref(a)
-                                                          for a in lp.range.args)))
+                L(stmt("{} = len({})", "_n%d" % h, ast.Call(
+                    func=ast.Name(id="range", ctx=ast.Load()),
+                    args=[value(cx.adjoints.ref(a)) for a in lp.range.args], keywords=[])))
         else:
             straight = cx.plan.shapes.straight_exits(lp)
             # An entered loop counts down its count at once: pop it there.
@@ -246,24 +255,18 @@ class Reverse:
         Rl = facts.s.regions[lp]
         if len(lp.exits) > 1:
             for k, (src, dst) in enumerate(lp.exits):
-                kw = "if" if k == 0 else ("elif" if k < len(lp.exits) - 1 else "else")
-                L("%s _x%d == %d:" % (kw, h, k) if kw != "else" else "else:")
-                with L.indent():
-                    m = L.mark()
+                with _arm(L, k, len(lp.exits), "_x%d" % h):
                     self.set_index(L, lp, "_n%d" % h)
                     self.seq(L, Rl, Rl.node_of(src), None)
-                    L.close_block(m)
         else:
             self.set_index(L, lp, "_n%d" % h)
             self.seq(L, Rl, Rl.node_of(lp.exits[0][0]), None)
         mvar = "_m%d" % h
         # A count-down ``while`` rather than ``range(n - 1, -1, -1)``: LLVM then knows the
         # index is never negative and drops NumPy's wraparound from every access.
-        L("%s = _n%d" % (mvar, h))
-        L("while %s > 0:" % mvar)
-        with L.indent():
-            L("%s -= 1" % mvar)
-            m = L.mark()
+        L.code("{} = {}", mvar, "_n%d" % h)
+        with L.block("while {} > 0:", mvar):
+            L.code("{} -= 1", mvar)
             self.set_index(L, lp, mvar)
             if len(lp.latches) == 1:
                 self.edge(L, (lp.latches[0], h))
@@ -272,7 +275,6 @@ class Reverse:
                 self.back_edge(L, lp, Rl)
                 self.guarded(L, Rl, self.state_var(Rl),
                              [Rl.node_of(b) for b in lp.latches])
-            L.close_block(m)
 
     def back_edge(self, L, lp, Rl):
         """Reverse the back edge the iteration took; set the state to its latch."""
@@ -280,15 +282,13 @@ class Reverse:
         var = self.state_var(Rl)
         if len(lp.latches) == 1:
             self.edge(L, (lp.latches[0], h))
-            L("%s = %s" % (var, self.state(Rl, Rl.node_of(lp.latches[0]))))
+            L.code("{} = {}", var, self.state(Rl, Rl.node_of(lp.latches[0])))
             return
         self.record(L, "_l%d" % h, self.facts.s.enclosing(h), h)
         for k, latch in enumerate(lp.latches):
-            kw = "if" if k == 0 else ("elif" if k < len(lp.latches) - 1 else "else")
-            L("%s _l%d == %d:" % (kw, h, k) if kw != "else" else "else:")
-            with L.indent():
+            with _arm(L, k, len(lp.latches), "_l%d" % h):
                 self.edge(L, (latch, h))
-                L("%s = %s" % (var, self.state(Rl, Rl.node_of(latch))))
+                L.code("{} = {}", var, self.state(Rl, Rl.node_of(latch)))
 
     def entered_loop(self, L, lp, counted=False):
         """One copy of the body's reverse serves the partial last iteration and the full
@@ -301,37 +301,35 @@ class Reverse:
         srcs = [Rl.node_of(src) for src, _ in lp.exits]
         mvar = "_m%d" % h
         if not counted:
-            L("%s = _n%d" % (mvar, h))
+            L.code("{} = {}", mvar, "_n%d" % h)
         if len(srcs) == 1:
-            L("%s = %s" % (var, self.state(Rl, srcs[0])))
+            L.code("{} = {}", var, self.state(Rl, srcs[0]))
         else:
             for k, s in enumerate(srcs):
-                kw = "if" if k == 0 else ("elif" if k < len(srcs) - 1 else "else")
-                L("%s _x%d == %d:" % (kw, h, k) if kw != "else" else "else:")
-                L("    %s = %s" % (var, self.state(Rl, s)))
+                with _arm(L, k, len(srcs), "_x%d" % h):
+                    L.code("{} = {}", var, self.state(Rl, s))
         # Adjoints the back edge assigns are read above it in the text: define them.
         for latch in lp.latches:
             for t, v in self.facts.edge_copies((latch, h)):
                 if isinstance(v, ir.Var) and v.name in self.cx.plan.direct:
-                    L("%s = %s" % (self.names.bar(v), ZERO))
-        L("while True:")
-        with L.indent():
+                    L.code("{} = {}", self.names.bar(v), ZERO)
+        with L.block("while True:"):
             self.set_index(L, lp, mvar)
             starts = list(dict.fromkeys(srcs + [Rl.node_of(b) for b in lp.latches]))
             if len(starts) == 1 and self.cx.plan.shapes.reverse_structured(Rl, starts[0]):
                 self.seq(L, Rl, starts[0], None)
             else:
                 self.guarded(L, Rl, var, starts)
-            L("if %s == 0:" % mvar)
-            L("    break")
-            L("%s -= 1" % mvar)
+            with L.block("if {} == 0:", mvar):
+                L.code("break")
+            L.code("{} -= 1", mvar)
             self.back_edge(L, lp, Rl)
 
     def set_index(self, L, lp, counter):
         """Recompute the loop's index (and array position) for iteration ``counter``."""
         rl = lp.range
         if rl is not None and rl.array is not None:
-            L("_it%d = %s" % (lp.header, counter))
+            L.code("{} = {}", "_it%d" % lp.header, counter)
         if rl is None or rl.first is None or not self.cx.plan.recompute.is_rc(rl.first):
             return
         value = range_index(rl, counter, self.cx.adjoints.ref)
@@ -339,9 +337,9 @@ class Reverse:
         if seq is not None and not isinstance(seq, types.Array):
             # A list raises on a read past its end (the sweep's first pass reads at the
             # trip count; its value is not used then).
-            value = "%s if %s < len(%s) else %s" % (value, counter, self.cx.adjoints.ref(
-                rl.array), zero_src(seq.dtype))
-        L("%s = %s" % (self.names.n(rl.first), value))
+            value = expr("{} if {} < len({}) else {}", value, counter,
+                         self.cx.adjoints.ref(rl.array), zero_src(seq.dtype))
+        L.code("{} = {}", self.names.n(rl.first), value)
 
     # ------------------------------------------------------------------ edges, statements
     def edge(self, L, e):
@@ -358,16 +356,16 @@ class Reverse:
             tmps = []
             for t, v in flt:
                 tmp = "_t" + names.bar(t)
-                L("%s = %s" % (tmp, names.bar(t)))
+                L.code("{} = {}", tmp, names.bar(t))
                 tmps.append(tmp)
             for t, v in flt:
-                L("%s = %s" % (names.bar(t), self.zero(t.name)))
+                L.code("{} = {}", names.bar(t), self.zero(t.name))
             for (t, v), tmp in zip(flt, tmps):
                 self.flow(L, v, tmp)
         else:
             for t, v in flt:
                 self.flow(L, v, names.bar(t))
-                L("%s = %s" % (names.bar(t), self.zero(t.name)))
+                L.code("{} = {}", names.bar(t), self.zero(t.name))
         if cx.plan.sites.edge_pushes(e):
             for t, _ in reversed(cps):
                 stack = cx.value_stack(t.name)
@@ -381,13 +379,13 @@ class Reverse:
             return
         direct = v.name in cx.plan.direct
         if has_scalar_adjoint(self.facts.ty(v)):
-            L("%s %s %s" % (names.bar(v), "=" if direct else "+=", src))
+            L.code("{} = {}" if direct else "{} += {}", names.bar(v), src)
         elif v.name in cx.activity.array_values:
             if direct:
                 # A phi's adjoint may be *no adjoint yet* here (reset by the iteration
                 # reversed before, nothing in the loop read it): assigned, it must still
                 # have the value's shape when the value's rule reads it.
-                src = "ensure(%s, %s)" % (src, cx.adjoints.ref_shape(v))
+                src = expr("ensure({}, {})", src, cx.adjoints.ref_shape(v))
             self.accumulate(L, ToValue(v.name, src), {v.name: None} if direct else ())
         else:                       # memory given or made, a view, an alias of a value
             for c in cx.adjoints.array_target(v, src, shaped=True):
@@ -411,8 +409,8 @@ class Reverse:
         if upd is not None:
             arr, idx, val = upd
             if val.name in cx.activity.useful:
-                L("%s += %s[%s]" % (names.bar(val), cx.adjoints.ref_bar(arr),
-                                    cx.adjoints.ref(idx)))
+                L.code("{} += {}[{}]", names.bar(val), cx.adjoints.ref_bar(arr),
+                       cx.adjoints.ref(idx))
             return
         cx.adjoints.array_definition(L, name, e)
         if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
@@ -426,7 +424,7 @@ class Reverse:
                 cx.plan.sites.site_repeats(label):
             # The adjoint of the array the iteration before made.
             self.make_adjoints(L)
-            L("%s = np.zeros_like(%s)" % (names.bar(name), cx.adjoints.ref(name)))
+            L.code("{} = np.zeros_like({})", names.bar(name), cx.adjoints.ref(name))
         if name in cx.activity.useful and not isinstance(e, ir.Arg) and (
                 has_scalar_adjoint(facts.ty(name)) or name in cx.activity.array_values):
             direct = {v: use for v, use in cx.plan.direct.items() if use is stmt}
@@ -435,7 +433,7 @@ class Reverse:
             for c in contributions:
                 self.accumulate(L, c, direct)
             for v in direct:        # this read adds nothing into it
-                L("%s = %s" % (names.bar(v), self.zero(v)))
+                L.code("{} = {}", names.bar(v), self.zero(v))
             if name not in cx.plan.direct and name not in cx.activity.array_adjoints:
                 self._resets.append((names.bar(name), self.zero(name)))
         for d in reversed(cx.plan.kept_shapes.get(name, ())):
@@ -455,8 +453,7 @@ class Reverse:
         (element by element, or through a view)."""
         adj = self.cx.adjoints
         for v in sorted(adj.made):
-            L("%s = ensure(%s, %s)" % (self.names.bar(v), self.names.bar(v),
-                                       adj.ref_shape(v)))
+            L.code("{0} = ensure({0}, {1})", self.names.bar(v), adj.ref_shape(v))
         adj.made.clear()
 
     def zero(self, name):
@@ -472,38 +469,38 @@ class Reverse:
             bar = names.bar(c.value)
             if direct and c.value in direct:
                 direct.pop(c.value)
-                L("%s = %s" % (bar, c.source))
+                L.code("{} = {}", bar, c.source)
             elif c.into is not None:    # the rule adds it in place (adjoints.array_target)
-                L("%s = ensure(%s, %s)" % (bar, bar, self.cx.adjoints.ref_shape(c.value)))
-                L(c.into.source(out=bar))
+                L.code("{0} = ensure({0}, {1})", bar, self.cx.adjoints.ref_shape(c.value))
+                L(c.into.statement(out=bar))
             else:
-                L("%s = acc(%s, %s, %s)" % (bar, bar, c.source,
-                                            self.cx.adjoints.ref_shape(c.value)))
+                L.code("{0} = acc({0}, {1}, {2})", bar, c.source,
+                       self.cx.adjoints.ref_shape(c.value))
         elif isinstance(c, Add):
             for v in list(direct):
                 if names.bar(v) == c.adjoint:
                     del direct[v]
-                    L("%s = %s" % (c.adjoint, c.source))
+                    L.code("{} = {}", c.adjoint, c.source)
                     return
-            L("%s += %s" % (c.adjoint, c.source))
+            L.code("{} += {}", c.adjoint, c.source)
         elif isinstance(c, Scaled):     # an adjoint array becomes a function of itself
             tmp = self.names.fresh("view")
-            L("%s = %s" % (tmp, c.adjoint))
-            L("%s[...] = %s" % (tmp, c.scaled.source(g=tmp)))
+            L.code("{} = {}", tmp, c.adjoint)
+            L.code("{}[...] = {}", tmp, c.scaled.tree(g=tmp))
         elif isinstance(c, Into):       # a helper's call adding it in place, no temporary
-            L(c.source())
+            L(c.statement())
         elif isinstance(c, Assigned):   # the element's one contribution (plan/assigned.py)
-            L("%s = %s" % (c.cell, c.source))
+            L.code("{} = {}", c.cell, c.source)
         elif isinstance(c, Atomic):
-            L(self.facts.target.atomic_add_src(c.array, c.index, c.source))
+            L(self.facts.target.atomic_add_statement(c.array, c.index, c.source))
         elif isinstance(c, Guarded):
-            L("if %s:" % c.test)
-            L("    %s += %s" % (c.cell, c.source))
+            with L.block("if {}:", c.test):
+                L.code("{} += {}", c.cell, c.source)
         elif isinstance(c, ThroughView):
             # In place, through a view when the adjoint is a slice of another.
             tmp = self.names.fresh("view")
-            L("%s = %s" % (tmp, c.adjoint))
-            L("%s += %s" % (tmp, c.source))
+            L.code("{} = {}", tmp, c.adjoint)
+            L.code("{} += {}", tmp, c.source)
         else:
             raise AssertionError("unknown contribution %r" % (c,))
 
@@ -527,13 +524,13 @@ class Reverse:
             if v.name in cx.activity.useful and seeded[1][0] == "indexed":
                 cx.indexed.store(L, stmt, self.names.bar(v))
             elif v.name in cx.activity.useful:
-                L("%s += %s" % (self.names.bar(v), cx.fused.element_seed_src(stmt)))
+                L.code("{} += {}", self.names.bar(v), cx.fused.element_seed_src(stmt))
             return
         idx = cx.src.store_index(stmt, cx.adjoints.ref)
-        cell = "%s[%s]" % (cx.adjoints.ref_bar(stmt.target), idx)
+        cell = expr("{}[{}]", cx.adjoints.ref_bar(stmt.target), idx)
         # a[idx] = v with an index array: a cell written twice keeps the last value.
-        stored = "last_writes(%s, %s, %s)" % (cell, cx.adjoints.ref(stmt.target), idx) \
-            if facts.store_by_index_array(stmt) else "%s.copy()" % cell
+        stored = expr("last_writes({}, {}, {})", cell, cx.adjoints.ref(stmt.target), idx) \
+            if facts.store_by_index_array(stmt) else expr("{}.copy()", cell)
         if v.name in cx.activity.useful and not (
                 is_float_array(facts.ty(v)) and id(stmt) in facts.inplace_stores):
             # (a[i] += e on a row: the in-place update into a's memory did it all.)
@@ -544,10 +541,10 @@ class Reverse:
                     self.accumulate(L, c)
             elif facts.store_is_region(stmt):
                 self.make_adjoints(L)
-                L("%s += np.sum(%s)" % (self.names.bar(v), stored))   # one value, many cells
+                L.code("{} += np.sum({})", self.names.bar(v), stored)  # one value, many cells
             else:
                 self.make_adjoints(L)
-                L("%s += %s" % (self.names.bar(v), cell))
+                L.code("{} += {}", self.names.bar(v), cell)
         self.make_adjoints(L)
         if id(stmt) not in facts.inplace_stores:
-            L("%s = 0.0" % cell)
+            L.code("{} = 0.0", cell)

@@ -7,6 +7,7 @@ This base class is the CPU (``numba.njit``); :mod:`numba_adstack.cuda.target` im
 kernels.
 """
 from ..typeinfo import is_float, is_float_array
+from ..generated_source.code import expr, stmt
 
 
 class Target:
@@ -72,7 +73,7 @@ class Target:
         reads in a local, and add that atomically once at its end?"""
         return False
 
-    def atomic_add_src(self, array_src, index_src, value_src):
+    def atomic_add_statement(self, array, index, value):
         raise NotImplementedError
 
     def replays_store(self, facts, stmt):
@@ -97,12 +98,12 @@ class Target:
         out = []
         for a in facts.arg_vars:
             if a in facts.written_roots:
-                out.append("%s = %s.copy()" % (names.n(a), names.n(a)))
+                out.append(stmt("{0} = {0}.copy()", names.n(a)))
         for a in facts.arg_vars:
             if is_float_array(facts.ty(a)) and not self.adjoint_given(facts, a):
-                out.append("%s = np.%s_like(%s)" % (
-                    names.bar(a), "empty" if a in assigned else "zeros", names.n(a)))
-        out.append("_retval = 0.0")
+                out.append(stmt("{} = np.empty_like({})" if a in assigned else
+                                "{} = np.zeros_like({})", names.bar(a), names.n(a)))
+        out.append(stmt("_retval = 0.0"))
         return out
 
     def adjoint_given(self, facts, arg):
@@ -116,20 +117,21 @@ class Target:
         for k, a in enumerate(facts.arg_vars):
             t = facts.ty(a)
             if wrt is not None and k not in wrt:
-                grads.append("None")
+                grads.append(None)
             elif is_float_array(t):
                 grads.append(names.bar(a))
             elif is_float(t):
                 # ``+ 0.0`` turns an untouched adjoint (reset to -0.0) into the 0.0 users
                 # expect.
-                grads.append(names.bar(a) + " + 0.0" if a in activity.useful else "0.0")
+                grads.append(expr("{} + 0.0", names.bar(a)) if a in activity.useful
+                             else 0.0)
             else:
-                grads.append("None")
-        return ["return _retval, (%s)" % "".join(g + ", " for g in grads)]
+                grads.append(None)
+        return [stmt("return _retval, {}", tuple(grads))]
 
     def return_src(self, value_src):
         """What the forward replay does with the returned value, or None."""
-        return "_retval = %s" % value_src
+        return stmt("_retval = {}", value_src)
 
 
 CPU = Target()
@@ -167,5 +169,5 @@ class AccumulatingTarget(Target):
         out = []
         for a in self.buffered(facts):
             if a in facts.written_roots:
-                out.append("%s += %s" % (self._buffer(facts, names, a), names.bar(a)))
-        return out + ["return _retval"]
+                out.append(stmt("{} += {}", self._buffer(facts, names, a), names.bar(a)))
+        return out + [stmt("return _retval")]

@@ -32,6 +32,7 @@ from .. import rules as R
 from ..rules.template import adjoint_factor, calls_module
 from ..facts.structure import node_key
 from ..typeinfo import is_float, is_kept_array, stack_dtype
+from ..generated_source.code import stmt
 
 #: First capacity of a heap stack that grows (a ``while`` loop's history): it doubles.
 HEAP_START = 64
@@ -267,6 +268,17 @@ def declaration(st, spec):
             st, spec.dtype, spec.index, spec.index)
     heap = ', "heap"' if spec.storage == "heap" else ""
     return "%s = adstack(%s, %d%s)" % (st, spec.dtype, spec.capacity, heap)
+
+
+def declaration_stmt(st, spec):
+    """The statement declaring stack ``st`` at the top of the backward."""
+    if spec.storage == "launch":
+        # Its capacity and storage are constants of each compiled launch variant.
+        return stmt("{} = launch_stack({}, {}, {}, _gstack, _gmeta)", st, spec.dtype,
+                    "_K%d" % spec.index, spec.index)
+    if spec.storage == "heap":
+        return stmt('{} = adstack({}, {}, "heap")', st, spec.dtype, spec.capacity)
+    return stmt("{} = adstack({}, {})", st, spec.dtype, spec.capacity)
 
 
 def _home(facts, parallel, block):

@@ -19,7 +19,7 @@ from numba.core import ir, types
 from .varied import varied_values
 from ..emit import Names, Source
 from ..emit.replay import Forward, range_index
-from ..emit.code import Lines
+from ..generated_source.code import Lines
 from ..emit.names import identifier
 from ..emit.control import simplify_control
 from ..emit.printed import parse, printed, text

@@ -86,7 +86,7 @@ def value(x):
         return _copy(x)
     if isinstance(x, tuple):
         return ast.Tuple(elts=[value(v) for v in x], ctx=ast.Load())
-    if isinstance(x, bool) or x is None or x is Ellipsis:
+    if isinstance(x, bool) or x is None or x is Ellipsis or isinstance(x, complex):
         return ast.Constant(x)
     if isinstance(x, (int, float)):
         if x < 0 or (x == 0 and str(x).startswith("-")):
@@ -123,6 +123,13 @@ def _fill(node, values):
     if isinstance(new, ast.stmt):
         new.lineno = 0      # (the printer reads it)
     return new
+
+
+def fill(tree, values):
+    """A copy of the expression ``tree`` (a rule template's, see
+    :mod:`..rules.template`) with each placeholder replaced by ``values[name]``, given as
+    :func:`value` takes it."""
+    return _fill(tree, values)
 
 
 def _copy(node):
@@ -167,6 +174,20 @@ def expr(tpl, *args, **kw):
     return _fill(_expr_template(tpl), _values(args, kw))
 
 
+def function_def(name, params):
+    """``def name(*params):`` with an empty body (see :meth:`Lines.open`)."""
+    return ast.FunctionDef(
+        name=name, args=ast.arguments(
+            posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
+            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[], decorator_list=[], returns=None, type_comment=None, lineno=0)
+
+
+def code_key(x):
+    """A key equal for equal code: a name as it is, a tree as its dump."""
+    return x if isinstance(x, str) else ast.dump(value(x))
+
+
 # ---------------------------------------------------------------------------- bodies
 class Lines:
     """The statements of a body, each at its nesting level (``level``: where the next one
@@ -194,19 +215,13 @@ class Lines:
         for t in trees:
             self.lines.append((self.level, _fill(t, vals)))
 
-    @contextmanager
     def block(self, tpl, *args, **kw):
         """Open the compound statement of template ``tpl`` (ending with ``:``); what is
         written inside the ``with`` is its body (``pass`` when nothing is)."""
         trees, heading = _template(tpl)
         if not heading:
             raise ValueError("code template %r does not open a block" % tpl)
-        self.lines.append((self.level, _fill(trees[0], _values(args, kw))))
-        self.level += 1
-        try:
-            yield self
-        finally:
-            self.level -= 1
+        return self._opened(_fill(trees[0], _values(args, kw)))
 
     def open(self, node):
         """Open the compound statement ``node`` (a tree with an empty body), as
@@ -217,9 +232,11 @@ class Lines:
     def _opened(self, node):
         self.lines.append((self.level, node))
         self.level += 1
+        m = len(self.lines)
         try:
             yield self
         finally:
+            self.close_block(m)
             self.level -= 1
 
     def indent(self):
