@@ -33,7 +33,7 @@ from .loop_versions import LoopVersions
 from ..generated_source.code import Lines, code_key, function_def, stmt
 from .names import Names, identifier
 from .parallel import Parallel, straight_helpers
-from .printed import parse, printed, text
+from .printed import module, printed
 from .reassoc import reassociate_folded_sums
 from .reverse import Reverse
 from .source import Source
@@ -237,8 +237,8 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
     cx.forward.region(fwd, facts.s.regions[None])
     rev = Lines(level=1)
     cx.reverse.top(rev)
-    fname, source = _assemble(cx, fwd, rev, wrt)
-    tree = parse(source)
+    fname, lines = _assemble(cx, fwd, rev, wrt)
+    tree = module(lines)
     cx.states.resolve(tree)
     # (element-wise runs fused where the target makes arrays: not in checked mode, whose
     # reads of adjoints are checked statement by statement)
@@ -329,4 +329,4 @@ def _assemble(cx, fwd, rev, wrt):
                 out(facts.target.atomic_add_statement(cell[0], cell[1], acc))
         stacks = sorted(cx.stack_specs())
         out(facts.target.backward_epilogue(facts, cx.activity, names, stacks, wrt))
-    return fname, text(out)
+    return fname, out

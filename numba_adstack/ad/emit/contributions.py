@@ -4,7 +4,7 @@
 them. Each kind is a small frozen record carrying the pieces its statement needs; a rule
 filled in is a :class:`Term`, whose placeholders still open (the adjoint array an
 in-place form adds into, the adjoint a rescaling reads) are filled by name when the
-statement is written.
+statement is written; it is filled by substitution into the rule's tree.
 """
 import ast
 from dataclasses import dataclass
@@ -16,7 +16,7 @@ from ..generated_source.code import fill
 @dataclass(frozen=True)
 class Term:
     """A rule template with its operands rendered (``operands`` by position, ``named``
-    by placeholder); :meth:`source` fills in the placeholders left open."""
+    by placeholder); :meth:`tree` fills in the placeholders left open."""
     template: str
     operands: tuple = ()
     named: dict = None          # placeholder -> source
@@ -24,11 +24,6 @@ class Term:
     @classmethod
     def of(cls, template, operands=(), **named):
         return cls(template, tuple(operands), named)
-
-    def source(self, **late):
-        """The term's source, with the placeholders ``late`` names filled in too."""
-        return self.template.format(*self.operands, **(dict(self.named, **late) if late
-                                                       else self.named))
 
     def tree(self, **late):
         """The term's expression tree, its template's tree filled with the operands, the
@@ -67,9 +62,6 @@ class Into:
     (``add_dot_vjp_a({out}, ...)``, ``{out}`` being ``adjoint``): no temporary."""
     adjoint: str
     call: Term
-
-    def source(self):
-        return self.call.source(out=self.adjoint)
 
     def statement(self):
         return self.call.statement(out=self.adjoint)

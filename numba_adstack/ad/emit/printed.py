@@ -11,10 +11,21 @@ what decides how each iteration helper of a parallel loop is compiled read off
 """
 import ast
 
+from ..generated_source.code import body
+
 
 def parse(text):
     """The tree (an ``ast.Module``) of the emitted ``text``."""
     return ast.parse(text)
+
+
+def module(lines):
+    """The module tree of ``lines`` (a :class:`..generated_source.code.Lines`): nested as
+    they are when every line is a statement tree; printed and parsed once when some are
+    still text."""
+    if all(not isinstance(node, str) for _, node in lines.lines):
+        return ast.Module(body=body(lines.lines), type_ignores=[])
+    return parse(text(lines))
 
 
 def text(lines):
