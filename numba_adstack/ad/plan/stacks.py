@@ -269,6 +269,18 @@ def declaration(st, spec):
     return "%s = adstack(%s, %d%s)" % (st, spec.dtype, spec.capacity, heap)
 
 
+def declaration_stmt(st, spec):
+    """The statement declaring stack ``st`` at the top of the backward (a tree)."""
+    from ..emit.code import stmt    # (emit imports plan: imported when first used)
+    if spec.storage == "launch":
+        # Its capacity and storage are constants of each compiled launch variant.
+        return stmt("{} = launch_stack({}, {}, {}, _gstack, _gmeta)", st, spec.dtype,
+                    "_K%d" % spec.index, spec.index)
+    if spec.storage == "heap":
+        return stmt('{} = adstack({}, {}, "heap")', st, spec.dtype, spec.capacity)
+    return stmt("{} = adstack({}, {})", st, spec.dtype, spec.capacity)
+
+
 def _home(facts, parallel, block):
     """The header of the parallel loop whose helper declares a stack, or None."""
     if block is None:
