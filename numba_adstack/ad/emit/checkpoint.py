@@ -31,9 +31,20 @@ projected history with the memory budget; past it the call raises
 with a checkpointed backward.
 """
 from ..plan import checkpoint_schedule as CS
-from ..plan.checkpoint import length_source, loop_budget, loop_slots
+from ..plan.checkpoint import length_expr, loop_budget, loop_slots
+from ..generated_source.code import expr, value
 from .constants import ZERO
 from .replay import range_index
+
+#: The tests of an ``if``/``elif`` chain on the exit record, by keyword.
+_EXIT_TEST = {"if": "if {} == {}:", "elif": "elif {} == {}:"}
+
+
+def _max8(args):
+    """``max(8, a, b, ...)``: a call of as many arguments as ``args``."""
+    call = expr("max(8)")
+    call.args.extend(value(a) for a in args)
+    return call
 
 
 class Checkpoint:
@@ -83,16 +94,19 @@ class Checkpoint:
         """Set the bytes kept per iteration and the bytes of the state (projections)."""
         car = self.cx.plan.checkpointed[lp]
         n = self.cx.names.n
-        arrays = ["%s.nbytes" % n(a) for a in car.arrays + car.in_place]
-        largest = "max(8, %s)" % ", ".join(arrays) if arrays else "8"
-        nested = "".join(" + (%d + %d * %s)%s" % (
-            m.scalar_bytes, m.list_values, largest,
-            "".join(" * " + length_source(rl, self.cx.src.operand) for rl in m.lengths or ()))
-            for m in car.nested)
-        L("%s = %d + %d * %s%s" % (self._v("b", lp), car.scalar_bytes, car.list_values,
-                                   largest, nested))
-        L("%s = %d%s" % (self._v("z", lp), 8 * len(car.scalars),
-                         "".join(" + " + a for a in arrays)))
+        arrays = [expr("{}.nbytes", n(a)) for a in car.arrays + car.in_place]
+        largest = _max8(arrays) if arrays else 8
+        kept = expr("{} + {} * {}", car.scalar_bytes, car.list_values, largest)
+        for m in car.nested:
+            per = expr("({} + {} * {})", m.scalar_bytes, m.list_values, largest)
+            for rl in m.lengths or ():
+                per = expr("{} * {}", per, length_expr(rl, self.cx.src.operand))
+            kept = expr("{} + {}", kept, per)
+        L.code("{} = {}", self._v("b", lp), kept)
+        state = 8 * len(car.scalars)
+        for a in arrays:
+            state = expr("{} + {}", state, a)
+        L.code("{} = {}", self._v("z", lp), state)
 
     def guard(self, L, lp):
         """``checkpoint="auto"``: past the budget, ask for a checkpointed backward. A loop
@@ -100,88 +114,84 @@ class Checkpoint:
         (:meth:`guard_iteration`)."""
         self._sizes(L, lp)
         if self.online(lp):
-            L("%s = %s(%s, %d)" % (self._v("l", lp), self.cx.names.gname(CS.guard_count),
-                                   self._v("b", lp), self.cx.plan.memory_budget))
+            L.code("{} = {}({}, {})", self._v("l", lp), self.cx.names.gname(CS.guard_count),
+                   self._v("b", lp), self.cx.plan.memory_budget)
             return
-        L("%s(%s, %s, %d)" % (self.cx.names.gname(CS.guard), lp.range.len,
-                              self._v("b", lp), self.cx.plan.memory_budget))
+        L.code("{}({}, {}, {})", self.cx.names.gname(CS.guard), lp.range.len,
+               self._v("b", lp), self.cx.plan.memory_budget)
 
     def guard_iteration(self, L, lp):
         if self.guarded(lp) and self.online(lp) and not self.cx.fused.replaying:
-            L("if _n%d == %s:" % (lp.header, self._v("l", lp)))
-            L("    %s()" % self.cx.names.gname(CS.need_checkpoint))
+            with L.block("if {} == {}:", "_n%d" % lp.header, self._v("l", lp)):
+                L.code("{}()", self.cx.names.gname(CS.need_checkpoint))
 
     # ------------------------------------------------------------------ state
     def _store(self, L, lp, slot):
         car, n = self.cx.plan.checkpointed[lp], self.cx.names.n
         for name, _ in car.scalars:
-            L("%s[%s] = %s" % (self._slot_name(lp, name), slot, n(name)))
+            L.code("{}[{}] = {}", self._slot_name(lp, name), slot, n(name))
         for name in car.arrays + car.in_place:
-            L("%s[%s] = %s.copy()" % (self._slot_name(lp, name), slot, n(name)))
+            L.code("{}[{}] = {}.copy()", self._slot_name(lp, name), slot, n(name))
 
     def _restore(self, L, lp, slot, first=None):
         """The state of ``slot``; a loop of unknown trip count also sets its counts back
         to ``first``, the iteration the slot holds the state before."""
         car, n = self.cx.plan.checkpointed[lp], self.cx.names.n
         if car.online:
-            L("_n%d = %s" % (lp.header, first))
+            L.code("{} = {}", "_n%d" % lp.header, first)
             if lp.range is not None:
-                L("%s = %s" % (lp.range.ctr, first))
+                L.code("{} = {}", lp.range.ctr, first)
         for name, _ in car.scalars:
-            L("%s = %s[%s]" % (n(name), self._slot_name(lp, name), slot))
+            L.code("{} = {}[{}]", n(name), self._slot_name(lp, name), slot)
         for name in car.arrays:         # (never written in place by the loop)
-            L("%s = %s[%s]" % (n(name), self._slot_name(lp, name), slot))
+            L.code("{} = {}[{}]", n(name), self._slot_name(lp, name), slot)
         for name in car.in_place:       # other names may be views of its memory
-            L("%s[...] = %s[%s]" % (n(name), self._slot_name(lp, name), slot))
+            L.code("{}[...] = {}[{}]", n(name), self._slot_name(lp, name), slot)
 
     def _declare(self, L, lp, c=None):
         car, n, facts = self.cx.plan.checkpointed[lp], self.cx.names.n, self.facts
-        c = c or "%s(%s)" % (self.cx.names.gname(CS.slot_count), self._v("a", lp))
+        c = c or expr("{}({})", self.cx.names.gname(CS.slot_count), self._v("a", lp))
         for name, dtype in car.scalars:
-            L("%s = np.empty(%s, %s)" % (self._slot_name(lp, name), c, dtype))
+            L.code("{} = np.empty({}, {})", self._slot_name(lp, name), c, dtype)
         for name in car.arrays + car.in_place:
             t = facts.ty(name)
             t = t.copy(layout="C") if t.layout != "C" else t
             s = self._slot_name(lp, name)
-            L("%s = List.empty_list(%s)" % (s, self.cx.names.gname(t)))
+            L.code("{} = List.empty_list({})", s, self.cx.names.gname(t))
             k = self.cx.names.fresh("k")
-            L("for %s in range(%s):" % (k, c))
-            L("    %s.append(%s.copy())" % (s, n(name)))
+            with L.block("for {} in range({}):", k, c):
+                L.code("{}.append({}.copy())", s, n(name))
 
     # ------------------------------------------------------------------ the replay
     def forward(self, L, lp):
         if self.online(lp):
             self.forward_online(L, lp)
             return
-        cx, h = self.cx, lp.header
+        cx, h, v = self.cx, lp.header, self._v
         rl = lp.range
         self._sizes(L, lp)
-        L("%s = %s(%s, %s, %s, %d, %d)" % (
-            self._v("a", lp), cx.names.gname(CS.plan_schedule), rl.len, self._v("b", lp),
-            self._v("z", lp), self._budget(lp), self._slots(lp)))
+        L.code("{} = {}({}, {}, {}, {}, {})", v("a", lp), cx.names.gname(CS.plan_schedule),
+               rl.len, v("b", lp), v("z", lp), self._budget(lp), self._slots(lp))
         self._declare(L, lp)
-        L("%s = 0" % self._v("p", lp))
-        L("while True:")
-        with L.indent():
+        L.code("{} = 0", v("p", lp))
+        o = v("o", lp)
+        with L.block("while True:"):
             self._next(L, lp)
-            L("if %s == %d:" % (self._v("o", lp), CS.STORE))
-            with L.indent():
-                self._store(L, lp, self._v("k", lp))
-            L("elif %s == %d:" % (self._v("o", lp), CS.ADVANCE))
-            with L.indent():
+            with L.block("if {} == {}:", o, CS.STORE):
+                self._store(L, lp, v("k", lp))
+            with L.block("elif {} == {}:", o, CS.ADVANCE):
                 self._run(L, lp, keep=False)
-            L("else:")
-            with L.indent():
+            with L.block("else:"):
                 self._run(L, lp, keep=True)
-                L("break")
-        L("_n%d = %s" % (h, rl.len))
+                L.code("break")
+        L.code("{} = {}", "_n%d" % h, rl.len)
 
     def _next(self, L, lp):
-        a, p = self._v("a", lp), self._v("p", lp)
-        L("%s, %s, %s, %s = %s[%s, 0], %s[%s, 1], %s[%s, 2], %s[%s, 3]" % (
-            self._v("o", lp), self._v("f", lp), self._v("e", lp), self._v("k", lp),
-            a, p, a, p, a, p, a, p))
-        L("%s += 1" % p)
+        v = self._v
+        p = v("p", lp)
+        L.code("{o}, {f}, {e}, {k} = {a}[{p}, 0], {a}[{p}, 1], {a}[{p}, 2], {a}[{p}, 3]",
+               o=v("o", lp), f=v("f", lp), e=v("e", lp), k=v("k", lp), a=v("a", lp), p=p)
+        L.code("{} += 1", p)
 
     def _run(self, L, lp, keep):
         """Iterations ``[_ckf, _cke)`` of the loop: keeping their history, or nothing."""
@@ -191,21 +201,20 @@ class Checkpoint:
             for st, spec in sorted(cx.stack_specs().items()):
                 for header, per in spec.reserves:
                     if header == lp.header:
-                        L("reserve(%s, (%s - %s)%s)" % (st, e, f,
-                                                         "" if per == 1 else " * %d" % per))
-        L("for %s in range(%s, %s):" % (rl.ctr, f, e))
+                        if per == 1:
+                            L.code("reserve({}, {} - {})", st, e, f)
+                        else:
+                            L.code("reserve({}, ({} - {}) * {})", st, e, f, per)
         quiet = 0 if keep else 1
         cx.fused.replaying += quiet
         self.advancing += quiet
         cx.open_loops.append(lp.header)
         try:
-            with L.indent():
-                m = L.mark()
+            with L.block("for {} in range({}, {}):", rl.ctr, f, e):
                 if rl.array is None and rl.first is not None:
-                    L("%s = %s" % (cx.names.n(rl.first),
-                                   range_index(rl, rl.ctr, cx.src.operand)))
+                    L.code("{} = {}", cx.names.n(rl.first),
+                           range_index(rl, rl.ctr, cx.src.operand))
                 cx.forward.range_body(L, lp)
-                L.close_block(m)
         finally:
             cx.open_loops.pop()
             cx.fused.replaying -= quiet
@@ -216,39 +225,30 @@ class Checkpoint:
         if self.online(lp):
             self.sweep_online(L, lp)
             return
-        cx, facts, h = self.cx, self.facts, lp.header
+        cx, facts, h, v = self.cx, self.facts, lp.header, self._v
         rev = cx.reverse
         Rl = facts.s.regions[lp]
         # The partial last iteration (the exhausted range's test), as Reverse.counted_loop.
         rev.set_index(L, lp, "_n%d" % h)
         rev.seq(L, Rl, Rl.node_of(lp.exits[0][0]), None)
-        L("while %s < %s.shape[0]:" % (self._v("p", lp), self._v("a", lp)))
-        with L.indent():
+        o = v("o", lp)
+        with L.block("while {} < {}.shape[0]:", v("p", lp), v("a", lp)):
             self._next(L, lp)
-            o = self._v("o", lp)
-            L("if %s == %d:" % (o, CS.REVERSE))
-            with L.indent():
+            with L.block("if {} == {}:", o, CS.REVERSE):
                 mvar = "_m%d" % h
-                L("%s = %s" % (mvar, self._v("e", lp)))
-                L("while %s > %s:" % (mvar, self._v("f", lp)))
-                with L.indent():
-                    L("%s -= 1" % mvar)
-                    m = L.mark()
+                L.code("{} = {}", mvar, v("e", lp))
+                with L.block("while {} > {}:", mvar, v("f", lp)):
+                    L.code("{} -= 1", mvar)
                     rev.set_index(L, lp, mvar)
                     rev.edge(L, (lp.latches[0], h))
                     rev.region_from(L, Rl, Rl.node_of(lp.latches[0]))
-                    L.close_block(m)
-            L("elif %s == %d:" % (o, CS.RESTORE))
-            with L.indent():
-                self._restore(L, lp, self._v("k", lp))
-            L("elif %s == %d:" % (o, CS.STORE))
-            with L.indent():
-                self._store(L, lp, self._v("k", lp))
-            L("elif %s == %d:" % (o, CS.ADVANCE))
-            with L.indent():
+            with L.block("elif {} == {}:", o, CS.RESTORE):
+                self._restore(L, lp, v("k", lp))
+            with L.block("elif {} == {}:", o, CS.STORE):
+                self._store(L, lp, v("k", lp))
+            with L.block("elif {} == {}:", o, CS.ADVANCE):
                 self._run(L, lp, keep=False)
-            L("else:")
-            with L.indent():
+            with L.block("else:"):
                 self._run(L, lp, keep=True)
 
     # ------------------------------------------------------------------ unknown trip count
@@ -260,75 +260,69 @@ class Checkpoint:
         car = cx.plan.checkpointed[lp]
         self._sizes(L, lp)
         w = v("w", lp)
-        L("%s = %s(%s, %s, %d, %d)" % (w, cx.names.gname(CS.online_plan), v("b", lp),
-                                       v("z", lp), self._budget(lp), self._slots(lp)))
-        L("%s, %s, %s = %s[0], %s[1], %s[2]" % (v("g", lp), v("C", lp), v("L", lp), w, w, w))
+        L.code("{} = {}({}, {}, {}, {})", w, cx.names.gname(CS.online_plan), v("b", lp),
+               v("z", lp), self._budget(lp), self._slots(lp))
+        L.code("{}, {}, {} = {}[0], {}[1], {}[2]", v("g", lp), v("C", lp), v("L", lp),
+               w, w, w)
         self._declare(L, lp, v("C", lp))
-        L("%s = 0" % v("c", lp))            # slots filled
-        L("%s = %s" % (v("i", lp), v("g", lp)))   # iterations between them
-        L("%s = 0" % v("q", lp))            # the next iteration stored
+        L.code("{} = 0", v("c", lp))                # slots filled
+        L.code("{} = {}", v("i", lp), v("g", lp))   # iterations between them
+        L.code("{} = 0", v("q", lp))                # the next iteration stored
         taped = self._taped_first(lp)
         if taped:
             self._taping_start(L, lp)
-        L("_n%d = 0" % h)
-        L("while True:")
-        with L.indent():
-            L("if _n%d == %s:" % (h, v("q", lp)))
-            with L.indent():
-                L("if %s == %s:" % (v("c", lp), v("L", lp)))
-                with L.indent():
+        n = "_n%d" % h
+        L.code("{} = 0", n)
+        with L.block("while True:"):
+            with L.block("if {} == {}:", n, v("q", lp)):
+                with L.block("if {} == {}:", v("c", lp), v("L", lp)):
                     j = cx.names.fresh("k")
-                    L("for %s in range(1, %s // 2):" % (j, v("L", lp)))
-                    with L.indent():
+                    with L.block("for {} in range(1, {} // 2):", j, v("L", lp)):
                         for name, _ in car.scalars:
                             s = self._slot_name(lp, name)
-                            L("%s[%s] = %s[2 * %s]" % (s, j, s, j))
+                            L.code("{s}[{j}] = {s}[2 * {j}]", s=s, j=j)
                         for name in car.arrays + car.in_place:
                             s = self._slot_name(lp, name)
-                            L("%s[%s] = %s[2 * %s]" % (s, j, s, j))
-                    L("%s = %s // 2" % (v("c", lp), v("L", lp)))
-                    L("%s *= 2" % v("i", lp))
+                            L.code("{s}[{j}] = {s}[2 * {j}]", s=s, j=j)
+                    L.code("{} = {} // 2", v("c", lp), v("L", lp))
+                    L.code("{} *= 2", v("i", lp))
                 self._store(L, lp, v("c", lp))
-                L("%s += 1" % v("c", lp))
-                L("%s += %s" % (v("q", lp), v("i", lp)))
+                L.code("{} += 1", v("c", lp))
+                L.code("{} += {}", v("q", lp), v("i", lp))
             if not taped:
                 self._region(L, lp, keep=False)
                 return
-            L("if %s:" % v("T", lp))
-            with L.indent():
+            with L.block("if {}:", v("T", lp)):
                 self._taping_end(L, lp)
-            L("if %s:" % v("T", lp))
-            with L.indent():
+            with L.block("if {}:", v("T", lp)):
                 self._region(L, lp, keep=True)
-            L("else:")
-            with L.indent():
+            with L.block("else:"):
                 self._region(L, lp, keep=False)
 
     def _taping_start(self, L, lp):
         """Keep the history from the start (``_ckT``) up to the iteration at which it would
         pass the budget (``_ckl``); the stacks' heights to go back to then."""
         v = self._v
-        L("%s = 1" % v("T", lp))
-        L("%s = max(1, %d // max(%s, 1))" % (v("l", lp), self._budget(lp), v("b", lp)))
+        L.code("{} = 1", v("T", lp))
+        L.code("{} = max(1, {} // max({}, 1))", v("l", lp), self._budget(lp), v("b", lp))
         for st in sorted(self.cx.stack_specs()):
-            L("%s = %s" % (self._height(lp, st), self._size(st)))
+            L.code("{} = {}", self._height(lp, st), self._size(st))
 
     def _taping_end(self, L, lp):
         """Past the budget: drop the history kept so far and go on keeping nothing (the
         states stored so far are those of the online schedule)."""
         v = self._v
-        L("if _n%d == %s:" % (lp.header, v("l", lp)))
-        with L.indent():
+        with L.block("if {} == {}:", "_n%d" % lp.header, v("l", lp)):
             for st in sorted(self.cx.stack_specs()):
-                L("while %s > %s:" % (self._size(st), self._height(lp, st)))
-                L("    " + ("%s.pop()" if self._is_list(st) else "pop(%s)") % st)
-            L("%s = 0" % v("T", lp))
+                with L.block("while {} > {}:", self._size(st), self._height(lp, st)):
+                    L.code("{}.pop()" if self._is_list(st) else "pop({})", st)
+            L.code("{} = 0", v("T", lp))
 
     def _height(self, lp, st):
         return "_ckh%d_%s" % (lp.header, st)
 
     def _size(self, st):
-        return ("len(%s)" if self._is_list(st) else "size(%s)") % st
+        return expr("len({})" if self._is_list(st) else "size({})", st)
 
     def _is_list(self, st):
         return self.cx.plan.stacks[st].storage == "list"     # arrays: a typed list
@@ -352,30 +346,27 @@ class Checkpoint:
     def _run_online(self, L, lp, keep):
         """Iterations ``[_ckf, _cke)``; one past the last full iteration ends at the
         loop's exit."""
-        L("while True:")
-        with L.indent():
-            L("if _n%d == %s:" % (lp.header, self._v("e", lp)))
-            L("    break")
+        with L.block("while True:"):
+            with L.block("if {} == {}:", "_n%d" % lp.header, self._v("e", lp)):
+                L.code("break")
             self._region(L, lp, keep)
 
     def sweep_online(self, L, lp):
         cx, h, v = self.cx, lp.header, self._v
-        rev = cx.reverse
         Rl = self.facts.s.regions[lp]
         nn = v("N", lp)
         # Adjoints the back edge assigns are read above it in the text: define them.
         for latch in lp.latches:
             for t, val in self.facts.edge_copies((latch, h)):
                 if getattr(val, "name", None) in cx.plan.direct:
-                    L("%s = %s" % (cx.names.bar(val), ZERO))
-        L("%s = _n%d + 1" % (nn, h))       # the iterations run, the partial last one too
+                    L.code("{} = {}", cx.names.bar(val), ZERO)
+        # the iterations run, the partial last one too
+        L.code("{} = {} + 1", nn, "_n%d" % h)
         if self._taped_first(lp):
-            L("if %s:" % v("T", lp))        # all of it kept: reversed as it is
-            with L.indent():
-                L("%s, %s = 0, %s" % (v("f", lp), v("e", lp), nn))
+            with L.block("if {}:", v("T", lp)):     # all of it kept: reversed as it is
+                L.code("{}, {} = 0, {}", v("f", lp), v("e", lp), nn)
                 self._reverse_online(L, lp, Rl, nn)
-            L("else:")
-            with L.indent():
+            with L.block("else:"):
                 self._sweep_segments(L, lp, Rl, nn)
             return
         self._sweep_segments(L, lp, Rl, nn)
@@ -384,67 +375,56 @@ class Checkpoint:
         """The segments between the stored states, from the last."""
         cx, v = self.cx, self._v
         j, b = v("j", lp), v("s", lp)
-        L("%s = %s - 1" % (j, v("c", lp)))
-        L("while %s >= 0:" % j)
-        with L.indent():
-            L("%s = %s * %s" % (b, j, v("i", lp)))
-            L("%s = %s(min(%s + %s, %s) - %s, %s, %s - %s)" % (
-                v("a", lp), cx.names.gname(CS.schedule), b, v("i", lp), nn, b, v("g", lp),
-                v("C", lp), j))
+        L.code("{} = {} - 1", j, v("c", lp))
+        with L.block("while {} >= 0:", j):
+            L.code("{} = {} * {}", b, j, v("i", lp))
+            L.code("{a} = {schedule}(min({b} + {i}, {n}) - {b}, {g}, {C} - {j})",
+                   a=v("a", lp), schedule=cx.names.gname(CS.schedule), b=b, i=v("i", lp),
+                   n=nn, g=v("g", lp), C=v("C", lp), j=j)
             self._restore(L, lp, j, b)
-            L("%s = 0" % v("p", lp))
-            L("while %s < %s.shape[0]:" % (v("p", lp), v("a", lp)))
-            with L.indent():
+            L.code("{} = 0", v("p", lp))
+            o = v("o", lp)
+            with L.block("while {} < {}.shape[0]:", v("p", lp), v("a", lp)):
                 self._next(L, lp)
-                L("%s += %s" % (v("f", lp), b))
-                L("%s += %s" % (v("e", lp), b))
-                L("%s += %s" % (v("k", lp), j))
-                o = v("o", lp)
-                L("if %s == %d:" % (o, CS.REVERSE))
-                with L.indent():
+                L.code("{} += {}", v("f", lp), b)
+                L.code("{} += {}", v("e", lp), b)
+                L.code("{} += {}", v("k", lp), j)
+                with L.block("if {} == {}:", o, CS.REVERSE):
                     self._reverse_online(L, lp, Rl, nn)
-                L("elif %s == %d:" % (o, CS.RESTORE))
-                with L.indent():
+                with L.block("elif {} == {}:", o, CS.RESTORE):
                     self._restore(L, lp, v("k", lp), v("f", lp))
-                L("elif %s == %d:" % (o, CS.STORE))
-                with L.indent():
+                with L.block("elif {} == {}:", o, CS.STORE):
                     self._store(L, lp, v("k", lp))
-                L("elif %s == %d:" % (o, CS.ADVANCE))
-                with L.indent():
+                with L.block("elif {} == {}:", o, CS.ADVANCE):
                     self._run_online(L, lp, keep=False)
-                L("else:")
-                with L.indent():
+                with L.block("else:"):
                     self._run_online(L, lp, keep=True)
-            L("%s -= 1" % j)
+            L.code("{} -= 1", j)
 
     def _reverse_online(self, L, lp, Rl, nn):
         """Reverse iterations ``[_ckf, _cke)`` just taped, as Reverse.entered_loop: from
         the loop's exit when the last is the partial last iteration, else from its back
         edge."""
-        cx, h, rev = self.cx, lp.header, self.cx.reverse
-        var, mvar = rev.state_var(Rl), "_m%d" % h
+        h, rev = lp.header, self.cx.reverse
+        var, mvar, e = rev.state_var(Rl), "_m%d" % h, self._v("e", lp)
         srcs = [Rl.node_of(src) for src, _ in lp.exits]
-        L("%s = %s - 1" % (mvar, self._v("e", lp)))
-        L("if %s == %s:" % (self._v("e", lp), nn))
-        with L.indent():
+        L.code("{} = {} - 1", mvar, e)
+        with L.block("if {} == {}:", e, nn):
             if len(srcs) == 1:
-                L("%s = %s" % (var, rev.state(Rl, srcs[0])))
+                L.code("{} = {}", var, rev.state(Rl, srcs[0]))
             else:
                 for k, s in enumerate(srcs):
                     kw = "if" if k == 0 else ("elif" if k < len(srcs) - 1 else "else")
-                    L("%s _x%d == %d:" % (kw, h, k) if kw != "else" else "else:")
-                    L("    %s = %s" % (var, rev.state(Rl, s)))
-        L("else:")
-        with L.indent():
-            m = L.mark()
+                    with L.block(_EXIT_TEST[kw], "_x%d" % h, k) if kw != "else" \
+                            else L.block("else:"):
+                        L.code("{} = {}", var, rev.state(Rl, s))
+        with L.block("else:"):
             rev.back_edge(L, lp, Rl)
-            L.close_block(m)
-        L("while True:")
-        with L.indent():
+        with L.block("while True:"):
             rev.set_index(L, lp, mvar)
             starts = list(dict.fromkeys(srcs + [Rl.node_of(x) for x in lp.latches]))
             rev.guarded(L, Rl, var, starts)
-            L("if %s == %s:" % (mvar, self._v("f", lp)))
-            L("    break")
-            L("%s -= 1" % mvar)
+            with L.block("if {} == {}:", mvar, self._v("f", lp)):
+                L.code("break")
+            L.code("{} -= 1", mvar)
             rev.back_edge(L, lp, Rl)

@@ -24,6 +24,7 @@ from numba.core import ir, types
 from ... import config
 from ...errors import CheckpointIgnoredWarning
 from ..capture.checkpoint_loop import mark_of
+from ..generated_source.code import expr
 from ..typeinfo import stack_dtype
 
 
@@ -307,30 +308,70 @@ def _invariant(facts, lp, v, depth):
     return None
 
 
-def _render(tree, operand):
+#: Templates of the operations of an invariant's tree (:func:`_invariant`).
+_BINOP_TEMPLATES = {"+": "({} + {})", "-": "({} - {})", "*": "({} * {})",
+                    "//": "({} // {})"}
+_ATTR_TEMPLATES = {"shape": "{}.shape", "size": "{}.size"}
+#: ``len(range(...))`` of one, two or three operands.
+_RANGE_LEN_TEMPLATES = {1: "len(range({}))", 2: "len(range({}, {}))",
+                        3: "len(range({}, {}, {}))"}
+
+
+def _tree_expr(tree, operand):
+    """The expression tree computing an invariant's tree, its values before the
+    checkpointed loop given by ``operand`` (their source, or names)."""
     kind = tree[0]
     if kind == "var":
         return operand(tree[1])
     if kind == "const":
+        c = tree[1]
+        return c if isinstance(c, (int, float)) else repr(c)
+    if kind == "binop":
+        return expr(_BINOP_TEMPLATES[tree[1]], _tree_expr(tree[2], operand),
+                     _tree_expr(tree[3], operand))
+    if kind == "attr":
+        return expr(_ATTR_TEMPLATES[tree[2]], _tree_expr(tree[1], operand))
+    if kind == "item":
+        return expr("{}[{}]", _tree_expr(tree[1], operand), tree[2])
+    return expr("len({})", _tree_expr(tree[1], operand))
+
+
+def length_expr(length, operand):
+    """The expression of a range loop's length (an item of :attr:`Nested.lengths`), its
+    values before the checkpointed loop given by ``operand`` (their source, or names)."""
+    rl, trees = length
+    if trees is None:
+        return rl.trip_count()
+    if rl.array is not None:
+        return expr("len({})", _tree_expr(trees[0], operand))
+    return expr(_RANGE_LEN_TEMPLATES[len(trees)], *(_tree_expr(t, operand) for t in trees))
+
+
+def _render(tree, name):
+    # (the text of a length in the comments of checkpoint_note: shown, not run)
+    kind = tree[0]
+    if kind == "var":
+        return name(tree[1])
+    if kind == "const":
         return repr(tree[1])
     if kind == "binop":
-        return "(%s %s %s)" % (_render(tree[2], operand), tree[1], _render(tree[3], operand))
+        return "(%s %s %s)" % (_render(tree[2], name), tree[1], _render(tree[3], name))
     if kind == "attr":
-        return "%s.%s" % (_render(tree[1], operand), tree[2])
+        return "%s.%s" % (_render(tree[1], name), tree[2])
     if kind == "item":
-        return "%s[%d]" % (_render(tree[1], operand), tree[2])
-    return "len(%s)" % _render(tree[1], operand)
+        return "%s[%d]" % (_render(tree[1], name), tree[2])
+    return "len(%s)" % _render(tree[1], name)
 
 
-def length_source(length, operand):
-    """Source of a range loop's length (an item of :attr:`Nested.lengths`), its values
-    before the checkpointed loop rendered by ``operand``."""
+def length_source(length, name):
+    """The text of a range loop's length in :func:`checkpoint_note` (a comment), its
+    values before the checkpointed loop shown by ``name``."""
     rl, trees = length
     if trees is None:
         return str(rl.trip_count())
     if rl.array is not None:
-        return "len(%s)" % _render(trees[0], operand)
-    return "len(range(%s))" % ", ".join(_render(t, operand) for t in trees)
+        return "len(%s)" % _render(trees[0], name)
+    return "len(range(%s))" % ", ".join(_render(t, name) for t in trees)
 
 
 _ENTRY_BYTES = {"np.float64": 8, "np.int64": 8, "np.float32": 4, "np.int32": 4,

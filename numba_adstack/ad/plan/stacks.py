@@ -260,16 +260,6 @@ def _numbered(values, records):
     return out
 
 
-def declaration(st, spec):
-    """The line declaring stack ``st`` at the top of the backward."""
-    if spec.storage == "launch":
-        # Its capacity and storage are constants of each compiled launch variant.
-        return "%s = launch_stack(%s, _K%d, %d, _gstack, _gmeta)" % (
-            st, spec.dtype, spec.index, spec.index)
-    heap = ', "heap"' if spec.storage == "heap" else ""
-    return "%s = adstack(%s, %d%s)" % (st, spec.dtype, spec.capacity, heap)
-
-
 def declaration_stmt(st, spec):
     """The statement declaring stack ``st`` at the top of the backward."""
     if spec.storage == "launch":
