@@ -15,7 +15,10 @@ import functools
 import string
 from contextlib import contextmanager
 
-from ..rules.template import _MARK
+#: What a placeholder ``{name}`` is named in a template's tree (rule templates too,
+#: :mod:`..rules.template`).
+PLACEHOLDER = "_tpl_"
+_MARK = PLACEHOLDER
 
 _HEADS = ("if", "elif", "else", "while", "for", "def", "with")
 

@@ -27,7 +27,8 @@ import string
 
 import numpy as np
 
-_MARK = "_tpl_"
+from ..generated_source.code import PLACEHOLDER as _MARK
+
 #: Tree roots printed in parentheses, so that the text stays one operand wherever a
 #: caller places it.
 _LOOSE = (ast.IfExp, ast.BoolOp, ast.Compare, ast.Lambda, ast.NamedExpr)
