@@ -183,7 +183,8 @@ def function_def(name, params):
         name=name, args=ast.arguments(
             posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[], decorator_list=[], returns=None, type_comment=None, lineno=0)
+        body=[], decorator_list=[], returns=None, type_comment=None, lineno=0,
+        **({"type_params": []} if "type_params" in ast.FunctionDef._fields else {}))
 
 
 def code_key(x):

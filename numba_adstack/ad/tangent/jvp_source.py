@@ -18,11 +18,11 @@ from numba.core import ir, types
 
 from .varied import varied_values
 from ..emit import Names, Source
-from ..emit.replay import Forward, range_index
-from ..generated_source.code import Lines
+from ..emit.replay import Forward
+from ..generated_source.code import Lines, expr, function_def
 from ..emit.names import identifier
 from ..emit.control import simplify_control
-from ..emit.printed import parse, printed, text
+from ..emit.printed import module, printed
 from ..emit.states import States
 from ..emit import record_names
 from ..facts.ir_facts import IRFacts, is_range
@@ -140,7 +140,7 @@ class TangentForward(Forward):
     # (by the code after the loop), and it is a plain local.
     def record(self, L, name, value, loops, block):
         if name.startswith("_x"):
-            L("%s = %s" % (name, value))
+            L.code("{} = {}", name, value)
 
     def record_after(self, L, name, loops, block):
         pass
@@ -177,18 +177,21 @@ class TangentForward(Forward):
         for t, v in cps:
             if self.t.has(t):
                 lhs.append(self.t.dot(t))
-                rhs.append(self.t.of(v) if isinstance(v, ir.Var) else "0.0")
-        L("%s = %s" % (", ".join(lhs), ", ".join(rhs)))
+                rhs.append(self.t.of(v) if isinstance(v, ir.Var) else 0.0)
+        if len(lhs) == 1:
+            L.code("{} = {}", lhs[0], rhs[0])
+        else:
+            L.code("{} = {}", _targets(lhs), tuple(rhs))
 
     def block_end(self, L, label, term):
         if not isinstance(term, ir.Return):
             return super().block_end(L, label, term)
         if not self.facts.target.returns_value:
-            L("return")             # a kernel: its outputs are the arrays it writes
+            L.code("return")        # a kernel: its outputs are the arrays it writes
             return
         value = term.value
-        tangent = self.t.of(value) if isinstance(value, ir.Var) else "None"
-        L("return %s, %s" % (self.src.operand(value), tangent))
+        tangent = self.t.of(value) if isinstance(value, ir.Var) else None
+        L.code("return {}, {}", self.src.operand(value), tangent)
 
     def assign(self, L, label, stmt):
         name, e = stmt.target.name, stmt.value
@@ -196,13 +199,11 @@ class TangentForward(Forward):
         if isinstance(e, ir.Expr) and e.op == "inplace_binop" and t.has(e.lhs) \
                 and isinstance(self.facts.ty(e.lhs), types.Array):
             before, after = t.inplace_array(name, e)
-            for line in before:
-                L(line)
+            L(before)
             super().assign(L, label, stmt)
-            for line in after:
-                L(line)
+            L(after)
             if t.has(name):
-                L("%s = %s" % (t.dot(name), t.dot(e.lhs)))
+                L.code("{} = {}", t.dot(name), t.dot(e.lhs))
             return
         super().assign(L, label, stmt)
         if isinstance(e, ir.Arg):
@@ -217,22 +218,28 @@ class TangentForward(Forward):
         if isinstance(e, ir.Expr) and e.op == "pair_first":
             rl = self.facts.iter_alias[self.facts.pair_iter(e).name]
             if rl.array is not None:
-                value = range_index(rl, rl.ctr, lambda v: t.of(v))
-                L("%s = %s if %s < %s else 0.0" % (t.dot(name), value, rl.ctr, rl.len))
+                # (range_index of the tangents, which may be trees: the array's element)
+                value = expr("{}[{}]", t.of(rl.array), rl.ctr)
+                L.code("{} = {} if {} < {} else 0.0", t.dot(name), value, rl.ctr, rl.len)
             return
         if isinstance(e, ir.Expr) and e.op in ("getiter", "iternext", "pair_second"):
             return
         tangent = t.expr(name, e)
         if tangent is None:
             tangent = zero_of(self.facts.ty(name), self.cx.names.n(name))
-        L("%s = %s" % (t.dot(name), tangent))
+        L.code("{} = {}", t.dot(name), tangent)
 
     def stmt(self, L, label, stmt):
         super().stmt(L, label, stmt)
         if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) and self.t.has(stmt.target):
             idx = self.src.store_index(stmt, self.src.operand)
-            value = self.t.dot(stmt.value) if self.t.has(stmt.value) else "0.0"
-            L("%s[%s] = %s" % (self.t.dot(stmt.target), idx, value))
+            value = self.t.dot(stmt.value) if self.t.has(stmt.value) else 0.0
+            L.code("{}[{}] = {}", self.t.dot(stmt.target), idx, value)
+
+
+def _targets(names):
+    """``a, b, ...`` as the target of an assignment."""
+    return ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names], ctx=ast.Store())
 
 
 def build_jvp(typed, py_func, wrt, target=CPU):
@@ -255,34 +262,31 @@ def build_jvp(typed, py_func, wrt, target=CPU):
     params += [tangents.dot(a) for k, a in enumerate(args) if k in wrt]
     fname = "%s_jvp" % identifier(py_func.__name__)
     out = Lines()
-    out("def %s(%s):" % (fname, ", ".join(params)))
-    out.level = 1
-    for name in sorted(record_names(facts)):
-        if name.startswith("_x"):       # the only records read (see TangentForward.record)
-            out("%s = 0" % name)
-    for k, a in enumerate(args):
-        if not target.allocates_arrays:
-            break               # a kernel writes its outputs where it is told to
-        # The function's writes into its arguments land in copies, as for ``grad``.
-        written = a in facts.written_roots
-        if written:
-            out("%s = %s.copy()" % (names.n(a), names.n(a)))
-        if k in wrt and written and tangents.has(a):
-            out("%s = %s.copy()" % (tangents.dot(a), tangents.dot(a)))
-        elif k not in wrt and tangents.has(a):
-            out("%s = %s" % (tangents.dot(a), zero_of(facts.ty(a), names.n(a))))
-    out.lines.extend(body.lines)
-    source = text(out)
+    with out.open(function_def(fname, params)):
+        for name in sorted(record_names(facts)):
+            if name.startswith("_x"):   # the only records read (see TangentForward.record)
+                out.code("{} = 0", name)
+        for k, a in enumerate(args):
+            if not target.allocates_arrays:
+                break           # a kernel writes its outputs where it is told to
+            # The function's writes into its arguments land in copies, as for ``grad``.
+            written = a in facts.written_roots
+            if written:
+                out.code("{} = {}.copy()", names.n(a), names.n(a))
+            if k in wrt and written and tangents.has(a):
+                out.code("{} = {}.copy()", tangents.dot(a), tangents.dot(a))
+            elif k not in wrt and tangents.has(a):
+                out.code("{} = {}", tangents.dot(a), zero_of(facts.ty(a), names.n(a)))
+        out.extend(body)
+    tree = module(out)
     if cx.states.number:        # guarded sequences: their states numbered on the tree
-        tree = parse(source)
         cx.states.resolve(tree)
         # Guards only one state reaches replaced by their arm: the return no longer sits
         # under a guard Numba cannot see is always taken (an optional result otherwise).
         for fn in tree.body:
             if isinstance(fn, ast.FunctionDef):
                 simplify_control(fn)
-        source = printed(tree)
-    return JVPSource(fname, source, names.globals, facts, frozenset(wrt))
+    return JVPSource(fname, printed(tree), names.globals, facts, frozenset(wrt))
 
 
 __all__ = ["JVPSource", "build_jvp", "has_floats"]

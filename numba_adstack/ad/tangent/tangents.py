@@ -1,15 +1,18 @@
-"""The tangent of one IR statement, as Python source.
+"""The tangent of one IR statement, as an expression tree.
 
 Reads the :class:`~..facts.ir_facts.IRFacts` of the function and the set of values that vary with
-the differentiated arguments; produces, for each definition ``y = e``, the source of the
-tangent of ``y``, or None when it is zero. Scalar and element-wise rules come from the
-adjoint tables of :mod:`..rules`: each rule gives ``dy/da_k`` times ``{g}``, so the
-tangent is the sum over the operands of the rule with ``{g}`` the operand's tangent.
+the differentiated arguments; produces, for each definition ``y = e``, the expression of
+the tangent of ``y`` (a tree, a name, or the source an emission producer gives), or None
+when it is zero. Scalar and element-wise rules come from the adjoint tables of
+:mod:`..rules`: each rule gives ``dy/da_k`` times ``{g}``, so the tangent is the sum over
+the operands of the rule with ``{g}`` the operand's tangent (filled by substitution into
+the rule's tree).
 Functions linear in an array (``np.sum``, ``x.T``, ``x.reshape``) take the tangent in place
 of the array; bilinear ones (``np.dot``, ``@``) take it in each operand in turn.
 Anything that makes a float or a float array from varied values without a rule here is
 refused with the line.
 """
+import ast
 import builtins
 import operator
 
@@ -20,10 +23,11 @@ from ... import intrinsics as I
 from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
+from ..generated_source.code import expr, fill, stmt, value
 from ..facts.rule_binding import bind_expr
 from ..rules import vjp_split
 from ..rules.array_rules import rule_of
-from ..rules.template import lift_rule
+from ..rules.template import lift_rule, template
 from ..typeinfo import carries_floats, is_float, is_float_array
 
 #: Functions linear in the arrays at these argument positions (the others are read as
@@ -120,21 +124,41 @@ def _opaque(t):
 
 
 def zero_of(t, src):
-    """Source of the zero tangent of a value of type ``t`` whose source is ``src``."""
+    """The zero tangent (a tree) of a value of type ``t`` whose expression is ``src``."""
     if is_float(t):
-        return "0.0"
+        return value(0.0)
     if is_float_array(t):
-        return "np.zeros_like(%s)" % src
+        return expr("np.zeros_like({})", src)
     if isinstance(t, types.BaseTuple) and has_floats(t):
-        return "(%s)" % "".join(zero_of(x, "%s[%d]" % (src, k)) + ", "
-                                for k, x in enumerate(t.types))
+        return value(tuple(zero_of(x, expr("{}[{}]", src, k))
+                           for k, x in enumerate(t.types)))
     if isinstance(t, types.List) and isinstance(t.dtype, types.Number):
-        return "np.zeros(len(%s))" % src        # np.append(a_list, x): a flat zero
-    return "None"
+        return expr("np.zeros(len({}))", src)   # np.append(a_list, x): a flat zero
+    return value(None)
+
+
+def _sum(terms):
+    """``terms[0] + terms[1] + ...`` (expression trees, added left to right)."""
+    out = terms[0]
+    for t in terms[1:]:
+        out = expr("{} + {}", out, t)
+    return out
+
+
+def _call(func, args, keywords=()):
+    """``func(*args, k=v...)`` for a number of arguments known only here (``func``, each
+    argument and keyword value: a tree, a name or expression source)."""
+    return ast.Call(func=value(func), args=[value(a) for a in args],
+                    keywords=[ast.keyword(arg=k, value=value(v)) for k, v in keywords])
+
+
+def _method(obj, attr, args, keywords=()):
+    """``obj.attr(*args, k=v...)`` (see :func:`_call`)."""
+    return _call(ast.Attribute(value=value(obj), attr=attr, ctx=ast.Load()), args, keywords)
 
 
 class Tangents:
-    """Tangent sources of the statements of one function (see the module docstring)."""
+    """Tangents of the statements of one function (see the module docstring)."""
 
     def __init__(self, facts, src, names, varied):
         self.facts = facts
@@ -157,7 +181,7 @@ class Tangents:
         return self.names.n(name + ".dot")
 
     def of(self, var):
-        """Source of a variable's tangent, a zero when it carries none."""
+        """A variable's tangent (its name), a zero (a tree) when it carries none."""
         if self.has(var):
             return self.dot(var)
         name = var if isinstance(var, str) else var.name
@@ -168,7 +192,8 @@ class Tangents:
 
     # ------------------------------------------------------------------ definitions
     def expr(self, name, e):
-        """Source of the tangent of ``name = e`` (after the primal ran), or None."""
+        """The tangent of ``name = e`` (after the primal ran): a tree, a name or
+        expression source; or None."""
         if isinstance(e, ir.Var):
             return self.of(e)
         if not isinstance(e, ir.Expr):
@@ -180,16 +205,16 @@ class Tangents:
         if op in ("cast", "exhaust_iter"):
             return self.of(e.value)
         if op == "build_tuple":
-            return "(%s)" % "".join(self.of(v) + ", " for v in e.items)
+            return value(tuple(self.of(v) for v in e.items))
         if op == "build_list":
-            return "[%s]" % ", ".join(self.of(v) for v in e.items)
+            return ast.List(elts=[value(self.of(v)) for v in e.items], ctx=ast.Load())
         if op in ("getitem", "static_getitem"):
             if not self.has(e.value):
                 return None
-            return "%s[%s]" % (self.dot(e.value), self.src.index(e, self.src.operand))
+            return expr("{}[{}]", self.dot(e.value), self.src.index(e, self.src.operand))
         if op == "getattr":
             if e.attr == "T" and self.has(e.value):
-                return "%s.T" % self.dot(e.value)
+                return expr("{}.T", self.dot(e.value))
             if e.attr in ("real", "imag"):
                 t = self.facts.ty(e.value)
                 if not (is_float(t) or is_float_array(t)):
@@ -203,9 +228,11 @@ class Tangents:
             lst, n = (e.lhs, e.rhs) if isinstance(self.facts.ty(e.lhs), types.List) \
                 else (e.rhs, e.lhs)
             if self.has(lst):
-                return "%s * %s" % (self.dot(lst), self.src.operand(n))
-            return "[%s] * len(%s)" % (zero_of(self.facts.ty(name).dtype, ""),
-                                       self.names.n(name))
+                return expr("{} * {}", self.dot(lst), self.src.operand(n))
+            # (A number's zero reads no expression; an array item's would, and has none
+            # here: it was, and is, a call Numba refuses.)
+            return expr("[{}] * len({})", zero_of(self.facts.ty(name).dtype, None),
+                        self.names.n(name))
         if op == "binop":
             return self.operator(name, e.fn, [e.lhs, e.rhs], is_binop=True)
         if op == "inplace_binop":
@@ -251,24 +278,28 @@ class Tangents:
                 if is_float(facts.ty(v)) or is_float_array(facts.ty(v)):
                     continue        # no derivative in this operand (floor, //)
                 self._error(name, "%s of a varied %s" % (fn, facts.ty(v)))
-            terms.append(self.fill(rule[k], name, operands, "(%s)" % self.dot(v)))
+            terms.append(self.fill(rule[k], name, operands, self.dot(v)))
         if not terms:
             return None
-        out = " + ".join(terms)
+        out = _sum(terms)
         if isinstance(y_ty, types.Array) and not any(
                 self.has(v) and isinstance(facts.ty(v), types.Array)
                 and facts.ty(v).ndim == y_ty.ndim for v in operands):
             # The varied operands are smaller than the result: broadcast to its shape.
-            out = "np.zeros_like(%s) + (%s)" % (self.names.n(name), out)
+            out = expr("np.zeros_like({}) + {}", self.names.n(name), out)
         return out
 
-    def fill(self, template, name, operands, g):
+    def fill(self, tpl, name, operands, g):
+        """The tree of rule template ``tpl`` with ``{g}`` the tangent ``g``, ``{y}`` the
+        result and ``{0}``, ``{1}``... the operands."""
         scalar = not isinstance(self.facts.ty(name), types.Array)
         # A 0-d array operand of a scalar rule (np.sin of one is a float) is read as its
         # element, which math.* takes.
-        ops = [self.src.operand(v) + "[()]" if scalar and _zero_d(self.facts, v)
-               else self.src.operand(v) for v in operands]
-        return "(%s)" % template.format(*ops, g=g, y=self.names.n(name))
+        values = {str(k): expr("{}[()]", self.src.operand(v))
+                  if scalar and _zero_d(self.facts, v) else self.src.operand(v)
+                  for k, v in enumerate(operands)}
+        values.update(g=g, y=self.names.n(name))
+        return fill(template(tpl).tree, values)
 
     def _literal(self, var):
         if not isinstance(var, ir.Var):
@@ -279,14 +310,17 @@ class Tangents:
             return float(value)
         return None
 
-    def bilinear(self, name, pattern, operands):
+    def bilinear(self, name, pattern, operands, **kw):
+        """The sum over the varied operands of expression template ``pattern`` (``{0}``,
+        ``{1}``: the operands; ``kw``: its other placeholders) with that operand's
+        tangent."""
         terms = []
         for k, v in enumerate(operands):
             if self.has(v):
                 ops = [self.src.operand(x) for x in operands]
                 ops[k] = self.dot(v)
-                terms.append("(%s)" % pattern.format(*ops))
-        return " + ".join(terms) if terms else None
+                terms.append(expr(pattern, *ops, **kw))
+        return _sum(terms) if terms else None
 
     # ------------------------------------------------------------------ calls
     def call(self, name, e):
@@ -302,7 +336,7 @@ class Tangents:
                 self._error(name, "the value an atomic add returns")
             return None             # the add into the tangent is its effect
         if fn in STACK_READS and self.has(args[0]):
-            return "%s(%s)" % (self.names.gname(fn), self.dot(args[0]))
+            return expr("{}({})", self.names.gname(fn), self.dot(args[0]))
         if not varied_args:
             return self.constructed(name, e)
         if fn in R.ARRAY_CONSTRUCTORS:
@@ -313,7 +347,7 @@ class Tangents:
         if fn in BILINEAR_HELPERS and len(args) == 3 and not kws:
             return self.bilinear_helper(fn, args, BILINEAR_HELPERS[fn])
         if fn in BILINEAR_CALLS and len(args) == 2 and not kws:
-            return self.bilinear(name, self.names.gname(fn) + "({0}, {1})", args)
+            return self.bilinear(name, "{f}({0}, {1})", args, f=self.names.gname(fn))
         if fn in PICKS and len(args) == 1 and not kws \
                 and isinstance(facts.ty(args[0]), types.Array):
             return self.pick(args[0], PICKS[fn])
@@ -323,8 +357,8 @@ class Tangents:
         if rule is not None and rule.jvps and (arrays or fn not in R.CALL_RULES):
             return self.rule_jvp(name, fn, e)
         if fn in INTERP_ADJOINTS and len(args) == 4 and not kws:
-            return "%s(%s)" % (self.names.gname(INTERP_ADJOINTS[fn]), ", ".join(
-                [self.src.operand(a) for a in args] + [self.of(a) for a in args]))
+            return _call(self.names.gname(INTERP_ADJOINTS[fn]),
+                         [self.src.operand(a) for a in args] + [self.of(a) for a in args])
         if fn in R.NON_DIFFERENTIABLE_CALLS or not has_floats(facts.ty(name)):
             return None
         rule = R.CALL_RULES.get(fn)
@@ -345,7 +379,7 @@ class Tangents:
         values = {"y": self.names.n(name)}
         for p, a in bound.args.items():
             if isinstance(a, tuple):
-                a = "(%s,)" % ", ".join(self.src.operand(bound.operands[k]) for k in a)
+                a = tuple(self.src.operand(bound.operands[k]) for k in a)
             values[p] = self.src.operand(bound.operands[a]) if isinstance(a, int) else a
         terms, ndims = [], []
         for p, a in bound.args.items():
@@ -355,16 +389,16 @@ class Tangents:
             term = bound.rule.jvps.get(p)
             if term is None:
                 self._error(name, "%s of a varied %s" % (getattr(fn, "__name__", fn), p))
-            terms.append("(%s)" % term.format(d=self.dot(v), **values))
+            terms.append(fill(template(term).tree, dict(values, d=self.dot(v))))
             ndims.append(getattr(self.facts.ty(v), "ndim", 0))
         if not terms:
             return None
-        out = " + ".join(terms)
+        out = _sum(terms)
         y_ty = self.facts.ty(name)
         if bound.rule.elementwise and isinstance(y_ty, types.Array) and \
                 y_ty.ndim not in ndims:
             # The varied operands are smaller than the result: broadcast to its shape.
-            out = "np.zeros_like(%s) + (%s)" % (self.names.n(name), out)
+            out = expr("np.zeros_like({}) + {}", self.names.n(name), out)
         return out
 
     def constructed(self, name, e):
@@ -381,27 +415,27 @@ class Tangents:
 
     def effect(self, e):
         """The tangent's twin of a statement run for its effect (a push onto a varied
-        stack, an append to a varied list), or None."""
+        stack, an append to a varied list): a list of statement trees, or None."""
         if not (isinstance(e, ir.Expr) and e.op == "call"):
             return None
         fn = self.facts.resolve_global(e.func)
         if fn is not None and fn is getattr(self.facts.target, "atomic_add", None) and \
                 self.has(e.args[0]):
             a, i, v = e.args
-            return "%s(%s, %s, %s)" % (self.src.operand(e.func), self.dot(a),
-                                       self.src.operand(i), self.of(v))
+            return [stmt("{}({}, {}, {})", self.src.operand(e.func), self.dot(a),
+                         self.src.operand(i), self.of(v))]
         if fn in ADDS_INTO and self.has(e.args[0]):
             terms = self.helper_terms(fn, e.args, ADDS_INTO[fn], out=self.dot(e.args[0]))
-            return "; ".join(terms) if terms else None
+            return [stmt("{}", t) for t in terms] if terms else None
         if fn in STACK_EFFECTS and self.has(e.args[0]):
             rest = [self.of(a) if k == 0 and fn is I.push else self.src.operand(a)
                     for k, a in enumerate(e.args[1:])]
-            return "%s(%s)" % (self.names.gname(fn), ", ".join([self.dot(e.args[0])] + rest))
+            return [stmt("{}", _call(self.names.gname(fn), [self.dot(e.args[0])] + rest))]
         f = self.facts.def_expr(e.func.name)
         if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
                 f.attr in LIST_EFFECTS and self.has(f.value):
-            return "%s.%s(%s)" % (self.dot(f.value), f.attr,
-                                  ", ".join(self.of(a) for a in e.args))
+            return [stmt("{}", _method(self.dot(f.value), f.attr,
+                                       [self.of(a) for a in e.args]))]
         if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
                 self.has(f.value) and f.attr not in CONTAINER_READS | LIST_READS and \
                 isinstance(self.facts.ty(f.value), (types.List, types.ListType,
@@ -414,13 +448,13 @@ class Tangents:
     def fill_call(self, name, fn, e):
         k = R.FILL_ARGUMENT.get(fn)
         if k is not None and len(e.args) > k and self.has(e.args[k]):
-            return "np.full_like(%s, %s)" % (self.names.n(name), self.dot(e.args[k]))
-        return "np.zeros_like(%s)" % self.names.n(name)
+            return expr("np.full_like({}, {})", self.names.n(name), self.dot(e.args[k]))
+        return expr("np.zeros_like({})", self.names.n(name))
 
     def bilinear_helper(self, fn, args, positions):
         """The sum over the varied factors of the helper with that factor's tangent."""
         terms = self.helper_terms(fn, args, positions)
-        return " + ".join(terms) if terms else None
+        return _sum(terms) if terms else None
 
     def helper_terms(self, fn, args, positions, out=None):
         """The calls of the helper with one varied factor's tangent each (``out``: the
@@ -432,7 +466,7 @@ class Tangents:
                        for j, a in enumerate(args)]
                 if out is not None:
                     ops[0] = out
-                terms.append("%s(%s)" % (self.names.gname(fn), ", ".join(ops)))
+                terms.append(_call(self.names.gname(fn), ops))
         return terms
 
     def linear(self, name, fn, e, positions, callee):
@@ -443,8 +477,7 @@ class Tangents:
             self._error(name, "%s with a varied keyword argument" % fn.__name__)
         args = [self.of(a) if k in positions else self.src.operand(a)
                 for k, a in enumerate(e.args)]
-        args += ["%s=%s" % (k, self.src.operand(v)) for k, v in e.kws]
-        return "%s(%s)" % (callee, ", ".join(args))
+        return _call(callee, args, [(k, self.src.operand(v)) for k, v in e.kws])
 
     def method(self, name, e, varied_args):
         """``x.sum()``, ``x.reshape(...)``, ``x.dot(y)``: the bound method's object is the
@@ -461,11 +494,10 @@ class Tangents:
         if not has_floats(facts.ty(name)):
             return None
         if f.attr in LIST_READS and isinstance(facts.ty(obj), types.ListType):
-            return "%s.%s()" % (self.dot(obj), f.attr)
+            return _method(self.dot(obj), f.attr, [])
         if f.attr in LINEAR_METHODS and not varied_args:
-            args = [self.src.operand(a) for a in e.args]
-            args += ["%s=%s" % (k, self.src.operand(v)) for k, v in e.kws]
-            return "%s.%s(%s)" % (self.dot(obj), f.attr, ", ".join(args))
+            return _method(self.dot(obj), f.attr, [self.src.operand(a) for a in e.args],
+                           [(k, self.src.operand(v)) for k, v in e.kws])
         if f.attr in PICK_METHODS and not e.args and not e.kws:
             return self.pick(obj, PICK_METHODS[f.attr])
         if f.attr in BILINEAR_METHODS and len(e.args) == 1 and not e.kws:
@@ -477,32 +509,32 @@ class Tangents:
 
     def pick(self, x, arg_fn):
         """``np.max(x)``: the tangent of the element chosen (the first one on ties)."""
-        return "np.ravel(%s)[%s(%s)]" % (self.dot(x), self.names.gname(arg_fn),
-                                         self.src.operand(x))
+        return expr("np.ravel({})[{}({})]", self.dot(x), self.names.gname(arg_fn),
+                    self.src.operand(x))
 
     # ------------------------------------------------------------------ in-place arrays
     def inplace_array(self, name, e):
-        """``x op= v`` on an array: ``(before, after)`` lines, the tangent update made in
-        place in the tangent of ``x`` (which views the same memory as ``x``'s). ``before``
-        runs ahead of the primal (it reads the old ``x``)."""
+        """``x op= v`` on an array: ``(before, after)`` statements (trees), the tangent
+        update made in place in the tangent of ``x`` (which views the same memory as
+        ``x``'s). ``before`` runs ahead of the primal (it reads the old ``x``)."""
         fn = e.immutable_fn
         x, v = e.lhs, e.rhs
         xd = self.dot(x)
         if fn in (operator.add, operator.sub):
             if not self.has(v):
                 return [], []
-            sign = "+" if fn is operator.add else "-"
-            return [], ["%s %s= %s" % (xd, sign, self.dot(v))]
+            tpl = "{} += {}" if fn is operator.add else "{} -= {}"
+            return [], [stmt(tpl, xd, self.dot(v))]
         rule = lift_rule(R.BINOP_RULES.get(fn, (None,)))
         if rule is None or any(t is not None and "y" in t.reads for t in rule):
             self._error(name, "the in-place operator %s= on arrays" % fn.__name__)
         terms = []
         for k, w in enumerate((x, v)):
             if self.has(w) and rule[k] is not None:
-                terms.append(self.fill(rule[k], name, [x, v], "(%s)" % self.dot(w)))
+                terms.append(self.fill(rule[k], name, [x, v], self.dot(w)))
         tmp = self.names.fresh("tin")
-        before = ["%s = %s" % (tmp, " + ".join(terms) if terms else "0.0")]
-        return before, ["%s[...] = %s" % (xd, tmp)]
+        before = [stmt("{} = {}", tmp, _sum(terms) if terms else 0.0)]
+        return before, [stmt("{}[...] = {}", xd, tmp)]
 
 
 def _zero_d(facts, v):
