@@ -60,9 +60,9 @@ class Fused:
             return          # reversed already, as its parent's iteration ran again
         for phi, members, outflow, seed in cx.plan.fused[lp]:
             live = outflow is not None and outflow in cx.activity.useful
-            L("%s = %s" % (self.seed_name(phi), names.bar(outflow) if live else "0.0"))
+            L.code("{} = {}", self.seed_name(phi), names.bar(outflow) if live else 0.0)
             if live:
-                L("%s = %s" % (names.bar(outflow), ZERO))
+                L.code("{} = {}", names.bar(outflow), ZERO)
         self._restore_inputs(L, lp)
         # The values entering the loop, as the replay set them before its first iteration.
         for pred in self.facts.s.preds[lp.header]:
@@ -76,7 +76,7 @@ class Fused:
             self._sweeping.discard(lp)
         # A sum's final value depends on its initial value with slope one.
         for phi, members, outflow, seed in cx.plan.fused[lp]:
-            L("%s = %s" % (names.bar(phi), self.seed_name(phi)))
+            L.code("{} = {}", names.bar(phi), self.seed_name(phi))
 
     def _restore_inputs(self, L, lp):
         """Values the loop reads from before it, defined in loops that are not reversed an
@@ -100,11 +100,12 @@ class Fused:
             got = cx.adjoints.ref(name)
             if got != cx.names.n(name):
                 cx.parallel.note_assigned(name)
-                L("%s = %s" % (cx.names.n(name), got))
+                L.code("{} = {}", cx.names.n(name), got)
 
     def element_seed_src(self, stmt):
         """The adjoint of the element that ``stmt`` stores into an array a map loop fills:
-        the seed of that loop (an array a later loop reads: :mod:`.indexed_seeds`)."""
+        the seed of that loop (an array a later loop reads: :mod:`.indexed_seeds`); a
+        name."""
         return self.seed_name(self.facts.array_root(stmt.target.name))
 
     def seed_name(self, phi):
@@ -114,16 +115,16 @@ class Fused:
         cx = self.cx
         if lp not in cx.plan.replayed:      # (the sweep seeds those that it runs again)
             for phi, members, outflow, seed in cx.plan.fused[lp]:
-                L("%s = %s" % (self.seed_name(phi), cx.src.seed(seed)))
+                L.code("{} = {}", self.seed_name(phi), cx.src.seed(seed))
         if lp not in self._sweeping:
             for array, (loop, seed) in sorted(cx.plan.element_seeds.items()):
                 if loop is lp and seed[0] != "indexed":
-                    L("%s = %s" % (self.seed_name(array), cx.src.seed(seed)))
+                    L.code("{} = {}", self.seed_name(array), cx.src.seed(seed))
             cx.indexed.reading_loop(L, lp)
         for array, (loop, _) in sorted(cx.plan.assigned_adjoints.items()):
             if loop is lp and not covers_every_element(self.facts, lp, array):
                 # (its iterations assign the elements before this one)
-                L("%s[%s:] = 0.0" % (cx.names.bar(array), lp.range.len))
+                L.code("{}[{}:] = 0.0", cx.names.bar(array), lp.range.len)
         if lp in cx.plan.parallel and self.reverses(lp):
             cx.parallel.loop(L, lp)     # (a loop the sweep runs again: in the sweep)
             return
@@ -133,11 +134,8 @@ class Fused:
         self.replaying += quiet
         try:
             with cx.summing_cells(L, lp) if self.reverses(lp) else nullcontext():
-                L("while True:")
-                with L.indent():
-                    m = L.mark()
+                with L.block("while True:"):
                     cx.forward.region(L, self.facts.s.regions[lp])
-                    L.close_block(m)
         finally:
             self.replaying -= quiet
 
@@ -147,7 +145,7 @@ class Fused:
         src, dst = e
         kind = facts.s.regions[lp].edge_kind(e)
         if lp.range is not None and lp.range.array is not None:
-            L("_it%d = %s - 1" % (lp.header, lp.range.ctr))
+            L.code("{} = {} - 1", "_it%d" % lp.header, lp.range.ctr)
         for phi, members, outflow, seed in cx.plan.fused[lp]:
             if kind == "back":
                 inc = facts.phi_incoming(phi).get(src)
@@ -161,13 +159,13 @@ class Fused:
         cx.reverse.region_from(L, region, region.node_of(src))
         for tgt, _ in facts.block_phis[lp.header]:
             if tgt.name in cx.activity.useful:
-                L("%s = %s" % (cx.names.bar(tgt), ZERO))
+                L.code("{} = {}", cx.names.bar(tgt), ZERO)
 
     def _seed_into(self, L, name, phi):
         """The sum's seed is the adjoint of the value leaving the iteration (assigned when
         that is its only contribution, see :mod:`..plan.direct`)."""
-        op = "=" if name in self.cx.plan.direct else "+="
-        L("%s %s %s" % (self.cx.names.bar(name), op, self.seed_name(phi)))
+        L.code("{} = {}" if name in self.cx.plan.direct else "{} += {}",
+               self.cx.names.bar(name), self.seed_name(phi))
 
     def _flowing(self, dst, src, members, outflow):
         """The member of a sum's family that leaves the loop on the edge ``src -> dst``."""

@@ -12,20 +12,33 @@ such stores twice in the text, with no test where no store had a negative index
 (:mod:`.loop_versions`).
 """
 from ..plan.read_seeds import uses_of_array
+from ..generated_source.code import expr, fill
 
 
-def linear_src(form, r):
-    """Source of a linear form ``({name: coefficient}, constant)`` of integers
+def linear_expr(form, r):
+    """The expression of a linear form ``({name: coefficient}, constant)`` of integers
     (:func:`..plan.read_seeds.linear`); ``r`` renders a name."""
     bases, c = form
-    text = ""
+    out = None
     for b, k in sorted(bases.items()):
-        term = r(b) if abs(k) == 1 else "%d * %s" % (abs(k), r(b))
-        text += ("-" if k < 0 else "") + term if not text else \
-            (" - " if k < 0 else " + ") + term
-    if c or not text:
-        text += "%d" % c if not text else (" - %d" % -c if c < 0 else " + %d" % c)
-    return "(%s)" % text
+        if out is None:
+            out = expr("{}", r(b)) if k == 1 else expr("-{}", r(b)) if k == -1 else \
+                expr("{} * {}", k, r(b))
+        else:
+            term = r(b) if abs(k) == 1 else expr("{} * {}", abs(k), r(b))
+            out = expr("{} - {}" if k < 0 else "{} + {}", out, term)
+    if c or out is None:
+        out = expr("{}", c) if out is None else \
+            expr("{} - {}" if c < 0 else "{} + {}", out, abs(c))
+    return out
+
+
+def _sum(terms):
+    """``a + b + ...`` of the expressions ``terms``, added from the left."""
+    out = terms[0]
+    for t in terms[1:]:
+        out = expr("{} + {}", out, t)
+    return out
 
 
 class IndexedSeeds:
@@ -39,24 +52,23 @@ class IndexedSeeds:
         """``bar += `` the element's seed, for the store ``stmt``."""
         root = self.facts.array_root(stmt.target.name)
         seed = self.cx.plan.element_seeds[root][1]
-        plain = "%s += %s" % (bar, self._indexed(seed[1], self._index(stmt)))
+        given = self._indexed(seed[1], self._index(stmt))
         if not seed[2] or self.cx.versions.fast:
-            L(plain)        # (no store had a negative index: emit/loop_versions.py)
+            L.code("{} += {}", bar, given)  # (no store had a negative index: loop_versions.py)
             return
-        L("if %s:" % self.names(root)[0])
-        with L.indent():
+        with L.block("if {}:", self.names(root)[0]):
             self._flagged_store(L, stmt, bar, root, seed)
-        L("else:")
-        L("    " + plain)
+        with L.block("else:"):
+            L.code("{} += {}", bar, given)
 
     def _flagged_store(self, L, stmt, bar, root, seed):
         cx = self.cx
         k = cx.names.fresh("k")
-        L("%s = %s %% len(%s)" % (k, self._index(stmt), cx.adjoints.ref(root)))
+        L.code("{} = {} % len({})", k, self._index(stmt), cx.adjoints.ref(root))
         seeded = self.names(root)[1]
-        L("if not %s[%s]:" % (seeded, k))
-        L("    %s[%s] = True" % (seeded, k))
-        L("    %s += %s" % (bar, self._indexed(seed[1], k)))
+        with L.block("if not {}[{}]:", seeded, k):
+            L.code("{}[{}] = True", seeded, k)
+            L.code("{} += {}", bar, self._indexed(seed[1], k))
 
     def _index(self, stmt):
         return self.cx.src.store_index(stmt, self.cx.adjoints.ref)
@@ -79,8 +91,8 @@ class IndexedSeeds:
         for root in self.wrapped_arrays():
             if self.cx.plan.element_seeds[root][0] is lp:
                 wrapped, seeded = self.names(root)
-                L("%s = np.zeros(len(%s) if %s else 0, np.bool_)"
-                  % (seeded, self.cx.adjoints.ref(root), wrapped))
+                L.code("{} = np.zeros(len({}) if {} else 0, np.bool_)", seeded,
+                       self.cx.adjoints.ref(root), wrapped)
 
     def check_stores(self, L, where, r):
         """Record whether stores the plan could not prove free of negative indices have
@@ -91,11 +103,11 @@ class IndexedSeeds:
             for at, lo, hi in self.cx.plan.element_seeds[root][1][2]:
                 if at != where:
                     continue
-                lo_src, hi_src = linear_src(lo, r), linear_src(hi, r)
-                test = "%s < 0" % lo_src if lo == hi else \
-                    "%s <= %s and %s < 0" % (lo_src, hi_src, lo_src)
-                L("if %s:" % test)
-                L("    %s = True" % self.names(root)[0])
+                low = linear_expr(lo, r)
+                test = expr("{} < 0", low) if lo == hi else \
+                    expr("{} <= {} and {} < 0", low, linear_expr(hi, r), low)
+                with L.block("if {}:", test):
+                    L.code("{} = True", self.names(root)[0])
 
     # ------------------------------------------------------------------ names
     def names(self, root):
@@ -110,24 +122,27 @@ class IndexedSeeds:
 
     # ------------------------------------------------------------------ the seed tree
     def _indexed(self, t, k):
+        """The expression of the seed tree ``t`` at index ``k`` (source)."""
         kind = t[0]
         if kind == "fused":
             return self.cx.fused.seed_name(t[1])
         if kind == "neg":
-            return "(-(%s))" % self._indexed(t[1], k)
+            return expr("-{}", self._indexed(t[1], k))
         if kind == "sum":
-            return "(%s)" % " + ".join(self._indexed(x, k) for x in t[1])
+            return _sum([self._indexed(x, k) for x in t[1]])
         if kind == "rule":      # a scalar rule's terms, its operands factors at k
             tpls, hs, hy = t[2], t[3], t[4]
-            pos = [self._factor(hs[j], k) if j in hs else ""
-                   for j in range(max(hs, default=-1) + 1)]
-            y = self._factor(hy, k) if hy is not None else ""
-            g = "(%s)" % self._indexed(t[1], k)
-            return "(%s)" % " + ".join("(%s)" % tpl.format(*pos, g=g, y=y) for tpl in tpls)
-        op = " * " if kind == "mul" else " / "
-        return "(%s)%s%s" % (self._indexed(t[1], k), op, self._factor(t[2], k))
+            values = {str(j): self._factor(h, k) for j, h in hs.items()}
+            if hy is not None:
+                values["y"] = self._factor(hy, k)
+            values["g"] = self._indexed(t[1], k)
+            return _sum([fill(tpl.tree, values) for tpl in tpls])
+        return expr("{} * {}" if kind == "mul" else "{} / {}", self._indexed(t[1], k),
+                    self._factor(t[2], k))
 
     def _factor(self, h, k):
+        """Source of factor ``h`` at index ``k`` (a string: it renders the operands of
+        :meth:`..source.Source.expr`, which writes them into its own text)."""
         if h[0] == "index":
             return "(%s)" % k
         if h[0] == "at":

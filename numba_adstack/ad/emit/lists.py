@@ -14,10 +14,13 @@ takes the count down by one and gives ``v`` the adjoint of that last item; a rea
 ``L[i] = v`` gives ``v`` item ``i``'s adjoint and clears it; the items of ``[a, b]`` get
 the first adjoints. The list itself is the forward's (its values are the replay's).
 """
+import ast
+
 from numba.core import ir, types
 
 from ..facts.containers import container_root
 from ..typeinfo import is_float_dict
+from ..generated_source.code import expr
 from .contributions import Add, Guarded
 
 
@@ -25,11 +28,18 @@ def declarations(cx, L):
     """The adjoint array and the count of every list adjoint, at the start of the sweep."""
     for name in sorted(cx.activity.container_adjoints):
         if is_float_dict(cx.facts.ty(name)):
-            L("%s = dict_zeros(%s)" % (bar(cx, name), cx.adjoints.ref(name)))
+            L.code("{} = dict_zeros({})", bar(cx, name), cx.adjoints.ref(name))
             continue
         dtype = cx.facts.ty(name).dtype
-        L("%s = np.zeros(len(%s), np.%s)" % (bar(cx, name), cx.adjoints.ref(name), dtype))
-        L("%s = len(%s)" % (count(cx, name), cx.adjoints.ref(name)))
+        L.code("{} = np.zeros(len({}), {})", bar(cx, name), cx.adjoints.ref(name),
+               _np_attr(dtype))
+        L.code("{} = len({})", count(cx, name), cx.adjoints.ref(name))
+
+
+def _np_attr(name):
+    """``np.<name>`` (a NumPy type, by its name)."""
+    return ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()), attr=str(name),
+                         ctx=ast.Load())
 
 
 def bar(cx, name):
@@ -54,9 +64,9 @@ def _item(cx, name, index):
     """The adjoint of item ``index`` (source) of the list ``name``, a negative index
     counted from the items it holds at this point (of a Dict: the key ``index``)."""
     if is_float_dict(cx.facts.ty(name)) or index.lstrip("-").isdigit() and not index.startswith("-"):
-        return "%s[%s]" % (bar(cx, name), index)
-    return "%s[%s if %s >= 0 else %s + %s]" % (bar(cx, name), index, index, index,
-                                               count(cx, name))
+        return expr("{}[{}]", bar(cx, name), index)
+    return expr("{}[{} if {} >= 0 else {} + {}]", bar(cx, name), index, index, index,
+                count(cx, name))
 
 
 def read(cx, e, g):
@@ -66,8 +76,9 @@ def read(cx, e, g):
 
 def loop_item(cx, rl, h, g):
     """The contribution of ``for v in L`` at the iteration ``_it{h}``."""
-    return [Guarded("_it%d < %s" % (h, rl.len), "%s[_it%d]" % (bar(cx, _root(cx, rl.array)),
-                                                               h), g)]
+    it = "_it%d" % h
+    return [Guarded(expr("{} < {}", it, rl.len),
+                    expr("{}[{}]", bar(cx, _root(cx, rl.array)), it), g)]
 
 
 def reverse_statement(rev, L, stmt):
@@ -81,7 +92,7 @@ def reverse_statement(rev, L, stmt):
         if stmt.value.name in cx.activity.useful:
             rev.make_adjoints(L)
             rev.accumulate(L, Add(cx.names.bar(stmt.value), cell))
-        L("%s = 0.0" % cell)
+        L.code("{} = 0.0", cell)
         return True
     e = stmt.value if isinstance(stmt, ir.Assign) else None
     if not isinstance(e, ir.Expr):
@@ -91,7 +102,7 @@ def reverse_statement(rev, L, stmt):
         for k, item in enumerate(e.items):
             if item.name in cx.activity.useful:
                 rev.make_adjoints(L)
-                rev.accumulate(L, Add(cx.names.bar(item), "%s[%d]" % (bar(cx, name), k)))
+                rev.accumulate(L, Add(cx.names.bar(item), expr("{}[{}]", bar(cx, name), k)))
         return True
     if e.op != "call":
         return False
@@ -100,11 +111,11 @@ def reverse_statement(rev, L, stmt):
             method.attr == "append" and holds_adjoint(cx, method.value)):
         return False
     name = _root(cx, method.value)
-    L("%s -= 1" % count(cx, name))
+    L.code("{} -= 1", count(cx, name))
     v = e.args[0]
     if v.name in cx.activity.useful:
         rev.make_adjoints(L)
-        rev.accumulate(L, Add(cx.names.bar(v), "%s[%s]" % (bar(cx, name), count(cx, name))))
+        rev.accumulate(L, Add(cx.names.bar(v), expr("{}[{}]", bar(cx, name), count(cx, name))))
     return True
 
 

@@ -7,6 +7,8 @@ Before a kept value is overwritten its old value is pushed; where arms merge ins
 loop, which arm arrived is pushed too (a local where the merge runs once per reversal
 unit); a loop records its iteration count and the exit it took.
 """
+import ast
+
 from numba.core import ir, types
 from numba.typed import Dict as TypedDict
 
@@ -15,20 +17,36 @@ from ..facts.operators import OPS
 from ..plan.stacks import reserve_lines
 from ..facts.structure import LoopNode, node_key
 from ..typeinfo import array_zero_src, zero_src
+from ..rules.template import template
+from ..generated_source.code import expr, fill, value as _value
+
+
+def _call(func, args):
+    """The call of ``func`` with the arguments ``args`` (a tree, whatever their number)."""
+    node = expr("{}()", func)
+    node.args = [_value(a) for a in args]
+    return node
+
+
+def _np_attr(name):
+    """``np.<name>`` (a NumPy function or type, by its name)."""
+    return ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()), attr=str(name),
+                         ctx=ast.Load())
 
 
 def range_start(L, rl, operand):
     """Set a range loop's counter state before its first iteration; ``operand`` renders
     its bounds (or the iterated array)."""
     if rl.array is not None:
-        L("%s = len(%s)" % (rl.len, operand(rl.array)))
+        L.code("{} = len({})", rl.len, operand(rl.array))
     else:
-        L("%s = len(range(%s))" % (rl.len, ", ".join(operand(a) for a in rl.args)))
-    L("%s = 0" % rl.ctr)
+        L.code("{} = len({})", rl.len, _call("range", [operand(a) for a in rl.args]))
+    L.code("{} = 0", rl.ctr)
 
 
 def range_index(rl, counter, r):
-    """Source of the value a range (or array) loop yields at iteration ``counter``."""
+    """Source of the value a range (or array) loop yields at iteration ``counter`` (a
+    string: its callers outside this module write it into their own lines)."""
     if rl.array is not None:
         return "%s[%s]" % (r(rl.array), counter)
     args = rl.args
@@ -61,10 +79,9 @@ class Forward:
         var = "_fw"     # one name for every region, as in Reverse.state_var
         states = self.cx.states
         ids = {n: states.marker(R, k, sweep=False) for k, n in enumerate(R.order)}
-        L("%s = %s" % (var, ids[R.entry]))
+        L.code("{} = {}", var, ids[R.entry])
         for n in R.order:
-            L("if %s == %s:" % (var, ids[n]))
-            with L.indent():
+            with L.block("if {} == {}:", var, ids[n]):
                 if isinstance(n, LoopNode):
                     self.loop_node(L, n)
                 else:
@@ -77,25 +94,19 @@ class Forward:
                     self.goto(L, R, edges[0], var, ids)
                 elif isinstance(n, LoopNode):
                     for k, e in enumerate(edges):
-                        kw = "if" if k == 0 else ("elif" if k < len(edges) - 1 else "else")
-                        L("%s _x%d == %d:" % (kw, n.header, k) if kw != "else" else "else:")
-                        with L.indent():
+                        with _exit_arm(L, n, k, len(edges)):
                             self.goto(L, R, e, var, ids)
                 else:
                     term = self.facts.fir.blocks[n].terminator
-                    L("if %s:" % self.src.operand(term.cond))
-                    with L.indent():
+                    with L.block("if {}:", self.src.operand(term.cond)):
                         self.goto(L, R, (n, term.truebr), var, ids)
-                    L("else:")
-                    with L.indent():
+                    with L.block("else:"):
                         self.goto(L, R, (n, term.falsebr), var, ids)
 
     def goto(self, L, R, e, var, ids):
-        m = L.mark()
         nxt = self.follow(L, R, e)
         if nxt is not None:
-            L("%s = %s" % (var, ids[nxt]))
-        L.close_block(m)
+            L.code("{} = {}", var, ids[nxt])
 
     def loop_node(self, L, lp):
         if lp in self.cx.plan.fused:
@@ -120,21 +131,18 @@ class Forward:
             j = R.ipdom.get(n)
             if isinstance(n, LoopNode):
                 for k, e in enumerate(edges):
-                    kw = "if" if k == 0 else ("elif" if k < len(edges) - 1 else "else")
-                    L("%s _x%d == %d:" % (kw, n.header, k) if kw != "else" else "else:")
-                    with L.indent():
+                    with _exit_arm(L, n, k, len(edges)):
                         self.arm(L, R, e, j)
             else:
                 term = self.facts.fir.blocks[n].terminator
-                L("if %s:" % self.src.operand(term.cond))
-                with L.indent():
+                with L.block("if {}:", self.src.operand(term.cond)):
                     self.arm(L, R, (n, term.truebr), j)
-                L("else:")
-                with L.indent():
+                with L.block("else:"):
                     self.arm(L, R, (n, term.falsebr), j)
             n = j
 
     def arm(self, L, R, e, stop):
+        # (an arm may write nothing: ``pass``, while the lines are still printed as text)
         m = L.mark()
         nxt = self.follow(L, R, e)
         if nxt is not None and nxt != stop:
@@ -147,14 +155,14 @@ class Forward:
         kind = R.edge_kind(e)
         lp = R.loop
         if kind == "exit" and lp is cx.helper_loop:
-            L("break")      # never taken: the helper runs one iteration that exists
+            L.code("break")     # never taken: the helper runs one iteration that exists
             return None
         if kind == "exit":
             if cx.fused.reverses(lp):
                 cx.fused.iteration_reverse(L, lp, e)
             if len(lp.exits) > 1:
-                L("_x%d = %d" % (lp.header, lp.exits.index(e)))
-            L("break")
+                L.code("{} = {}", "_x%d" % lp.header, lp.exits.index(e))
+            L.code("break")
             return None
         if kind == "back":
             if lp in cx.plan.fused:
@@ -167,8 +175,8 @@ class Forward:
                     self.record(L, "_l%d" % lp.header, lp.latches.index(e[0]),
                                 self.facts.s.enclosing(lp.header), lp.header)
                 if lp.header not in self.plain:
-                    L("_n%d += 1" % lp.header)
-            L("break" if lp is cx.helper_loop else "continue")
+                    L.code("{} += 1", "_n%d" % lp.header)
+            L.code("break" if lp is cx.helper_loop else "continue")
             return None
         self.copies(L, e)
         m = R.node_of(e[1])
@@ -184,7 +192,7 @@ class Forward:
         if self.cx.plan.sites.site_loops(loops, block):
             self.push(L, self.cx.record_stack(name), value)
         else:
-            L("%s = %s" % (name, value))
+            L.code("{} = {}", name, value)
 
     def record_after(self, L, name, loops, block):
         """Push a record that stays in its local when made once per unit."""
@@ -226,12 +234,15 @@ class Forward:
                 stack = self.cx.value_stack(tgt.name)
                 if stack is not None:
                     self.push(L, stack, self.cx.names.n(tgt), tgt.name)
-        lhs = ", ".join(self.cx.names.n(t) for t, _ in cps)
-        rhs = ", ".join(self._converted(v, t) if isinstance(v, ir.Var)
-                        else array_zero_src(self.facts.ty(t))
-                        if isinstance(self.facts.ty(t), types.Array)
-                        else zero_src(self.facts.ty(t)) for t, v in cps)
-        L("%s = %s" % (lhs, rhs))
+        lhs = [self.cx.names.n(t) for t, _ in cps]
+        rhs = [self._converted(v, t) if isinstance(v, ir.Var)
+               else array_zero_src(self.facts.ty(t))
+               if isinstance(self.facts.ty(t), types.Array)
+               else zero_src(self.facts.ty(t)) for t, v in cps]
+        if len(cps) == 1:
+            L.code("{} = {}", lhs[0], rhs[0])
+        else:
+            L.code("{} = {}", _targets(lhs), tuple(rhs))
 
     def _converted(self, v, t):
         """``v`` as a value of ``t``'s type: Numba unifies a variable assigned an integer
@@ -239,7 +250,7 @@ class Forward:
         tt, vt = self.facts.ty(t), types.unliteral(self.facts.ty(v))
         src = self.src.operand(v)
         if isinstance(tt, types.Number) and isinstance(vt, types.Number) and tt != vt:
-            return "np.%s(%s)" % (tt, src)
+            return expr("{}({})", _np_attr(tt), src)
         return src
 
     # ------------------------------------------------------------------ blocks
@@ -256,13 +267,12 @@ class Forward:
             if line is not None:
                 L(line)
             if len(facts.return_blocks) > 1:
-                L("_rsite = %d" % facts.return_blocks.index(label))
+                L.code("_rsite = {}", facts.return_blocks.index(label))
         elif isinstance(term, ir.StaticRaise):
-            args = "" if term.exc_args is None else ", ".join(
-                self.src.const(a) for a in term.exc_args)
-            L("raise %s(%s)" % (self.cx.names.gname(term.exc_class), args))
+            args = () if term.exc_args is None else [self.src.const(a) for a in term.exc_args]
+            L.code("raise {}", _call(self.cx.names.gname(term.exc_class), args))
         elif isinstance(term, ir.Raise):
-            L("raise %s" % self.cx.names.n(term.exception))
+            L.code("raise {}", self.cx.names.n(term.exception))
         else:
             facts.error("the block terminator %s" % term, term.loc)
 
@@ -277,13 +287,13 @@ class Forward:
             if not self.facts.s.enclosing(label) and self.cx.indexed.wrapped_arrays():
                 where = ("store", label, self.facts.fir.blocks[label].body.index(stmt))
                 self.cx.indexed.check_stores(L, where, self.src.operand)
-            L("%s[%s] = %s" % (self.cx.names.n(stmt.target), idx,
-                               self.src.operand(stmt.value)))
+            L.code("{}[{}] = {}", self.cx.names.n(stmt.target), idx,
+                   self.src.operand(stmt.value))
         elif isinstance(stmt, ir.Print):
             # Printed once per call, as the primal prints: by the replay, not by a loop
             # the sweep runs again.
             if not self.cx.fused.sweeping and stmt.vararg is None:
-                L("print(%s)" % ", ".join(self.src.operand(a) for a in stmt.args))
+                L.code("{}", _call("print", [self.src.operand(a) for a in stmt.args]))
         elif isinstance(stmt, ir.Del):
             return
         elif isinstance(stmt, (ir.StaticRaise, ir.Raise)):
@@ -306,7 +316,7 @@ class Forward:
         for x, c in sorted(copies.items()):
             if x != name:           # arrays the statement reads, as it reads them
                 self.push_value(L, c, label)
-                L("%s = %s.copy()" % (names.n(c), self.src.operand(x)))
+                L.code("{} = {}.copy()", names.n(c), self.src.operand(x))
         self.push_value(L, name, label)
         if isinstance(e, ir.Var):
             src = self.src.operand(e)
@@ -315,14 +325,15 @@ class Forward:
         elif e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array):
             # Written in place, as the function does: other views see it.
             lhs = self.src.operand(e.lhs)
-            L("%s %s= %s" % (lhs, OPS[e.immutable_fn], self.src.operand(e.rhs)))
+            # (one template per operator: ``{} += {}``, ``{} *= {}``...)
+            L.code("{} " + OPS[e.immutable_fn] + "= {}", lhs, self.src.operand(e.rhs))
             src = lhs
         elif isinstance(e, ir.Expr) and e.op == "build_map" and not e.items and \
                 isinstance(facts.ty(name), types.DictType):
             # {}: the typed Dict Numba makes of it (facts/containers.py follows it)
             t = facts.ty(name)
-            src = "%s.empty(%s, %s)" % (names.gname(TypedDict), names.gname(t.key_type),
-                                        names.gname(t.value_type))
+            src = expr("{}.empty({}, {})", names.gname(TypedDict), names.gname(t.key_type),
+                       names.gname(t.value_type))
         elif isinstance(e, ir.Expr):
             src = self.src.expr(e, self.src.operand)
         else:
@@ -331,28 +342,29 @@ class Forward:
             # Kept on a list stack of C arrays: one layout for every value of the name
             # (NumPy's result of ``0.5 * X.T`` is strided; mixed with the C arrays the
             # stack gives back, Numba cannot allocate the next result).
-            src = "np.ascontiguousarray(%s)" % src
-        L("%s = %s" % (names.n(name), src))
+            src = expr("np.ascontiguousarray({})", src)
+        L.code("{} = {}", names.n(name), src)
         if name in cx.plan.partials and not cx.fused.replaying:
             pname, partial = cx.plan.partials[name]
             self.push_value(L, pname, label)
-            L("%s = %s" % (names.n(pname), partial.format(self.src.operand(e.args[0]))))
+            L.code("{} = {}", names.n(pname),
+                   fill(template(partial).tree, {"0": self.src.operand(e.args[0])}))
         if name in copies:          # the statement's own result, as it made it
             self.push_value(L, copies[name], label)
-            L("%s = %s.copy()" % (names.n(copies[name]), names.n(name)))
+            L.code("{} = {}.copy()", names.n(copies[name]), names.n(name))
         for k, d in enumerate(cx.plan.kept_shapes.get(name, ())):
             # Read by the sweep only for its shape: that is kept (plan/shape_reads.py).
             self.push_value(L, d, label)
-            L("%s = %s.shape[%d]" % (names.n(d), names.n(name), k))
+            L.code("{} = {}.shape[{}]", names.n(d), names.n(name), k)
         kind = cx.activity.array_adjoints.get(name)
         if kind == "new":       # (assigned: each element by a loop, plan/assigned.py)
-            L("%s = np.%s_like(%s)" % (names.bar(name), "empty" if name in
-                                        cx.plan.assigned_adjoints else "zeros", names.n(name)))
+            L.code("{} = np.empty_like({})" if name in cx.plan.assigned_adjoints
+                   else "{} = np.zeros_like({})", names.bar(name), names.n(name))
         elif kind == "local":
-            L("%s = %s" % (names.bar(name), src))     # local memory is not zeroed
+            L.code("{} = {}", names.bar(name), src)     # local memory is not zeroed
             k = names.fresh("k")
-            L("for %s in range(%s.shape[0]):" % (k, names.bar(name)))
-            L("    %s[%s] = 0.0" % (names.bar(name), k))
+            with L.block("for {} in range({}.shape[0]):", k, names.bar(name)):
+                L.code("{}[{}] = 0.0", names.bar(name), k)
 
     # ------------------------------------------------------------------ plain range loops
     def plain_range(self, lp):
@@ -385,13 +397,14 @@ class Forward:
                        for _, v in facts.edge_copies(lp.exits[0]))
 
     def range_loop(self, L, lp):
+        """Open the ``for`` statement of a plain range loop (a block: its body is what is
+        written inside the ``with``)."""
         rl = lp.range
         rng = "numba.prange" if lp in self.cx.plan.parallel_replay else "range"
         if rl.array is None and rl.first is not None:     # the index itself
-            L("for %s in %s(%s):" % (self.cx.names.n(rl.first), rng, ", ".join(
-                self.src.operand(a) for a in rl.args)))
-        else:
-            L("for %s in %s(%s):" % (rl.ctr, rng, rl.len))
+            return L.block("for {} in {}:", self.cx.names.n(rl.first),
+                           _call(rng, [self.src.operand(a) for a in rl.args]))
+        return L.block("for {} in {}:", rl.ctr, _call(rng, [rl.len]))
 
     def range_body(self, L, lp):
         """The header of a plain range loop (its index), then its body."""
@@ -430,14 +443,14 @@ class Forward:
             self.push_value(L, name, label)
             value = range_index(rl, rl.ctr, self.src.operand)
             if rl.array is not None:      # no read past the end on the last test
-                value = "%s if %s < %s else %s" % (value, rl.ctr, rl.len,
-                                                   zero_src(facts.ty(name)))
-            L("%s = %s" % (names.n(name), value))
+                value = expr("{} if {} < {} else {}", value, rl.ctr, rl.len,
+                             zero_src(facts.ty(name)))
+            L.code("{} = {}", names.n(name), value)
             return True
         if e.op == "pair_second":
             rl = facts.iter_alias[facts.pair_iter(e).name]
-            L("%s = %s < %s" % (names.n(name), rl.ctr, rl.len))
-            L("%s += 1" % rl.ctr)
+            L.code("{} = {} < {}", names.n(name), rl.ctr, rl.len)
+            L.code("{} += 1", rl.ctr)
             return True
         if e.op == "call" and is_range(facts.resolve_global(e.func)):
             return True          # consumed by getiter
@@ -461,27 +474,41 @@ class Forward:
             cx.checkpoint.guard(L, lp)
         for line in reserve_lines(cx.stack_specs(), lp):    # room for what the loop pushes
             if not cx.fused.replaying:
-                L(line)
+                L.code("{}", line)
         plain = self.plain_range(lp)
-        if plain:
-            self.range_loop(L, lp)
-        else:
-            L("_n%d = 0" % h)
-            L("while True:")
+        if not plain:
+            L.code("{} = 0", "_n%d" % h)
+        opened = self.range_loop(L, lp) if plain else L.block("while True:")
         cx.open_loops.append(h)
-        with L.indent():
-            m = L.mark()
+        with opened:
             if plain:
                 self.range_body(L, lp)
             else:
                 cx.checkpoint.guard_iteration(L, lp)
                 self.region(L, self.facts.s.regions[lp])
-            L.close_block(m)
         cx.open_loops.pop()
         if plain:
-            L("_n%d = %s" % (h, lp.range.len))
+            L.code("{} = {}", "_n%d" % h, lp.range.len)
         loops = self.facts.s.enclosing(h)[1:]
         if len(lp.exits) > 1:
             self.record_after(L, "_x%d" % h, loops, h)
         if not self.facts.counted(lp):
             self.record_after(L, "_n%d" % h, loops, h)
+
+
+def _exit_arm(L, lp, k, arms):
+    """Open arm ``k`` of the ``if``/``elif``/``else`` chain on the exit loop ``lp`` took."""
+    x = "_x%d" % lp.header
+    if k == 0:
+        return L.block("if {} == {}:", x, k)
+    if k < arms - 1:
+        return L.block("elif {} == {}:", x, k)
+    return L.block("else:")
+
+
+def _targets(names):
+    """The tuple ``a, b, ...`` of ``names`` assigned to."""
+    node = expr("{}", tuple(names))
+    for e in node.elts:
+        e.ctx = ast.Store()
+    return node
