@@ -1,6 +1,8 @@
 """Which Numba types the rewrite differentiates, keeps on stacks, and how it spells them."""
 from numba.core import types
 
+from .generated_source.code import expr, value
+
 
 def is_float(t):
     return isinstance(t, types.Float)
@@ -74,17 +76,17 @@ def stack_dtype(t):
     return None
 
 
-def zero_src(t):
-    """Source of a zero of type ``t`` (what a declared local starts as)."""
+def zero_expr(t):
+    """The expression of a zero of type ``t`` (what a declared local starts as)."""
     if isinstance(t, types.Float):
-        return "np.float32(0.0)" if t.bitwidth == 32 else "0.0"
+        return expr("np.float32(0.0)") if t.bitwidth == 32 else value(0.0)
     if isinstance(t, types.Complex):
-        return "np.complex64(0.0)" if t.bitwidth == 64 else "0j"
+        return expr("np.complex64(0.0)") if t.bitwidth == 64 else value(0j)
     if isinstance(t, types.Boolean):
-        return "False"
+        return value(False)
     if isinstance(t, types.Integer) and t.bitwidth == 32 and t.signed:
-        return "np.int32(0)"
-    return "0"
+        return expr("np.int32(0)")
+    return value(0)
 
 
 def is_literal(value):
@@ -92,10 +94,10 @@ def is_literal(value):
     return isinstance(value, (bool, int, float, str, type(None)))
 
 
-def array_zero_src(t):
-    """Source of the *no adjoint yet* of an array adjoint of type ``t``: an empty array of
+def array_zero_expr(t):
+    """The expression of the *no adjoint yet* of an array adjoint of type ``t``: an empty array of
     its dtype and dimension (see numba_adstack.ad.runtime)."""
     dt = stack_dtype(t.dtype)      # (a mask or an index array kept on a list stack too)
     if t.ndim == 0:     # no empty 0-d array: its adjoint starts at zero
-        return "np.zeros((), %s)" % dt
-    return "np.empty((%s), %s)" % ("0, " * t.ndim, dt)
+        return expr("np.zeros((), {})", dt)
+    return expr("np.empty({}, {})", (0,) * t.ndim, dt)

@@ -22,7 +22,7 @@ from ..plan.map_sums import is_folded_sum
 from ..plan.stacks import declaration_stmt
 from ..facts.structure import node_key
 from .checked import check_adjoint_reads
-from ..typeinfo import array_zero_src, is_complex, is_float, is_kept_array, zero_src
+from ..typeinfo import array_zero_expr, is_complex, is_float, is_kept_array, zero_expr
 from .adjoints import Adjoints
 from .checkpoint import Checkpoint
 from .constants import ZERO
@@ -175,7 +175,7 @@ class Emission:
         out = {}
         for name in self.plan.value_stacks:
             t = self.plan.ty(facts, name)
-            out[names.n(name)] = array_zero_src(t) if is_kept_array(t) else zero_src(t)
+            out[names.n(name)] = array_zero_expr(t) if is_kept_array(t) else zero_expr(t)
         for name in self.activity.useful:
             if name in self.plan.direct:
                 continue
@@ -184,7 +184,7 @@ class Emission:
             elif is_complex(facts.ty(name)):
                 out[names.bar(name)] = 0j
             elif name in self.activity.array_values:
-                out[names.bar(name)] = array_zero_src(facts.ty(name))
+                out[names.bar(name)] = array_zero_expr(facts.ty(name))
         for name in record_names(facts):
             out[name] = 0
         for acc, _ in self.private_cells.values():

@@ -37,7 +37,7 @@ class Adjoints:
         """Source of a primal value at the current point of the reverse sweep; ``shape``:
         read only for its shape (see :meth:`ref_shape`)."""
         if not isinstance(var, (ir.Var, str)):
-            return repr(var)
+            return self.src.const(var)
         name = var if isinstance(var, str) else var.name
         static = self.src.static(name)
         if static is not None:
@@ -89,7 +89,7 @@ class Adjoints:
             return self.src.form(("global", e.value))
         if isinstance(e, ir.Var):
             return self.ref(e)
-        return "(%s)" % self.src.expr(e, self.ref)
+        return self.src.expr(e, self.ref)
 
     def ref_bar(self, var):
         """Source of the adjoint array of a float array variable."""

@@ -335,9 +335,7 @@ class Checkpoint:
         self.advancing += quiet
         cx.open_loops.append(lp.header)
         try:
-            m = L.mark()
             cx.forward.region(L, self.facts.s.regions[lp])
-            L.close_block(m)
         finally:
             cx.open_loops.pop()
             cx.fused.replaying -= quiet

@@ -122,7 +122,7 @@ class IndexedSeeds:
 
     # ------------------------------------------------------------------ the seed tree
     def _indexed(self, t, k):
-        """The expression of the seed tree ``t`` at index ``k`` (source)."""
+        """The expression of the seed tree ``t`` at index ``k``."""
         kind = t[0]
         if kind == "fused":
             return self.cx.fused.seed_name(t[1])
@@ -141,12 +141,11 @@ class IndexedSeeds:
                     self._factor(t[2], k))
 
     def _factor(self, h, k):
-        """Source of factor ``h`` at index ``k`` (a string: it renders the operands of
-        :meth:`..source.Source.expr`, which writes them into its own text)."""
+        """The expression of factor ``h`` at index ``k``."""
         if h[0] == "index":
-            return "(%s)" % k
+            return k
         if h[0] == "at":
-            return "%s[%s]" % (self.cx.adjoints.ref(h[1]), k)
+            return expr("{}[{}]", self.cx.adjoints.ref(h[1]), k)
         if h[0] == "expr":
-            return "(%s)" % self.cx.src.expr(h[1], lambda x: self._factor(h[2][x.name], k))
+            return self.cx.src.expr(h[1], lambda x: self._factor(h[2][x.name], k))
         return self.cx.src.hoisted(h)

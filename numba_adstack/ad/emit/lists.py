@@ -63,10 +63,17 @@ def _root(cx, var):
 def _item(cx, name, index):
     """The adjoint of item ``index`` (source) of the list ``name``, a negative index
     counted from the items it holds at this point (of a Dict: the key ``index``)."""
-    if is_float_dict(cx.facts.ty(name)) or index.lstrip("-").isdigit() and not index.startswith("-"):
+    if is_float_dict(cx.facts.ty(name)) or _non_negative_literal(index):
         return expr("{}[{}]", bar(cx, name), index)
     return expr("{}[{} if {} >= 0 else {} + {}]", bar(cx, name), index, index, index,
                 count(cx, name))
+
+
+def _non_negative_literal(index):
+    """Is the index a literal ``0``, ``1``...?"""
+    if isinstance(index, ast.Constant):
+        return type(index.value) is int and index.value >= 0
+    return isinstance(index, str) and index.isdigit()
 
 
 def read(cx, e, g):

@@ -60,9 +60,7 @@ class LoopVersions:
         for fast in (True, False):
             with L.block("if {}:", test) if fast else L.block("else:"), \
                     self._version(fast):
-                m = L.mark()
                 reverse(L)
-                L.close_block(m)
 
     @staticmethod
     def _zero_outside(bar, form, first, stop):

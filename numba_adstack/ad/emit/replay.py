@@ -14,9 +14,9 @@ from numba.typed import Dict as TypedDict
 
 from ..facts.ir_facts import is_range
 from ..facts.operators import OPS
-from ..plan.stacks import reserve_lines
+from ..plan.stacks import reserve_statements
 from ..facts.structure import LoopNode, node_key
-from ..typeinfo import array_zero_src, zero_src
+from ..typeinfo import array_zero_expr, zero_expr
 from ..rules.template import template
 from ..generated_source.code import expr, fill, value as _value
 
@@ -45,17 +45,15 @@ def range_start(L, rl, operand):
 
 
 def range_index(rl, counter, r):
-    """Source of the value a range (or array) loop yields at iteration ``counter`` (a
-    string: its callers outside this module write it into their own lines)."""
+    """The value a range (or array) loop yields at iteration ``counter``."""
     if rl.array is not None:
-        return "%s[%s]" % (r(rl.array), counter)
+        return expr("{}[{}]", r(rl.array), counter)
     args = rl.args
     if len(args) == 1:
         return counter
-    start = r(args[0])
     if len(args) == 2:
-        return "%s + %s" % (start, counter)
-    return "%s + %s * %s" % (start, counter, r(args[2]))
+        return expr("{} + {}", r(args[0]), counter)
+    return expr("{} + {} * {}", r(args[0]), counter, r(args[2]))
 
 
 class Forward:
@@ -142,12 +140,9 @@ class Forward:
             n = j
 
     def arm(self, L, R, e, stop):
-        # (an arm may write nothing: ``pass``, while the lines are still printed as text)
-        m = L.mark()
         nxt = self.follow(L, R, e)
         if nxt is not None and nxt != stop:
             self.seq(L, R, nxt, stop)
-        L.close_block(m)
 
     def follow(self, L, R, e):
         """Emit what happens on edge ``e`` of region ``R``; the next node, if inside R."""
@@ -236,9 +231,9 @@ class Forward:
                     self.push(L, stack, self.cx.names.n(tgt), tgt.name)
         lhs = [self.cx.names.n(t) for t, _ in cps]
         rhs = [self._converted(v, t) if isinstance(v, ir.Var)
-               else array_zero_src(self.facts.ty(t))
+               else array_zero_expr(self.facts.ty(t))
                if isinstance(self.facts.ty(t), types.Array)
-               else zero_src(self.facts.ty(t)) for t, v in cps]
+               else zero_expr(self.facts.ty(t)) for t, v in cps]
         if len(cps) == 1:
             L.code("{} = {}", lhs[0], rhs[0])
         else:
@@ -444,7 +439,7 @@ class Forward:
             value = range_index(rl, rl.ctr, self.src.operand)
             if rl.array is not None:      # no read past the end on the last test
                 value = expr("{} if {} < {} else {}", value, rl.ctr, rl.len,
-                             zero_src(facts.ty(name)))
+                             zero_expr(facts.ty(name)))
             L.code("{} = {}", names.n(name), value)
             return True
         if e.op == "pair_second":
@@ -472,9 +467,8 @@ class Forward:
             return
         if cx.checkpoint.guarded(lp):
             cx.checkpoint.guard(L, lp)
-        for line in reserve_lines(cx.stack_specs(), lp):    # room for what the loop pushes
-            if not cx.fused.replaying:
-                L.code("{}", line)
+        if not cx.fused.replaying:      # room for what the loop pushes
+            L(reserve_statements(cx.stack_specs(), lp))
         plain = self.plain_range(lp)
         if not plain:
             L.code("{} = 0", "_n%d" % h)

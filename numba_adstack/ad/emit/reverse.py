@@ -14,8 +14,8 @@ from numba.core import ir, types
 
 from ..plan.shapes import ancestors, join_leaves
 from ..facts.structure import LoopNode, node_key
-from ..typeinfo import array_zero_src, has_scalar_adjoint, is_float, is_float_array, \
-    zero_src
+from ..typeinfo import array_zero_expr, has_scalar_adjoint, is_float, is_float_array, \
+    zero_expr
 from .constants import ZERO
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, ThroughView,
                             ToValue)
@@ -338,7 +338,7 @@ class Reverse:
             # A list raises on a read past its end (the sweep's first pass reads at the
             # trip count; its value is not used then).
             value = expr("{} if {} < len({}) else {}", value, counter,
-                         self.cx.adjoints.ref(rl.array), zero_src(seq.dtype))
+                         self.cx.adjoints.ref(rl.array), zero_expr(seq.dtype))
         L.code("{} = {}", self.names.n(rl.first), value)
 
     # ------------------------------------------------------------------ edges, statements
@@ -459,7 +459,7 @@ class Reverse:
     def zero(self, name):
         """Source of the reset value of ``name``'s adjoint."""
         t = self.facts.ty(name)
-        return array_zero_src(t) if is_float_array(t) else ZERO
+        return array_zero_expr(t) if is_float_array(t) else ZERO
 
     def accumulate(self, L, c, direct=()):
         """Write contribution ``c`` (a record of :mod:`.contributions`); ``direct``: the

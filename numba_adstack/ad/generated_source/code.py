@@ -84,6 +84,12 @@ def value(x):
     if isinstance(x, str):
         if x.isidentifier():
             return ast.Name(id=x, ctx=ast.Load())
+        parts = x.split(".")
+        if all(p.isidentifier() for p in parts):        # a dotted name: np.float64
+            got = ast.Name(id=parts[0], ctx=ast.Load())
+            for p in parts[1:]:
+                got = ast.Attribute(value=got, attr=p, ctx=ast.Load())
+            return got
         return _copy(_parsed(x))
     if isinstance(x, ast.AST):
         return _copy(x)
@@ -206,9 +212,11 @@ class Lines:
         """Write one statement (a tree, or a list of them)."""
         if isinstance(node, list):
             for n in node:
-                self.lines.append((self.level, n))
-        else:
+                self(n)
+        elif isinstance(node, ast.stmt):
             self.lines.append((self.level, node))
+        else:
+            raise TypeError("not a statement tree: %r" % (node,))
 
     def code(self, tpl, *args, **kw):
         """Write the statements of template ``tpl`` filled (:func:`stmts`)."""
@@ -236,11 +244,9 @@ class Lines:
     def _opened(self, node):
         self.lines.append((self.level, node))
         self.level += 1
-        m = len(self.lines)
         try:
             yield self
         finally:
-            self.close_block(m)
             self.level -= 1
 
     def indent(self):
@@ -256,12 +262,6 @@ class Lines:
 
     def mark(self):
         return len(self.lines)
-
-    def close_block(self, mark):
-        """Python needs a statement in a block: ``pass`` when nothing was written since
-        ``mark``."""
-        if len(self.lines) == mark:
-            self(ast.Pass())
 
     def insert(self, mark, level, nodes):
         """Put ``nodes`` at ``level`` where :meth:`mark` was taken."""

@@ -298,15 +298,15 @@ def budget_message(facts, home, specs, used, budget):
     return "\n".join(lines)
 
 
-def reserve_lines(specs, lp):
-    """``reserve(...)`` lines for the heap stacks loop ``lp`` fills, run before it starts
-    (``specs``: ``{stack source name: StackSpec}``)."""
+def reserve_statements(specs, lp):
+    """``reserve(...)`` statements for the heap stacks loop ``lp`` fills, run before it
+    starts (``specs``: ``{stack source name: StackSpec}``)."""
     out = []
     for st, spec in sorted(specs.items()):
         for header, per in spec.reserves:
             if header == lp.header:
-                n = lp.range.len if per == 1 else "%s * %d" % (lp.range.len, per)
-                out.append("reserve(%s, %s)" % (st, n))
+                out.append(stmt("reserve({}, {})", st, lp.range.len) if per == 1 else
+                           stmt("reserve({}, {} * {})", st, lp.range.len, per))
     return out
 
 

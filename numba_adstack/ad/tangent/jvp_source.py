@@ -27,7 +27,7 @@ from ..emit.states import States
 from ..emit import record_names
 from ..facts.ir_facts import IRFacts, is_range
 from ..emit.target import CPU
-from ..typeinfo import zero_src
+from ..typeinfo import zero_expr
 from ..plan.shapes import Shapes
 from .tangents import Tangents, has_floats, zero_of
 
@@ -172,7 +172,7 @@ class TangentForward(Forward):
         if not cps:
             return
         lhs = [self.cx.names.n(t) for t, _ in cps]
-        rhs = [self.src.operand(v) if isinstance(v, ir.Var) else zero_src(self.facts.ty(t))
+        rhs = [self.src.operand(v) if isinstance(v, ir.Var) else zero_expr(self.facts.ty(t))
                for t, v in cps]
         for t, v in cps:
             if self.t.has(t):
