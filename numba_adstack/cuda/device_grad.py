@@ -28,6 +28,7 @@ from numba.core.target_extension import target_override
 
 from .. import config
 from ..ad.generated_source import exec_source
+from ..ad.generated_source.code import expr, stmt
 from ..ad.capture.pipeline import typed_ir
 from ..ad.typeinfo import is_float
 from ..ad.dispatch.rewrite import Options, build_backward
@@ -59,26 +60,24 @@ class DeviceFunctionTarget(CudaTarget):
         return ["_ret_b"]
 
     def backward_prologue(self, facts, names, assigned=()):
-        return ["_retval = 0.0"]
+        return [stmt("_retval = 0.0")]
 
     def backward_epilogue(self, facts, activity, names, stacks, wrt):
-        out = ["_nan_if_overflowed = 0.0"]
+        out = [stmt("_nan_if_overflowed = 0.0")]
         for st in stacks:
-            out.append("if overflowed(%s):" % st)
-            out.append("    _nan_if_overflowed = math.nan")
+            out.append(stmt("if overflowed({}):\n    _nan_if_overflowed = math.nan", st))
         grads = []
         for k, a in enumerate(facts.arg_vars):
             if (wrt is None or k in wrt) and is_float(facts.ty(a)):
                 # ``+ 0.0`` (here the NaN flag) also turns -0.0 into 0.0, as on the CPU.
-                grads.append("%s + _nan_if_overflowed" % (
-                    names.bar(a) if a in activity.useful else "0.0"))
+                grads.append(expr("{} + _nan_if_overflowed",
+                                  names.bar(a) if a in activity.useful else 0.0))
             else:
-                grads.append("None")
-        return out + ["return _retval + _nan_if_overflowed, (%s)"
-                      % "".join(g + ", " for g in grads)]
+                grads.append(None)
+        return out + [stmt("return _retval + _nan_if_overflowed, {}", tuple(grads))]
 
-    def return_src(self, value_src):
-        return "_retval = %s" % value_src
+    def return_statement(self, value):
+        return stmt("_retval = {}", value)
 
 
 class DeviceBackward:

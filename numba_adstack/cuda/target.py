@@ -110,7 +110,7 @@ class CudaTarget(Target):
         out.append(stmt("return"))
         return out
 
-    def return_src(self, value_src):
+    def return_statement(self, value):
         return None
 
     # -- thread-private indices

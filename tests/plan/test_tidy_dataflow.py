@@ -9,7 +9,7 @@ import math
 import pytest
 
 from numba_adstack.ad.emit.dataflow import dead_stores
-from numba_adstack.ad.emit.printed import parse, printed
+from numba_adstack.ad.emit.printed import printed
 from numba_adstack.ad.emit.tidy import tidy
 
 SOURCES = {
@@ -81,7 +81,7 @@ def f(x, n):
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_tidy_keeps_the_meaning(name):
     src = SOURCES[name]
-    tree = parse(src)
+    tree = ast.parse(src)
     tidy(tree, {"math": math})
     tidied = printed(tree)
     ns_a, ns_b = {}, {}

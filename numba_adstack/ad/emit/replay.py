@@ -258,7 +258,7 @@ class Forward:
     def block_end(self, L, label, term):
         facts = self.facts
         if isinstance(term, ir.Return):
-            line = facts.target.return_src(self.src.operand(term.value))
+            line = facts.target.return_statement(self.src.operand(term.value))
             if line is not None:
                 L(line)
             if len(facts.return_blocks) > 1:

@@ -129,9 +129,9 @@ class Target:
                 grads.append(None)
         return [stmt("return _retval, {}", tuple(grads))]
 
-    def return_src(self, value_src):
+    def return_statement(self, value):
         """What the forward replay does with the returned value, or None."""
-        return stmt("_retval = {}", value_src)
+        return stmt("_retval = {}", value)
 
 
 CPU = Target()
