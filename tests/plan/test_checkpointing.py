@@ -351,7 +351,7 @@ def test_the_history_of_nested_loops_is_projected():
     note = ck.inspect_adjoint(*args).splitlines()[0]
     assert "3 snapshots" in note and "projected peak: 3 copies of the state" in note
     assert "16 bytes and 0 arrays per iteration of the loop at line" in note
-    assert "times len(range(1, (m - 1)))" in note, note
+    assert "times len(range(1, m - 1))" in note, note
     small = (args[0], 0.2, 3)                # fits: the history kept, no checkpointing
     assert np.array_equal(auto.grad(*small)[0], full.grad(*small)[0])
     assert_grads_close(ck.grad(*args), fd_grad(heat_cells, args), args, rtol=1e-5,
@@ -359,4 +359,4 @@ def test_the_history_of_nested_loops_is_projected():
     # A while loop around one: the nested loop's length is known before it starts.
     online = compiled("diffuse_until", checkpoint="revolve", snapshots=3)
     note = online.inspect_adjoint(*ONLINE_ARGS["diffuse_until"][0]).splitlines()[0]
-    assert "times len(range(1, (u.shape[0] - 1)))" in note, note
+    assert "times len(range(1, u.shape[0] - 1))" in note, note

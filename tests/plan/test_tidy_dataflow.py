@@ -9,7 +9,7 @@ import math
 import pytest
 
 from numba_adstack.ad.emit.dataflow import dead_stores
-from numba_adstack.ad.emit.printed import printed
+from numba_adstack.ad.generated_source.code import printed
 from numba_adstack.ad.emit.tidy import tidy
 
 SOURCES = {

@@ -33,7 +33,7 @@ from .loop_versions import LoopVersions
 from ..generated_source.code import Lines, code_key, function_def, stmt
 from .names import Names, identifier
 from .parallel import Parallel, straight_helpers
-from .printed import module, printed
+from ..generated_source.code import module, printed
 from .reassoc import reassociate_folded_sums
 from .reverse import Reverse
 from .source import Source

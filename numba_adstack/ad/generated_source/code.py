@@ -311,3 +311,20 @@ def _close(entry):
     _, stmts_, owner = entry
     if owner is not None and not stmts_:
         stmts_.append(ast.Pass())
+
+
+# ---------------------------------------------------------------------------- printing
+def module(lines):
+    """The module tree of ``lines`` (a :class:`Lines`)."""
+    return ast.Module(body=body(lines.lines), type_ignores=[])
+
+
+def printed(tree):
+    """The source of the module ``tree``: what ``inspect_adjoint`` shows, the disk cache
+    keeps and Numba compiles."""
+    return ast.unparse(tree) + "\n"
+
+
+def printed_expression(tree):
+    """The text of an expression ``tree`` (shown in the comments of the generated code)."""
+    return ast.unparse(value(tree))

@@ -24,7 +24,7 @@ from numba.core import ir, types
 from ... import config
 from ...errors import CheckpointIgnoredWarning
 from ..capture.checkpoint_loop import mark_of
-from ..generated_source.code import expr
+from ..generated_source.code import expr, printed_expression
 from ..typeinfo import stack_dtype
 
 
@@ -347,31 +347,10 @@ def length_expr(length, operand):
     return expr(_RANGE_LEN_TEMPLATES[len(trees)], *(_tree_expr(t, operand) for t in trees))
 
 
-def _render(tree, name):
-    # (the text of a length in the comments of checkpoint_note: shown, not run)
-    kind = tree[0]
-    if kind == "var":
-        return name(tree[1])
-    if kind == "const":
-        return repr(tree[1])
-    if kind == "binop":
-        return "(%s %s %s)" % (_render(tree[2], name), tree[1], _render(tree[3], name))
-    if kind == "attr":
-        return "%s.%s" % (_render(tree[1], name), tree[2])
-    if kind == "item":
-        return "%s[%d]" % (_render(tree[1], name), tree[2])
-    return "len(%s)" % _render(tree[1], name)
-
-
 def length_source(length, name):
     """The text of a range loop's length in :func:`checkpoint_note` (a comment), its
     values before the checkpointed loop shown by ``name``."""
-    rl, trees = length
-    if trees is None:
-        return str(rl.trip_count())
-    if rl.array is not None:
-        return "len(%s)" % _render(trees[0], name)
-    return "len(range(%s))" % ", ".join(_render(t, name) for t in trees)
+    return printed_expression(length_expr(length, name))
 
 
 _ENTRY_BYTES = {"np.float64": 8, "np.int64": 8, "np.float32": 4, "np.int32": 4,

@@ -22,7 +22,7 @@ from ..emit.replay import Forward
 from ..generated_source.code import Lines, expr, function_def
 from ..emit.names import identifier
 from ..emit.control import simplify_control
-from ..emit.printed import module, printed
+from ..generated_source.code import module, printed
 from ..emit.states import States
 from ..emit import record_names
 from ..facts.ir_facts import IRFacts, is_range
