@@ -7,8 +7,15 @@ values given, each an expression tree, a name, or a number. A :class:`Lines` col
 the statements of one body, each at its nesting level, and :meth:`Lines.block` opens a
 compound statement (``"if {} != 0.0:"``, ``"while {} > 0:"``, ``"else:"``) whose body
 the lines written inside it are. :func:`body` nests them into the statement list a
-function's tree holds; nothing is printed or parsed on the way (:mod:`.printed` prints
-the whole tree once).
+function's tree holds, :func:`module` into a module; nothing is printed or parsed on the
+way. The passes that follow (states numbered, tidying, checks) work on that tree, and
+:func:`printed` prints it once: the text ``inspect_adjoint`` shows, the disk cache keeps
+and Numba compiles (the package's one printer of code; :mod:`.` runs it).
+
+This is the backward's IR: statements over named values (names are IR values, their
+adjoints, records, stacks), loops and branches as nested bodies, stack pushes and pops
+as the runtime's calls (``push(st, v)``, ``v = pop(st)``), rule applications as their
+templates' trees filled with operand trees.
 """
 import ast
 import functools
@@ -19,8 +26,6 @@ from contextlib import contextmanager
 #: :mod:`..rules.template`).
 PLACEHOLDER = "_tpl_"
 _MARK = PLACEHOLDER
-
-_HEADS = ("if", "elif", "else", "while", "for", "def", "with")
 
 
 class Else(ast.stmt):
@@ -80,7 +85,8 @@ def _expr_template(text):
 
 def value(x):
     """The expression tree of ``x``: a tree (copied: trees are changed in place later),
-    a name, a number, ``None``, ``Ellipsis``, or a tuple of these."""
+    a name (``x``, ``np.float64``), a number, ``None``, ``Ellipsis``, or a tuple of
+    these."""
     if isinstance(x, str):
         if x.isidentifier():
             return ast.Name(id=x, ctx=ast.Load())
@@ -90,7 +96,7 @@ def value(x):
             for p in parts[1:]:
                 got = ast.Attribute(value=got, attr=p, ctx=ast.Load())
             return got
-        return _copy(_parsed(x))
+        raise TypeError("not a name: %r (give an expression as a tree)" % (x,))
     if isinstance(x, ast.AST):
         return _copy(x)
     if isinstance(x, tuple):
@@ -102,13 +108,6 @@ def value(x):
             return ast.UnaryOp(op=ast.USub(), operand=ast.Constant(-x))
         return ast.Constant(x)
     raise TypeError("no expression for %r" % (x,))
-
-
-@functools.lru_cache(maxsize=16384)
-def _parsed(text):
-    # The text of an expression made elsewhere (a rule's source, a rendered IR
-    # expression): parsed once per distinct text.
-    return ast.parse(text, mode="eval").body
 
 
 def _fill(node, values):

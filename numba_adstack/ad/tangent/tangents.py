@@ -380,7 +380,9 @@ class Tangents:
         for p, a in bound.args.items():
             if isinstance(a, tuple):
                 a = tuple(self.src.operand(bound.operands[k]) for k in a)
-            values[p] = self.src.operand(bound.operands[a]) if isinstance(a, int) else a
+            # (a default is the text of a constant, written in the rule: its tree)
+            values[p] = self.src.operand(bound.operands[a]) if isinstance(a, int) else \
+                template(a).tree if isinstance(a, str) else a
         terms, ndims = [], []
         for p, a in bound.args.items():
             v = bound.operands[a] if isinstance(a, int) else None
