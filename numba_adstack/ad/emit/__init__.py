@@ -30,7 +30,7 @@ from .replay import Forward
 from .fused import Fused
 from .indexed_seeds import IndexedSeeds
 from .loop_versions import LoopVersions
-from ..generated_source.code import Lines, code_key, function_def, stmt
+from ..generated_source.code import Dropped, Lines, code_key, function_def, stmt
 from .names import Names, identifier
 from .parallel import Parallel, straight_helpers
 from ..generated_source.code import module, printed
@@ -212,8 +212,8 @@ def probe(facts, activity, plan, names, src):
     """What the sweep reads under ``plan`` (the emitted text is dropped)."""
     reads = Reads(set(), {}, set())
     cx = Emission(facts, activity, plan, names, src, reads)
-    cx.forward.region(Lines(), facts.s.regions[None])
-    cx.reverse.top(Lines())
+    cx.forward.region(Dropped(), facts.s.regions[None])
+    cx.reverse.top(Dropped())
     return reads
 
 

@@ -20,7 +20,7 @@ from numba.core import ir, types
 from ..facts.structure import node_key
 from ..typeinfo import is_float
 from .constants import ZERO
-from ..generated_source.code import Lines, expr, function_def, value
+from ..generated_source.code import expr, function_def, value
 from .syntax import walk
 
 #: Elements of per-thread adjoint copies (all threads together) a parallel loop may make;
@@ -37,10 +37,10 @@ class Parallel:
     def loop(self, L, lp):
         cx, names = self.cx, self.cx.names
         helper = cx.plan.parallel[lp]
-        H, mentioned = self._helper_body(lp)
+        H, mentioned = self._helper_body(L, lp)
         shared = sorted(names.bar(r) for r in cx.shared_roots.get(lp, ()))
         params, sums, adjoints, stacks, locals_ = self._split_names(lp, mentioned)
-        out = Lines()
+        out = L.sub(0)
         results = sums + adjoints
         with out.open(function_def(helper, ["_p"] + params)):
             for st in sorted(stacks):
@@ -59,11 +59,11 @@ class Parallel:
             names.mentions.update(params + results)
         self._reduced_loop(L, lp, helper, params, results, shared)
 
-    def _helper_body(self, lp):
+    def _helper_body(self, L, lp):
         """The helper's body: one iteration, from the loop's index ``_p``; and the names
         emission handed out for it (:attr:`.names.Names.mentions`)."""
         cx = self.cx
-        H = Lines(level=1)
+        H = L.sub(1)
         saved = cx.helper_loop, cx.names.mentions
         cx.helper_loop = lp
         cx.names.mentions = mentioned = set()

@@ -14,14 +14,14 @@ from numba.core import ir, types
 
 from ..plan.shapes import ancestors, join_leaves
 from ..facts.structure import LoopNode, node_key
-from ..typeinfo import array_zero_expr, has_scalar_adjoint, is_float, is_float_array, \
+from ..typeinfo import array_zero_expr, has_scalar_adjoint, is_float_array, \
     zero_expr
 from .constants import ZERO
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, ThroughView,
                             ToValue)
 from . import lists
 from .replay import range_index
-from ..generated_source.code import Lines, expr, stmt, value
+from ..generated_source.code import expr, stmt, value
 
 
 #: ``if``/``elif`` tests of a join's arms: one record number, or up to one.
@@ -141,9 +141,9 @@ class Reverse:
         for n in reversed(R.order):
             if n not in keep:
                 continue
-            body = Lines(L.level + 1)
+            body = L.sub(L.level + 1)
             self.node(body, R, n)
-            back = Lines(L.level + 1)
+            back = L.sub(L.level + 1)
             if n != R.entry:
                 self.back_to_pred(back, R, n, var)
             if not body.lines and n != R.entry and len(R.ins[n]) == 1 \

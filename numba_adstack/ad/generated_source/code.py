@@ -25,7 +25,7 @@ from contextlib import contextmanager
 #: What a placeholder ``{name}`` is named in a template's tree (rule templates too,
 #: :mod:`..rules.template`).
 PLACEHOLDER = "_tpl_"
-_MARK = PLACEHOLDER
+_MARK, _MARK_LEN = PLACEHOLDER, len(PLACEHOLDER)
 
 
 class Else(ast.stmt):
@@ -110,25 +110,35 @@ def value(x):
     raise TypeError("no expression for %r" % (x,))
 
 
+#: Nodes with no fields of their own (contexts, operators): shared, never copied.
+_SHARED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+_Name, _Constant, _AST, _stmt = ast.Name, ast.Constant, ast.AST, ast.stmt
+
+
 def _fill(node, values):
     """A copy of ``node`` with each placeholder replaced by its value's tree."""
     cls = node.__class__
-    if cls is ast.Name:
-        if node.id.startswith(_MARK):
-            got = value(values[node.id[len(_MARK):]])
+    if cls is _Name:
+        i = node.id
+        if i.startswith(_MARK):
+            got = value(values[i[_MARK_LEN:]])
             if hasattr(got, "ctx"):
                 got.ctx = node.ctx
             return got
-        return ast.Name(id=node.id, ctx=node.ctx)
+        return _Name(id=i, ctx=node.ctx)
+    if cls is _Constant:
+        return _Constant(node.value)
+    if isinstance(node, _SHARED):
+        return node
     new = cls.__new__(cls)
     for f in cls._fields:
         v = getattr(node, f, None)
         if v.__class__ is list:
-            v = [_fill(x, values) if isinstance(x, ast.AST) else x for x in v]
-        elif isinstance(v, ast.AST):
+            v = [_fill(x, values) if isinstance(x, _AST) else x for x in v]
+        elif isinstance(v, _AST):
             v = _fill(v, values)
         setattr(new, f, v)
-    if isinstance(new, ast.stmt):
+    if isinstance(new, _stmt):
         new.lineno = 0      # (the printer reads it)
     return new
 
@@ -142,16 +152,22 @@ def fill(tree, values):
 
 def _copy(node):
     cls = node.__class__
+    if cls is _Name:
+        return _Name(id=node.id, ctx=node.ctx)
+    if cls is _Constant:
+        return _Constant(node.value)
+    if isinstance(node, _SHARED):
+        return node
     new = cls.__new__(cls)
     for f in cls._fields:
         v = getattr(node, f, None)
         if v.__class__ is list:
-            v = [_copy(x) if isinstance(x, ast.AST) else x for x in v]
-        elif isinstance(v, ast.AST):
+            v = [_copy(x) if isinstance(x, _AST) else x for x in v]
+        elif isinstance(v, _AST):
             v = _copy(v)
         setattr(new, f, v)
-    if isinstance(new, ast.stmt):
-        new.lineno = 0      # (the printer reads it)
+    if isinstance(new, _stmt):
+        new.lineno = 0
     return new
 
 
@@ -262,12 +278,39 @@ class Lines:
     def mark(self):
         return len(self.lines)
 
+    def sub(self, level):
+        """Lines of the same kind, starting at ``level`` (spliced in later)."""
+        return type(self)(level)
+
     def insert(self, mark, level, nodes):
         """Put ``nodes`` at ``level`` where :meth:`mark` was taken."""
         self.lines[mark:mark] = [(level, n) for n in nodes]
 
     def extend(self, other):
         self.lines.extend(other.lines)
+
+
+class Dropped(Lines):
+    """Lines that keep nothing: what emission writes is dropped unbuilt (the plan's
+    probe runs emission for what it reads, not for its code)."""
+
+    def __call__(self, node):
+        pass
+
+    def code(self, tpl, *args, **kw):
+        pass
+
+    def block(self, tpl, *args, **kw):
+        return self._deeper()
+
+    def open(self, node):
+        return self._deeper()
+
+    def insert(self, mark, level, nodes):
+        pass
+
+    def extend(self, other):
+        pass
 
 
 def body(lines, level=0):
