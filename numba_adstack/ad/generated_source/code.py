@@ -39,10 +39,9 @@ class Elif(ast.stmt):
 
 
 # ---------------------------------------------------------------------------- templates
-@functools.lru_cache(maxsize=8192)
-def _template(text):
-    """``(statements, heading)`` of a statement template: ``{}`` numbered in order, each
-    placeholder a marked name; ``heading``: the text opens a block (ends with ``:``)."""
+def _marked(text):
+    """The text of a template with each placeholder a marked name (``{}`` numbered in
+    order)."""
     parts, auto = [], 0
     for literal, name, spec, conversion in string.Formatter().parse(text):
         parts.append(literal)
@@ -54,7 +53,14 @@ def _template(text):
             raise ValueError("code template %r: {%s} is not a plain placeholder"
                              % (text, name))
         parts.append(_MARK + name)
-    src = "".join(parts).strip()
+    return "".join(parts).strip()
+
+
+@functools.lru_cache(maxsize=8192)
+def _template(text):
+    """``(statements, heading)`` of a statement template; ``heading``: the text opens a
+    block (ends with ``:``)."""
+    src = _marked(text)
     heading = src.endswith(":")
     if heading:
         head = src.split(None, 1)[0].rstrip(":")
@@ -72,15 +78,7 @@ def _template(text):
 
 @functools.lru_cache(maxsize=8192)
 def _expr_template(text):
-    parts, auto = [], 0
-    for literal, name, spec, conversion in string.Formatter().parse(text):
-        parts.append(literal)
-        if name is None:
-            continue
-        if name == "":
-            name, auto = str(auto), auto + 1
-        parts.append(_MARK + name)
-    return ast.parse("".join(parts).strip(), mode="eval").body
+    return ast.parse(_marked(text), mode="eval").body
 
 
 def value(x):
@@ -116,11 +114,12 @@ _Name, _Constant, _AST, _stmt = ast.Name, ast.Constant, ast.AST, ast.stmt
 
 
 def _fill(node, values):
-    """A copy of ``node`` with each placeholder replaced by its value's tree."""
+    """A copy of ``node`` with each placeholder replaced by its value's tree (none when
+    ``values`` is None)."""
     cls = node.__class__
     if cls is _Name:
         i = node.id
-        if i.startswith(_MARK):
+        if values is not None and i.startswith(_MARK):
             got = value(values[i[_MARK_LEN:]])
             if hasattr(got, "ctx"):
                 got.ctx = node.ctx
@@ -151,24 +150,8 @@ def fill(tree, values):
 
 
 def _copy(node):
-    cls = node.__class__
-    if cls is _Name:
-        return _Name(id=node.id, ctx=node.ctx)
-    if cls is _Constant:
-        return _Constant(node.value)
-    if isinstance(node, _SHARED):
-        return node
-    new = cls.__new__(cls)
-    for f in cls._fields:
-        v = getattr(node, f, None)
-        if v.__class__ is list:
-            v = [_copy(x) if isinstance(x, _AST) else x for x in v]
-        elif isinstance(v, _AST):
-            v = _copy(v)
-        setattr(new, f, v)
-    if isinstance(new, _stmt):
-        new.lineno = 0
-    return new
+    """A copy of ``node`` (placeholders kept as they are)."""
+    return _fill(node, None)
 
 
 def _values(args, kw):
