@@ -80,13 +80,8 @@ class Forward:
         L.code("{} = {}", var, ids[R.entry])
         for n in R.order:
             with L.block("if {} == {}:", var, ids[n]):
-                if isinstance(n, LoopNode):
-                    self.loop_node(L, n)
-                else:
-                    self.block(L, n)
-                    if not R.out[n]:
-                        self.block_end(L, n, self.facts.fir.blocks[n].terminator)
-                        continue
+                if not self.node(L, R, n):
+                    continue
                 edges = R.out[n]
                 if len(edges) == 1:
                     self.goto(L, R, edges[0], var, ids)
@@ -106,6 +101,18 @@ class Forward:
         if nxt is not None:
             L.code("{} = {}", var, ids[nxt])
 
+    def node(self, L, R, n):
+        """Emit node ``n`` of ``R``; False when it ends the function (no edge leaves it:
+        a return or a raise)."""
+        if isinstance(n, LoopNode):
+            self.loop_node(L, n)
+            return True
+        self.block(L, n)
+        if not R.out[n]:
+            self.block_end(L, n, self.facts.fir.blocks[n].terminator)
+            return False
+        return True
+
     def loop_node(self, L, lp):
         if lp in self.cx.plan.fused:
             self.cx.fused.loop(L, lp)
@@ -115,13 +122,8 @@ class Forward:
     def seq(self, L, R, n, stop):
         """Emit region ``R`` from node ``n`` up to (not including) ``stop``."""
         while n is not None and n != stop:
-            if isinstance(n, LoopNode):
-                self.loop_node(L, n)
-            else:
-                self.block(L, n)
-                if not R.out[n]:
-                    self.block_end(L, n, self.facts.fir.blocks[n].terminator)
-                    return
+            if not self.node(L, R, n):
+                return
             edges = R.out[n]
             if len(edges) == 1:
                 n = self.follow(L, R, edges[0])
