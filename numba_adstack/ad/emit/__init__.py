@@ -1,4 +1,4 @@
-"""Emission: the Python source of the backward function, from facts, activity and plan.
+"""Emission: the backward function as a tree, from facts, activity and plan.
 
 The backward is ``forward replay`` (:mod:`.replay`) + ``reverse sweep``
 (:mod:`.reverse`), assembled here with the declarations of its stacks and locals. Fused
@@ -7,8 +7,9 @@ loops (:mod:`.fused`) reverse each iteration inside the replay; parallel ones
 every choice comes from the plan. Its only bookkeeping is of what it has written (which
 stacks a loop pushed, which adjoints a parallel iteration shares).
 
-:func:`probe` runs the same emission without keeping the text, to find what the sweep
-reads under a draft plan (see :mod:`..plan`).
+:func:`probe` runs the same emission with lines that keep nothing
+(:class:`..generated_source.code.Dropped`), to find what the sweep reads under a draft
+plan (see :mod:`..plan`).
 """
 import ast
 from contextlib import contextmanager
@@ -148,7 +149,7 @@ class Emission:
             self.names.mentions.add(st)
         return st
 
-    def push_src(self, st, value, t=None):
+    def push_statement(self, st, value, t=None):
         """Push ``value`` (of type ``t`` when known) on stack ``st``."""
         st = self._stack(st)
         if not self._is_list(st):
@@ -158,11 +159,11 @@ class Emission:
             return stmt("{}.append(np.ascontiguousarray({}))", st, value)
         return stmt("{}.append({})", st, value)
 
-    def pop_src(self, st, name):
+    def pop_statement(self, st, name):
         st = self._stack(st)
         return stmt("{} = {}.pop()" if self._is_list(st) else "{} = pop({})", name, st)
 
-    def clear_src(self, st):
+    def clear_statement(self, st):
         st = self._stack(st)
         return stmt("{}.clear()" if self._is_list(st) else "clear({})", st)
 
@@ -209,7 +210,7 @@ def record_names(facts):
 
 
 def probe(facts, activity, plan, names, src):
-    """What the sweep reads under ``plan`` (the emitted text is dropped)."""
+    """What the sweep reads under ``plan`` (nothing it writes is kept)."""
     reads = Reads(set(), {}, set())
     cx = Emission(facts, activity, plan, names, src, reads)
     cx.forward.region(Dropped(), facts.s.regions[None])
@@ -230,8 +231,9 @@ class Emitted:
 
 def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
     """The :class:`Emitted` backward under ``plan``; ``checked``: its reads of adjoint
-    arrays are checked (:mod:`.checked`). Its lines are parsed once, the passes work on
-    that tree, and it is printed once (:mod:`.printed`)."""
+    arrays are checked (:mod:`.checked`). Its statements are nested into one tree, the
+    passes work on that tree, and it is printed once
+    (:func:`..generated_source.code.printed`)."""
     cx = Emission(facts, activity, plan, names, src)
     fwd = Lines(level=1)
     cx.forward.region(fwd, facts.s.regions[None])

@@ -34,7 +34,7 @@ class Adjoints:
 
     # ------------------------------------------------------------------ primal values
     def ref(self, var, shape=False):
-        """Source of a primal value at the current point of the reverse sweep; ``shape``:
+        """A primal value (a name or an expression tree) at the current point of the reverse sweep; ``shape``:
         read only for its shape (see :meth:`ref_shape`)."""
         if not isinstance(var, (ir.Var, str)):
             return self.src.const(var)
@@ -56,7 +56,7 @@ class Adjoints:
         return self.names.n(name)
 
     def ref_shape(self, var):
-        """Source of an array read only for its shape (the operand of ``sum_to``,
+        """An array read only for its shape (the operand of ``sum_to``,
         ``ensure`` or ``acc`` that gives the shape): its shape where the plan keeps that
         instead of the array (:mod:`..plan.shape_reads`), else the array."""
         name = var if isinstance(var, str) else var.name
@@ -92,7 +92,7 @@ class Adjoints:
         return self.src.expr(e, self.ref)
 
     def ref_bar(self, var):
-        """Source of the adjoint array of a float array variable."""
+        """The adjoint array of a float array variable (a name, or a view of one)."""
         facts = self.facts
         name = var if isinstance(var, str) else var.name
         e = facts.def_expr(name)
@@ -297,7 +297,7 @@ class Adjoints:
 
     def terms(self, name, rule, operands, g=None, fn=None):
         """``(operand, Term)`` for each operand of ``name = f(*operands)`` that takes a
-        contribution by ``rule`` (one template per operand); ``g``: the source of
+        contribution by ``rule`` (one template per operand); ``g``: the expression of
         ``name``'s adjoint when it is not its own variable."""
         names = self.names
         array = is_float_array(self.facts.ty(name))
@@ -332,7 +332,7 @@ class Adjoints:
                 if a]
 
     def _scalar_ref(self, read, op, array):
-        """The source of an operand of a scalar rule: a 0-d array (``np.sin`` of one is a
+        """An operand of a scalar rule: a 0-d array (``np.sin`` of one is a
         float) is read as its element, which ``math.*`` takes."""
         src = self.ref(read)
         if not array and isinstance(op, ir.Var) and isinstance(self.facts.ty(op), types.Array) \

@@ -102,7 +102,7 @@ class Fused:
                 cx.parallel.note_assigned(name)
                 L.code("{} = {}", cx.names.n(name), got)
 
-    def element_seed_src(self, stmt):
+    def element_seed(self, stmt):
         """The adjoint of the element that ``stmt`` stores into an array a map loop fills:
         the seed of that loop (an array a later loop reads: :mod:`.indexed_seeds`); a
         name."""

@@ -206,7 +206,7 @@ class Forward:
     def push(self, L, stack, value, name=None):
         if self.cx.fused.replaying:
             return          # in a loop the sweep runs again: nothing is popped from it
-        L(self.cx.push_src(stack, value, None if name is None else
+        L(self.cx.push_statement(stack, value, None if name is None else
                            self.cx.plan.ty(self.facts, name)))
         for h in self.cx.open_loops:
             self.cx.loop_stacks.setdefault(h, set()).add(stack)

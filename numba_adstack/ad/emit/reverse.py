@@ -174,7 +174,7 @@ class Reverse:
         """Pop a control-flow record made in a loop of its unit (a local otherwise) into
         ``into`` (its own name by default); whether it popped."""
         if self.cx.plan.sites.site_loops(loops, block):
-            L(self.cx.pop_src(self.cx.record_stack(name), into or name))
+            L(self.cx.pop_statement(self.cx.record_stack(name), into or name))
             return True
         return False
 
@@ -210,7 +210,7 @@ class Reverse:
             self.loop(L, n)
         with L.block("else:"):
             for st in sorted(cx.loop_stacks.get(n.header, ())):
-                L(cx.clear_src(st))
+                L(cx.clear_statement(st))
 
     # ------------------------------------------------------------------ loops
     def loop(self, L, lp):
@@ -370,7 +370,7 @@ class Reverse:
             for t, _ in reversed(cps):
                 stack = cx.value_stack(t.name)
                 if stack is not None:
-                    L(cx.pop_src(stack, names.n(t)))
+                    L(cx.pop_statement(stack, names.n(t)))
 
     def flow(self, L, v, src):
         """Add the adjoint ``src`` of a phi into the adjoint of its incoming value ``v``."""
@@ -457,7 +457,7 @@ class Reverse:
         adj.made.clear()
 
     def zero(self, name):
-        """Source of the reset value of ``name``'s adjoint."""
+        """The reset value of ``name``'s adjoint."""
         t = self.facts.ty(name)
         return array_zero_expr(t) if is_float_array(t) else ZERO
 
@@ -507,7 +507,7 @@ class Reverse:
     def pop_value(self, L, name, label):
         stack = self.cx.value_stack(name)
         if stack is not None and self.cx.plan.sites.site_repeats(label):
-            L(self.cx.pop_src(stack, self.names.n(name)))
+            L(self.cx.pop_statement(stack, self.names.n(name)))
 
     def store(self, L, stmt):
         cx, facts = self.cx, self.facts
@@ -524,7 +524,7 @@ class Reverse:
             if v.name in cx.activity.useful and seeded[1][0] == "indexed":
                 cx.indexed.store(L, stmt, self.names.bar(v))
             elif v.name in cx.activity.useful:
-                L.code("{} += {}", self.names.bar(v), cx.fused.element_seed_src(stmt))
+                L.code("{} += {}", self.names.bar(v), cx.fused.element_seed(stmt))
             return
         idx = cx.src.store_index(stmt, cx.adjoints.ref)
         cell = expr("{}[{}]", cx.adjoints.ref_bar(stmt.target), idx)

@@ -38,7 +38,7 @@ class Source:
         return self.names.gname(c)
 
     def static(self, name):
-        """Source of a value known before the function runs, or None (see
+        """The expression of a value known before the function runs, or None (see
         :meth:`IRFacts.static_form`)."""
         if name not in self._static:
             form = self.facts.static_form(name)
@@ -80,7 +80,7 @@ class Source:
         return r(var)
 
     def store_index(self, stmt, r):
-        """Source of the index of a store ``a[i] = v``."""
+        """The index of a store ``a[i] = v``."""
         if isinstance(stmt, ir.StaticSetItem):
             if stmt.index_var is not None and stmt.index is not Ellipsis:
                 return r(stmt.index_var)
@@ -129,7 +129,7 @@ class Source:
         self.facts.error("the construct %r" % op, e.loc)
 
     def hoisted(self, h):
-        """Source of a hoisted factor of an early seed (:mod:`..plan.seeds`)."""
+        """The expression of a hoisted factor of an early seed (:mod:`..plan.seeds`)."""
         if h[0] == "static":
             return self.static(h[1])
         if h[0] == "var":
@@ -138,7 +138,7 @@ class Source:
         return self.expr(e, lambda x: self.hoisted(parts[x.name]))
 
     def seed(self, t):
-        """Source of an early seed tree (:mod:`..plan.seeds`)."""
+        """The expression of an early seed tree (:mod:`..plan.seeds`)."""
         kind = t[0]
         if kind == "ret":
             return "_ret_b"
