@@ -32,19 +32,12 @@ with a checkpointed backward.
 """
 from ..plan import checkpoint_schedule as CS
 from ..plan.checkpoint import length_expr, loop_budget, loop_slots
-from ..generated_source.code import expr, value
+from ..generated_source.code import call, expr
 from .constants import ZERO
 from .replay import range_index
 
 #: The tests of an ``if``/``elif`` chain on the exit record, by keyword.
 _EXIT_TEST = {"if": "if {} == {}:", "elif": "elif {} == {}:"}
-
-
-def _max8(args):
-    """``max(8, a, b, ...)``: a call of as many arguments as ``args``."""
-    call = expr("max(8)")
-    call.args.extend(value(a) for a in args)
-    return call
 
 
 class Checkpoint:
@@ -95,7 +88,7 @@ class Checkpoint:
         car = self.cx.plan.checkpointed[lp]
         n = self.cx.names.n
         arrays = [expr("{}.nbytes", n(a)) for a in car.arrays + car.in_place]
-        largest = _max8(arrays) if arrays else 8
+        largest = call("max", [8] + list(arrays)) if arrays else 8
         kept = expr("{} + {} * {}", car.scalar_bytes, car.list_values, largest)
         for m in car.nested:
             per = expr("({} + {} * {})", m.scalar_bytes, m.list_values, largest)

@@ -12,7 +12,7 @@ such stores twice in the text, with no test where no store had a negative index
 (:mod:`.loop_versions`).
 """
 from ..plan.read_seeds import uses_of_array
-from ..generated_source.code import expr, fill
+from ..generated_source.code import expr, fill, sum_of
 
 
 def linear_expr(form, r):
@@ -30,14 +30,6 @@ def linear_expr(form, r):
     if c or out is None:
         out = expr("{}", c) if out is None else \
             expr("{} - {}" if c < 0 else "{} + {}", out, abs(c))
-    return out
-
-
-def _sum(terms):
-    """``a + b + ...`` of the expressions ``terms``, added from the left."""
-    out = terms[0]
-    for t in terms[1:]:
-        out = expr("{} + {}", out, t)
     return out
 
 
@@ -129,14 +121,14 @@ class IndexedSeeds:
         if kind == "neg":
             return expr("-{}", self._indexed(t[1], k))
         if kind == "sum":
-            return _sum([self._indexed(x, k) for x in t[1]])
+            return sum_of([self._indexed(x, k) for x in t[1]])
         if kind == "rule":      # a scalar rule's terms, its operands factors at k
             tpls, hs, hy = t[2], t[3], t[4]
             values = {str(j): self._factor(h, k) for j, h in hs.items()}
             if hy is not None:
                 values["y"] = self._factor(hy, k)
             values["g"] = self._indexed(t[1], k)
-            return _sum([fill(tpl.tree, values) for tpl in tpls])
+            return sum_of([fill(tpl.tree, values) for tpl in tpls])
         return expr("{} * {}" if kind == "mul" else "{} / {}", self._indexed(t[1], k),
                     self._factor(t[2], k))
 

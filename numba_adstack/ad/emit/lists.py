@@ -20,7 +20,7 @@ from numba.core import ir, types
 
 from ..facts.containers import container_root
 from ..typeinfo import is_float_dict
-from ..generated_source.code import expr
+from ..generated_source.code import attribute, expr
 from .contributions import Add, Guarded
 
 
@@ -32,14 +32,8 @@ def declarations(cx, L):
             continue
         dtype = cx.facts.ty(name).dtype
         L.code("{} = np.zeros(len({}), {})", bar(cx, name), cx.adjoints.ref(name),
-               _np_attr(dtype))
+               attribute("np", dtype))
         L.code("{} = len({})", count(cx, name), cx.adjoints.ref(name))
-
-
-def _np_attr(name):
-    """``np.<name>`` (a NumPy type, by its name)."""
-    return ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()), attr=str(name),
-                         ctx=ast.Load())
 
 
 def bar(cx, name):

@@ -9,10 +9,9 @@ and writes the loop's reverse twice: as planned when the checks hold, and the ge
 way otherwise. A test inside the loop instead kept LLVM from optimising it (it does not
 unswitch the loop): 3.0 ms to 3.7 ms on numba-examples' ``move_mean``.
 """
-import ast
 from contextlib import contextmanager
 
-from ..generated_source.code import expr, stmt
+from ..generated_source.code import all_of, expr, stmt
 from .indexed_seeds import linear_expr
 
 #: The test of a check ``(form, op)``: ``form op 0``.
@@ -47,7 +46,7 @@ class LoopVersions:
                 reverse(L)
             return
         test = "_fast%d" % lp.header
-        L.code("{} = {}", test, _all(tests))
+        L.code("{} = {}", test, all_of(tests))
         for lines, (x, _) in zip(zero, assigned):
             if not lines:
                 with L.block("if not {}:", test):
@@ -80,9 +79,3 @@ class LoopVersions:
         finally:
             self.fast = None
 
-
-def _all(tests):
-    """``a and b and ...`` of the expressions ``tests``."""
-    if len(tests) == 1:
-        return tests[0]
-    return ast.BoolOp(op=ast.And(), values=tests)

@@ -20,7 +20,7 @@ from numba.core import ir, types
 from ..facts.structure import node_key
 from ..typeinfo import is_float
 from .constants import ZERO
-from ..generated_source.code import expr, function_def, value
+from ..generated_source.code import call, expr, function_def, value
 from .syntax import walk
 
 #: Elements of per-thread adjoint copies (all threads together) a parallel loop may make;
@@ -91,7 +91,7 @@ class Parallel:
         args = [value("_p")] + [expr("{}[numba.get_thread_id()]", copies[p]) if p in shared
                                 else value(p) for p in params]
         with L.block("for _p in numba.prange({}):", rl.len):
-            L.code("_c = {}", ast.Call(func=value(helper), args=args, keywords=[]))
+            L.code("_c = {}", call(helper, args))
             for k, r in enumerate(results):
                 L.code("{} += _c[{}]", r, k)
         for b in shared:

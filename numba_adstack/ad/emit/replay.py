@@ -7,8 +7,6 @@ Before a kept value is overwritten its old value is pushed; where arms merge ins
 loop, which arm arrived is pushed too (a local where the merge runs once per reversal
 unit); a loop records its iteration count and the exit it took.
 """
-import ast
-
 from numba.core import ir, types
 from numba.typed import Dict as TypedDict
 
@@ -18,20 +16,7 @@ from ..plan.stacks import reserve_statements
 from ..facts.structure import LoopNode, node_key
 from ..typeinfo import array_zero_expr, zero_expr
 from ..rules.template import template
-from ..generated_source.code import expr, fill, value as _value
-
-
-def _call(func, args):
-    """The call of ``func`` with the arguments ``args`` (a tree, whatever their number)."""
-    node = expr("{}()", func)
-    node.args = [_value(a) for a in args]
-    return node
-
-
-def _np_attr(name):
-    """``np.<name>`` (a NumPy function or type, by its name)."""
-    return ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()), attr=str(name),
-                         ctx=ast.Load())
+from ..generated_source.code import attribute, call, expr, fill, targets
 
 
 def range_start(L, rl, operand):
@@ -40,7 +25,7 @@ def range_start(L, rl, operand):
     if rl.array is not None:
         L.code("{} = len({})", rl.len, operand(rl.array))
     else:
-        L.code("{} = len({})", rl.len, _call("range", [operand(a) for a in rl.args]))
+        L.code("{} = len({})", rl.len, call("range", [operand(a) for a in rl.args]))
     L.code("{} = 0", rl.ctr)
 
 
@@ -239,7 +224,7 @@ class Forward:
         if len(cps) == 1:
             L.code("{} = {}", lhs[0], rhs[0])
         else:
-            L.code("{} = {}", _targets(lhs), tuple(rhs))
+            L.code("{} = {}", targets(lhs), tuple(rhs))
 
     def _converted(self, v, t):
         """``v`` as a value of ``t``'s type: Numba unifies a variable assigned an integer
@@ -247,7 +232,7 @@ class Forward:
         tt, vt = self.facts.ty(t), types.unliteral(self.facts.ty(v))
         src = self.src.operand(v)
         if isinstance(tt, types.Number) and isinstance(vt, types.Number) and tt != vt:
-            return expr("{}({})", _np_attr(tt), src)
+            return expr("{}({})", attribute("np", tt), src)
         return src
 
     # ------------------------------------------------------------------ blocks
@@ -267,7 +252,7 @@ class Forward:
                 L.code("_rsite = {}", facts.return_blocks.index(label))
         elif isinstance(term, ir.StaticRaise):
             args = () if term.exc_args is None else [self.src.const(a) for a in term.exc_args]
-            L.code("raise {}", _call(self.cx.names.gname(term.exc_class), args))
+            L.code("raise {}", call(self.cx.names.gname(term.exc_class), args))
         elif isinstance(term, ir.Raise):
             L.code("raise {}", self.cx.names.n(term.exception))
         else:
@@ -290,7 +275,7 @@ class Forward:
             # Printed once per call, as the primal prints: by the replay, not by a loop
             # the sweep runs again.
             if not self.cx.fused.sweeping and stmt.vararg is None:
-                L.code("{}", _call("print", [self.src.operand(a) for a in stmt.args]))
+                L.code("{}", call("print", [self.src.operand(a) for a in stmt.args]))
         elif isinstance(stmt, ir.Del):
             return
         elif isinstance(stmt, (ir.StaticRaise, ir.Raise)):
@@ -400,8 +385,8 @@ class Forward:
         rng = "numba.prange" if lp in self.cx.plan.parallel_replay else "range"
         if rl.array is None and rl.first is not None:     # the index itself
             return L.block("for {} in {}:", self.cx.names.n(rl.first),
-                           _call(rng, [self.src.operand(a) for a in rl.args]))
-        return L.block("for {} in {}:", rl.ctr, _call(rng, [rl.len]))
+                           call(rng, [self.src.operand(a) for a in rl.args]))
+        return L.block("for {} in {}:", rl.ctr, call(rng, [rl.len]))
 
     def range_body(self, L, lp):
         """The header of a plain range loop (its index), then its body."""
@@ -502,9 +487,3 @@ def _exit_arm(L, lp, k, arms):
     return L.block("else:")
 
 
-def _targets(names):
-    """The tuple ``a, b, ...`` of ``names`` assigned to."""
-    node = expr("{}", tuple(names))
-    for e in node.elts:
-        e.ctx = ast.Store()
-    return node

@@ -21,7 +21,7 @@ from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Throug
                             ToValue)
 from . import lists
 from .replay import range_index
-from ..generated_source.code import expr, stmt, value
+from ..generated_source.code import call, expr
 
 
 #: ``if``/``elif`` tests of a join's arms: one record number, or up to one.
@@ -228,9 +228,8 @@ class Reverse:
             if lp.range.array is not None:
                 L.code("{} = len({})", "_n%d" % h, cx.adjoints.ref(lp.range.array))
             else:
-                L(stmt("{} = len({})", "_n%d" % h, ast.Call(
-                    func=ast.Name(id="range", ctx=ast.Load()),
-                    args=[value(cx.adjoints.ref(a)) for a in lp.range.args], keywords=[])))
+                L.code("{} = len({})", "_n%d" % h,
+                       call("range", [cx.adjoints.ref(a) for a in lp.range.args]))
         else:
             straight = cx.plan.shapes.straight_exits(lp)
             # An entered loop counts down its count at once: pop it there.

@@ -154,6 +154,38 @@ def _copy(node):
     return _fill(node, None)
 
 
+def call(func, args=(), keywords=()):
+    """``func(*args, k=v, ...)``, however many arguments (each as :func:`value` takes
+    it)."""
+    return ast.Call(func=value(func), args=[value(a) for a in args],
+                    keywords=[ast.keyword(arg=k, value=value(v)) for k, v in keywords])
+
+
+def attribute(obj, name):
+    """``obj.name``."""
+    return ast.Attribute(value=value(obj), attr=str(name), ctx=ast.Load())
+
+
+def sum_of(terms):
+    """``a + b + ...`` of ``terms``, added from the left."""
+    out = value(terms[0])
+    for t in terms[1:]:
+        out = ast.BinOp(left=out, op=ast.Add(), right=value(t))
+    return out
+
+
+def all_of(tests):
+    """``a and b and ...`` of ``tests``."""
+    if len(tests) == 1:
+        return value(tests[0])
+    return ast.BoolOp(op=ast.And(), values=[value(t) for t in tests])
+
+
+def targets(names):
+    """``a, b, ...``: the names assigned together."""
+    return ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names], ctx=ast.Store())
+
+
 def _values(args, kw):
     out = {str(k): v for k, v in enumerate(args)}
     out.update(kw)

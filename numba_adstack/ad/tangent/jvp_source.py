@@ -19,7 +19,7 @@ from numba.core import ir, types
 from .varied import varied_values
 from ..emit import Names, Source
 from ..emit.replay import Forward
-from ..generated_source.code import Lines, expr, function_def
+from ..generated_source.code import Lines, expr, function_def, targets
 from ..emit.names import identifier
 from ..emit.control import simplify_control
 from ..generated_source.code import module, printed
@@ -181,7 +181,7 @@ class TangentForward(Forward):
         if len(lhs) == 1:
             L.code("{} = {}", lhs[0], rhs[0])
         else:
-            L.code("{} = {}", _targets(lhs), tuple(rhs))
+            L.code("{} = {}", targets(lhs), tuple(rhs))
 
     def block_end(self, L, label, term):
         if not isinstance(term, ir.Return):
@@ -235,11 +235,6 @@ class TangentForward(Forward):
             idx = self.src.store_index(stmt, self.src.operand)
             value = self.t.dot(stmt.value) if self.t.has(stmt.value) else 0.0
             L.code("{}[{}] = {}", self.t.dot(stmt.target), idx, value)
-
-
-def _targets(names):
-    """``a, b, ...`` as the target of an assignment."""
-    return ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in names], ctx=ast.Store())
 
 
 def build_jvp(typed, py_func, wrt, target=CPU):

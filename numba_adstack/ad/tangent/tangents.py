@@ -23,7 +23,7 @@ from ... import intrinsics as I
 from ...typing.types import AdStackType
 from .. import rules as R
 from .. import runtime
-from ..generated_source.code import expr, fill, stmt, value
+from ..generated_source.code import attribute, call, expr, fill, stmt, sum_of, value
 from ..facts.rule_binding import bind_expr
 from ..rules import vjp_split
 from ..rules.array_rules import rule_of
@@ -135,26 +135,6 @@ def zero_of(t, src):
     if isinstance(t, types.List) and isinstance(t.dtype, types.Number):
         return expr("np.zeros(len({}))", src)   # np.append(a_list, x): a flat zero
     return value(None)
-
-
-def _sum(terms):
-    """``terms[0] + terms[1] + ...`` (expression trees, added left to right)."""
-    out = terms[0]
-    for t in terms[1:]:
-        out = expr("{} + {}", out, t)
-    return out
-
-
-def _call(func, args, keywords=()):
-    """``func(*args, k=v...)`` for a number of arguments known only here (``func``, each
-    argument and keyword value: a tree, a name or expression source)."""
-    return ast.Call(func=value(func), args=[value(a) for a in args],
-                    keywords=[ast.keyword(arg=k, value=value(v)) for k, v in keywords])
-
-
-def _method(obj, attr, args, keywords=()):
-    """``obj.attr(*args, k=v...)`` (see :func:`_call`)."""
-    return _call(ast.Attribute(value=value(obj), attr=attr, ctx=ast.Load()), args, keywords)
 
 
 class Tangents:
@@ -281,7 +261,7 @@ class Tangents:
             terms.append(self.fill(rule[k], name, operands, self.dot(v)))
         if not terms:
             return None
-        out = _sum(terms)
+        out = sum_of(terms)
         if isinstance(y_ty, types.Array) and not any(
                 self.has(v) and isinstance(facts.ty(v), types.Array)
                 and facts.ty(v).ndim == y_ty.ndim for v in operands):
@@ -320,7 +300,7 @@ class Tangents:
                 ops = [self.src.operand(x) for x in operands]
                 ops[k] = self.dot(v)
                 terms.append(expr(pattern, *ops, **kw))
-        return _sum(terms) if terms else None
+        return sum_of(terms) if terms else None
 
     # ------------------------------------------------------------------ calls
     def call(self, name, e):
@@ -357,7 +337,7 @@ class Tangents:
         if rule is not None and rule.jvps and (arrays or fn not in R.CALL_RULES):
             return self.rule_jvp(name, fn, e)
         if fn in INTERP_ADJOINTS and len(args) == 4 and not kws:
-            return _call(self.names.gname(INTERP_ADJOINTS[fn]),
+            return call(self.names.gname(INTERP_ADJOINTS[fn]),
                          [self.src.operand(a) for a in args] + [self.of(a) for a in args])
         if fn in R.NON_DIFFERENTIABLE_CALLS or not has_floats(facts.ty(name)):
             return None
@@ -395,7 +375,7 @@ class Tangents:
             ndims.append(getattr(self.facts.ty(v), "ndim", 0))
         if not terms:
             return None
-        out = _sum(terms)
+        out = sum_of(terms)
         y_ty = self.facts.ty(name)
         if bound.rule.elementwise and isinstance(y_ty, types.Array) and \
                 y_ty.ndim not in ndims:
@@ -432,12 +412,12 @@ class Tangents:
         if fn in STACK_EFFECTS and self.has(e.args[0]):
             rest = [self.of(a) if k == 0 and fn is I.push else self.src.operand(a)
                     for k, a in enumerate(e.args[1:])]
-            return [stmt("{}", _call(self.names.gname(fn), [self.dot(e.args[0])] + rest))]
+            return [stmt("{}", call(self.names.gname(fn), [self.dot(e.args[0])] + rest))]
         f = self.facts.def_expr(e.func.name)
         if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
                 f.attr in LIST_EFFECTS and self.has(f.value):
-            return [stmt("{}", _method(self.dot(f.value), f.attr,
-                                       [self.of(a) for a in e.args]))]
+            return [ast.Expr(value=call(attribute(self.dot(f.value), f.attr),
+                                        [self.of(a) for a in e.args]))]
         if fn is None and isinstance(f, ir.Expr) and f.op == "getattr" and \
                 self.has(f.value) and f.attr not in CONTAINER_READS | LIST_READS and \
                 isinstance(self.facts.ty(f.value), (types.List, types.ListType,
@@ -456,7 +436,7 @@ class Tangents:
     def bilinear_helper(self, fn, args, positions):
         """The sum over the varied factors of the helper with that factor's tangent."""
         terms = self.helper_terms(fn, args, positions)
-        return _sum(terms) if terms else None
+        return sum_of(terms) if terms else None
 
     def helper_terms(self, fn, args, positions, out=None):
         """The calls of the helper with one varied factor's tangent each (``out``: the
@@ -468,7 +448,7 @@ class Tangents:
                        for j, a in enumerate(args)]
                 if out is not None:
                     ops[0] = out
-                terms.append(_call(self.names.gname(fn), ops))
+                terms.append(call(self.names.gname(fn), ops))
         return terms
 
     def linear(self, name, fn, e, positions, callee):
@@ -479,7 +459,7 @@ class Tangents:
             self._error(name, "%s with a varied keyword argument" % fn.__name__)
         args = [self.of(a) if k in positions else self.src.operand(a)
                 for k, a in enumerate(e.args)]
-        return _call(callee, args, [(k, self.src.operand(v)) for k, v in e.kws])
+        return call(callee, args, [(k, self.src.operand(v)) for k, v in e.kws])
 
     def method(self, name, e, varied_args):
         """``x.sum()``, ``x.reshape(...)``, ``x.dot(y)``: the bound method's object is the
@@ -496,10 +476,11 @@ class Tangents:
         if not has_floats(facts.ty(name)):
             return None
         if f.attr in LIST_READS and isinstance(facts.ty(obj), types.ListType):
-            return _method(self.dot(obj), f.attr, [])
+            return call(attribute(self.dot(obj), f.attr))
         if f.attr in LINEAR_METHODS and not varied_args:
-            return _method(self.dot(obj), f.attr, [self.src.operand(a) for a in e.args],
-                           [(k, self.src.operand(v)) for k, v in e.kws])
+            return call(attribute(self.dot(obj), f.attr),
+                        [self.src.operand(a) for a in e.args],
+                        [(k, self.src.operand(v)) for k, v in e.kws])
         if f.attr in PICK_METHODS and not e.args and not e.kws:
             return self.pick(obj, PICK_METHODS[f.attr])
         if f.attr in BILINEAR_METHODS and len(e.args) == 1 and not e.kws:
@@ -535,7 +516,7 @@ class Tangents:
             if self.has(w) and rule[k] is not None:
                 terms.append(self.fill(rule[k], name, [x, v], self.dot(w)))
         tmp = self.names.fresh("tin")
-        before = [stmt("{} = {}", tmp, _sum(terms) if terms else 0.0)]
+        before = [stmt("{} = {}", tmp, sum_of(terms) if terms else 0.0)]
         return before, [stmt("{}[...] = {}", xd, tmp)]
 
 
