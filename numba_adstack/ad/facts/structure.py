@@ -42,6 +42,19 @@ def successors(block):
     return []
 
 
+def reachable(blocks, starts):
+    """The labels of ``blocks`` (label -> IR block) reachable from ``starts``, those
+    included."""
+    seen, work = set(), list(starts)
+    while work:
+        b = work.pop()
+        if b in seen:
+            continue
+        seen.add(b)
+        work.extend(blocks[b].terminator.get_targets())
+    return seen
+
+
 class Region:
     """The function body (``loop is None``) or one loop's body, as a DAG of nodes."""
 

@@ -14,6 +14,7 @@ from numba.core import ir, types
 from .. import rules as R
 from ..generated_source import identifier
 from ..facts.containers import container_root
+from ..facts.structure import reachable
 from ..typeinfo import is_float, is_float_container
 from .seeds import early_seed
 
@@ -142,13 +143,7 @@ def _reads_array_written_after(facts, lp):
     reverse, right after it runs, would add into that array's adjoint before the sweep
     reverses the later store, which takes the adjoint of the element it stores from there:
     the contribution of the old value would go to the new one."""
-    after, work = set(), [dst for _, dst in lp.exits]
-    while work:
-        b = work.pop()
-        if b in after:
-            continue
-        after.add(b)
-        work.extend(facts.fir.blocks[b].terminator.get_targets())
+    after = reachable(facts.fir.blocks, [dst for _, dst in lp.exits])
     written = facts.written_members(skip=set(facts.fir.blocks) - after)
     if not written:
         return False

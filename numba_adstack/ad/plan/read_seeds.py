@@ -42,6 +42,7 @@ from numba.core import ir, types
 from .. import rules as R
 from ..rules.template import template
 from ..typeinfo import is_float
+from ..facts.structure import reachable
 from .reciprocals import copy_root
 from .replay import is_loop_index
 
@@ -257,8 +258,7 @@ def _chain(facts, lp, families, seeded, v):
             return None
         fn = e.fn if e.op == "binop" else R.INPLACE_TO_BINOP.get(e.fn)
         if e.lhs.name == e.rhs.name:
-            step = _rule_step(facts, lp, seeded, fn, R.BINOP_RULES.get(fn),
-                              [e.lhs, e.rhs], v, t)
+            step = _binop_step(facts, lp, seeded, fn, e, v, t)
             if step is None:
                 return None
             wrap.append(step)
@@ -282,13 +282,17 @@ def _chain(facts, lp, families, seeded, v):
                 return None
             wrap.append(("mul" if fn is operator.mul else "div", h))
         else:
-            step = _rule_step(facts, lp, seeded, fn, R.BINOP_RULES.get(fn),
-                              [e.lhs, e.rhs], v, t)
+            step = _binop_step(facts, lp, seeded, fn, e, v, t)
             if step is None:
                 return None
             wrap.append(step)
         v = t
     return None
+
+
+def _binop_step(facts, lp, seeded, fn, e, v, t):
+    """The step of a binary operator ``t = e`` by its rule (see :func:`_rule_step`)."""
+    return _rule_step(facts, lp, seeded, fn, R.BINOP_RULES.get(fn), [e.lhs, e.rhs], v, t)
 
 
 def _rule_step(facts, lp, seeded, fn, rule, operands, v, t):
@@ -385,13 +389,7 @@ def _factor(facts, lp, name, depth, seeded=frozenset()):
 # ---------------------------------------------------------------------- the stores
 def _stores_before(facts, lp, stores):
     """Is no store reachable from the reading loop (all run before it)?"""
-    seen, work = set(), [lp.header]
-    while work:
-        b = work.pop()
-        if b in seen:
-            continue
-        seen.add(b)
-        work.extend(facts.fir.blocks[b].terminator.get_targets())
+    seen = reachable(facts.fir.blocks, [lp.header])
     return not any(label in seen for label, _ in stores)
 
 

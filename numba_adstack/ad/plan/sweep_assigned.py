@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from numba.core import ir, types
 
-from ..facts.structure import dominates
+from ..facts.structure import dominates, reachable
 from ..typeinfo import is_float_array
 from .assigned import covers_every_element
 from .read_seeds import constant, linear, minus, plus, uses_of_array
@@ -123,13 +123,7 @@ def _top_loop(facts, label):
 
 def _reaches_reads(facts, lp, reads, label_of):
     """Is a read outside ``lp`` reachable from its header (run after it)?"""
-    seen, work = set(), [lp.header]
-    while work:
-        b = work.pop()
-        if b in seen:
-            continue
-        seen.add(b)
-        work.extend(facts.fir.blocks[b].terminator.get_targets())
+    seen = reachable(facts.fir.blocks, [lp.header])
     return any(label_of[id(r)] in seen and label_of[id(r)] not in lp.blocks for r in reads)
 
 
