@@ -37,9 +37,6 @@ from .constants import ZERO
 from .replay import range_index
 
 #: The tests of an ``if``/``elif`` chain on the exit record, by keyword.
-_EXIT_TEST = {"if": "if {} == {}:", "elif": "elif {} == {}:"}
-
-
 class Checkpoint:
     def __init__(self, cx):
         self.cx = cx
@@ -405,9 +402,7 @@ class Checkpoint:
                 L.code("{} = {}", var, rev.state(Rl, srcs[0]))
             else:
                 for k, s in enumerate(srcs):
-                    kw = "if" if k == 0 else ("elif" if k < len(srcs) - 1 else "else")
-                    with L.block(_EXIT_TEST[kw], "_x%d" % h, k) if kw != "else" \
-                            else L.block("else:"):
+                    with L.arm(k, len(srcs), "_x%d" % h):
                         L.code("{} = {}", var, rev.state(Rl, s))
         with L.block("else:"):
             rev.back_edge(L, lp, Rl)

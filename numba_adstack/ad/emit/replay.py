@@ -72,7 +72,7 @@ class Forward:
                     self.goto(L, R, edges[0], var, ids)
                 elif isinstance(n, LoopNode):
                     for k, e in enumerate(edges):
-                        with _exit_arm(L, n, k, len(edges)):
+                        with L.arm(k, len(edges), "_x%d" % n.header):
                             self.goto(L, R, e, var, ids)
                 else:
                     term = self.facts.fir.blocks[n].terminator
@@ -116,7 +116,7 @@ class Forward:
             j = R.ipdom.get(n)
             if isinstance(n, LoopNode):
                 for k, e in enumerate(edges):
-                    with _exit_arm(L, n, k, len(edges)):
+                    with L.arm(k, len(edges), "_x%d" % n.header):
                         self.arm(L, R, e, j)
             else:
                 term = self.facts.fir.blocks[n].terminator
@@ -475,15 +475,3 @@ class Forward:
             self.record_after(L, "_x%d" % h, loops, h)
         if not self.facts.counted(lp):
             self.record_after(L, "_n%d" % h, loops, h)
-
-
-def _exit_arm(L, lp, k, arms):
-    """Open arm ``k`` of the ``if``/``elif``/``else`` chain on the exit loop ``lp`` took."""
-    x = "_x%d" % lp.header
-    if k == 0:
-        return L.block("if {} == {}:", x, k)
-    if k < arms - 1:
-        return L.block("elif {} == {}:", x, k)
-    return L.block("else:")
-
-

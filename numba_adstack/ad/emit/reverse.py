@@ -28,14 +28,6 @@ from ..generated_source.code import call, expr
 _BRANCH = {True: ("if {} == {}:", "if {} <= {}:"), False: ("elif {} == {}:", "elif {} <= {}:")}
 
 
-def _arm(L, k, n, var):
-    """Arm ``k`` of ``n`` chosen by the record ``var``: ``if``/``elif var == k``, the
-    last one ``else``."""
-    if k == n - 1 and k > 0:
-        return L.block("else:")
-    return L.block("if {} == {}:" if k == 0 else "elif {} == {}:", var, k)
-
-
 class Reverse:
     def __init__(self, cx):
         self.cx = cx
@@ -166,7 +158,7 @@ class Reverse:
         self.record(L, cname, self.cx.region_loops(R), R.entry)
         ins = self.cx.plan.shapes.in_order(R, n)
         for k, e in enumerate(ins):
-            with _arm(L, k, len(ins), cname):
+            with L.arm(k, len(ins), cname):
                 self.edge(L, e)
                 L.code("{} = {}", var, self.state(R, R.node_of(e[0])))
 
@@ -254,7 +246,7 @@ class Reverse:
         Rl = facts.s.regions[lp]
         if len(lp.exits) > 1:
             for k, (src, dst) in enumerate(lp.exits):
-                with _arm(L, k, len(lp.exits), "_x%d" % h):
+                with L.arm(k, len(lp.exits), "_x%d" % h):
                     self.set_index(L, lp, "_n%d" % h)
                     self.seq(L, Rl, Rl.node_of(src), None)
         else:
@@ -285,7 +277,7 @@ class Reverse:
             return
         self.record(L, "_l%d" % h, self.facts.s.enclosing(h), h)
         for k, latch in enumerate(lp.latches):
-            with _arm(L, k, len(lp.latches), "_l%d" % h):
+            with L.arm(k, len(lp.latches), "_l%d" % h):
                 self.edge(L, (latch, h))
                 L.code("{} = {}", var, self.state(Rl, Rl.node_of(latch)))
 
@@ -305,7 +297,7 @@ class Reverse:
             L.code("{} = {}", var, self.state(Rl, srcs[0]))
         else:
             for k, s in enumerate(srcs):
-                with _arm(L, k, len(srcs), "_x%d" % h):
+                with L.arm(k, len(srcs), "_x%d" % h):
                     L.code("{} = {}", var, self.state(Rl, s))
         # Adjoints the back edge assigns are read above it in the text: define them.
         for latch in lp.latches:

@@ -265,6 +265,15 @@ class Lines:
             raise ValueError("code template %r does not open a block" % tpl)
         return self._opened(_fill(trees[0], _values(args, kw)))
 
+    def arm(self, k, n, var):
+        """Open arm ``k`` of ``n`` of a chain chosen by the record ``var``:
+        ``if var == 0:``, ``elif var == k:``, the last one (of several) ``else:``."""
+        if k == 0:
+            return self.block("if {} == {}:", var, k)
+        if k < n - 1:
+            return self.block("elif {} == {}:", var, k)
+        return self.block("else:")
+
     def open(self, node):
         """Open the compound statement ``node`` (a tree with an empty body), as
         :meth:`block` does."""
