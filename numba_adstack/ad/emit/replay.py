@@ -11,12 +11,13 @@ from numba.core import ir, types
 from numba.typed import Dict as TypedDict
 
 from ..facts.ir_facts import is_range
-from ..facts.operators import OPS
+from ..facts.operators import NODES
 from ..plan.stacks import reserve_statements
 from ..facts.structure import LoopNode, node_key
 from ..typeinfo import array_zero_expr, zero_expr
 from ..rules.template import template
 from ..generated_source.code import attribute, call, expr, fill, targets
+from ..generated_source.code import stmt as statement
 
 
 def range_start(L, rl, operand):
@@ -307,8 +308,9 @@ class Forward:
         elif e.op == "inplace_binop" and isinstance(facts.ty(e.lhs), types.Array):
             # Written in place, as the function does: other views see it.
             lhs = self.src.operand(e.lhs)
-            # (one template per operator: ``{} += {}``, ``{} *= {}``...)
-            L.code("{} " + OPS[e.immutable_fn] + "= {}", lhs, self.src.operand(e.rhs))
+            update = statement("{} += {}", lhs, self.src.operand(e.rhs))
+            update.op = NODES[e.immutable_fn]()     # (``*=``, ``/=``...: the operator's)
+            L(update)
             src = lhs
         elif isinstance(e, ir.Expr) and e.op == "build_map" and not e.items and \
                 isinstance(facts.ty(name), types.DictType):

@@ -288,9 +288,6 @@ class Lines:
         finally:
             self.level -= 1
 
-    def indent(self):
-        return self._deeper()
-
     @contextmanager
     def _deeper(self):
         self.level += 1
