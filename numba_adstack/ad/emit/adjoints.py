@@ -53,6 +53,11 @@ class Adjoints:
         if reads is not None:
             reads.needed.add(name)
             (reads.for_shape if shape else reads.for_values).add(name)
+        elif name not in plan.needed:
+            # Overwritten by the time the sweep reads it, and nothing keeps it: the value
+            # read would be a later one. The plan must have seen this read.
+            raise AssertionError("internal: the sweep reads %r, which the plan does not "
+                                 "keep" % name)
         return self.names.n(name)
 
     def ref_shape(self, var):
