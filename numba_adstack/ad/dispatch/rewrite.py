@@ -6,7 +6,9 @@ The phases, in the order a compilation passes through them:
 2. :mod:`..facts.ir_facts`     definitions, uses, phis, loops and regions (:mod:`..facts.structure`);
 3. :mod:`..facts.activity`  which values vary with the inputs and reach the result;
 4. :mod:`..facts.checks`    refusals of what cannot be differentiated;
-5. :mod:`..plan`      fused and parallel loops, recomputation, kept derivatives, stacks;
+5. :mod:`..plan`      fused and parallel loops, recomputation, kept derivatives, stacks:
+   drafted, then settled from the backward's IR built under the draft
+   (:class:`..emit.BackwardIR`, its reads left open);
 6. :mod:`..emit`      the forward replay, the reverse sweep and their assembly.
 
 Each phase reads the results of the earlier ones and hands on its own; the adjoint rules
@@ -19,9 +21,9 @@ from numba.core import types
 
 from ..facts import activity as _activity
 from ..facts.checks import check
-from ..emit import Names, Source, emit_backward, probe
+from ..emit import BackwardIR, Names, Source, emit_backward
 from ..facts.ir_facts import IRFacts
-from ..plan import make_plan
+from ..plan import Rebuild, draft_plan, settle_plan
 from ..plan.map_sums import fold_map_sums
 from ..emit.target import CPU, AccumulatingTarget
 from ..typeinfo import is_float
@@ -85,8 +87,13 @@ def build_backward(typed, py_func, options, target=CPU):
     names = Names(target, reserved=[rl.len[:-4] for rl in facts.ranges.values()],
                   counter=len(facts.ranges))
     src = Source(facts, names)
-    plan = make_plan(facts, act, options,
-                     lambda draft: probe(facts, act, draft, names, src))
+    plan = draft_plan(facts, act, options)
+    while True:     # (the IR is built again where the settled plan changes its shape)
+        plan = settle_plan(facts, act, options, plan,
+                           BackwardIR(facts, act, plan, names, src))
+        if not isinstance(plan, Rebuild):
+            break
+        plan = plan.draft
     out = emit_backward(facts, act, plan, names, src, options.wrt, options.checked)
     return BackwardSource(out.fname, out.source, names.globals, list(out.helpers),
                           out.inlined, facts, act, plan)

@@ -7,9 +7,9 @@ loops (:mod:`.fused`) reverse each iteration inside the replay; parallel ones
 every choice comes from the plan. Its only bookkeeping is of what it has written (which
 stacks a loop pushed, which adjoints a parallel iteration shares).
 
-:func:`probe` runs the same emission with lines that keep nothing
-(:class:`..generated_source.code.Dropped`), to find what the sweep reads under a draft
-plan (see :mod:`..plan`).
+:class:`BackwardIR` is the same emission under a draft plan, with the reads of primal
+values left open as nodes (:mod:`.reads`): the plan is settled from the passes over it
+(see :mod:`..plan`).
 """
 import ast
 from contextlib import contextmanager
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numba
 from numba.core import types
 
-from ..plan import Reads
 from ..plan.map_sums import is_folded_sum
 from ..plan.stacks import declaration_stmt
 from ..facts.structure import node_key
@@ -31,29 +30,30 @@ from .replay import Forward
 from .fused import Fused
 from .indexed_seeds import IndexedSeeds
 from .loop_versions import LoopVersions
-from ..generated_source.code import Dropped, Lines, code_key, function_def, stmt
+from ..generated_source.code import Lines, code_key, function_def, stmt
 from .names import Names, identifier
 from .parallel import Parallel, straight_helpers
 from ..generated_source.code import module, printed
+from .reads import reads_in, reads_of, shared_assignments, written_with_reciprocals
 from .reassoc import reassociate_folded_sums
 from .reverse import Reverse
 from .source import Source
 from .states import States
 from .tidy import tidy
 
-__all__ = ["Names", "Source", "Emission", "Emitted", "probe", "emit_backward"]
+__all__ = ["Names", "Source", "Emission", "Emitted", "BackwardIR", "emit_backward"]
 
 
 class Emission:
     """One run of the emitter over a plan."""
 
-    def __init__(self, facts, activity, plan, names, src, reads=None):
+    def __init__(self, facts, activity, plan, names, src, draft=False):
         self.facts = facts
         self.activity = activity
         self.plan = plan
         self.names = names
         self.src = src
-        self.reads = reads          # a Reads being collected, or None
+        self.draft = draft          # under a draft plan: reads left open (reads.py)
         self.helper_loop = None     # the parallel loop whose helper is being emitted
         self.open_loops = []        # headers of the loops being emitted (replay)
         self.loop_stacks = {}       # loop header -> stacks pushed inside that loop
@@ -126,7 +126,7 @@ class Emission:
     def record_stack(self, name):
         if name not in self.plan.record_stacks:
             raise AssertionError("no stack planned for the record %s" % name)
-        # The draft plans of the probe have records but no groups yet.
+        # A draft plan has records but no groups yet.
         return self.plan.stack_of.get(name, "_st" + name)
 
     def stack_specs(self):
@@ -209,13 +209,35 @@ def record_names(facts):
     return names
 
 
-def probe(facts, activity, plan, names, src):
-    """What the sweep reads under ``plan`` (nothing it writes is kept)."""
-    reads = Reads(set(), {}, set())
-    cx = Emission(facts, activity, plan, names, src, reads)
-    cx.forward.region(Dropped(), facts.s.regions[None])
-    cx.reverse.top(Dropped())
-    return reads
+class BackwardIR:
+    """The backward built under a draft plan: its statements, with every read of a
+    primal value a :class:`.reads.Read` node. The plan is settled from the passes over
+    it (:meth:`reads`, :meth:`shared_loops`, :meth:`with_reciprocals`)."""
+
+    def __init__(self, facts, activity, plan, names, src):
+        self.facts, self.src = facts, src
+        cx = Emission(facts, activity, plan, names, src, draft=True)
+        fwd, rev = Lines(level=1), Lines(level=1)
+        cx.forward.region(fwd, facts.s.regions[None])
+        cx.reverse.top(rev)
+        statements = [s for lines in [fwd, rev] + list(cx.helpers.values())
+                      for _, s in lines.lines]
+        # (the cells summed over the whole backward are added into at its end)
+        statements += [part for _, cell in cx.private_cells.values() for part in cell
+                       if isinstance(part, ast.AST)]
+        self.raw = reads_in(statements)
+
+    def reads(self, plan):
+        """What the sweep reads under ``plan`` (:func:`.reads.reads_of`)."""
+        return reads_of(self.raw, self.facts, self.src, plan)
+
+    def shared_loops(self, plan):
+        """The parallel loops whose iterations would assign a value from before them."""
+        return shared_assignments(self.raw, plan)
+
+    def with_reciprocals(self, snapshots):
+        """The applications with snapshots that this IR writes with kept reciprocals."""
+        return written_with_reciprocals(self.raw, snapshots)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,11 @@
 
 For ``y = f(a, b)`` the rule of ``f`` (:mod:`..rules`) gives each operand's contribution in
 terms of ``y``'s adjoint and primal values; :meth:`Adjoints.ref` renders those primal values
-as the sweep finds them (in place, recomputed, or restored from a stack), and, while the
-plan is being settled, records which ones it reads.
+as the sweep finds them (in place, recomputed, or restored from a stack); under a draft
+plan it leaves them as :class:`.reads.Read` nodes, from which the plan is settled.
 """
+from contextlib import contextmanager
+
 from numba.core import ir, types
 
 from .. import rules as R
@@ -15,6 +17,7 @@ from ..plan.reciprocals import copy_root
 from ..facts.rule_binding import bind_expr
 from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
 from . import lists
+from .reads import PrimalRead, Read
 from ..generated_source.code import expr, value
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Term,
                             ThroughView, ToValue)
@@ -29,31 +32,33 @@ class Adjoints:
         self.facts = cx.facts
         self.names = cx.names
         self.src = cx.src
-        self._ctx = None      # the rule operand being rendered, while probing
+        self._ctx = None      # the rule operand being rendered: (application, slot)
+        self._app = None      # the rule application being rendered (its result's name)
+        self._reciprocal = False  # it is written with a kept reciprocal
         self.made = set()     # computed arrays whose adjoint the next lines write into
 
     # ------------------------------------------------------------------ primal values
-    def ref(self, var, shape=False):
-        """A primal value (a name or an expression tree) at the current point of the reverse sweep; ``shape``:
-        read only for its shape (see :meth:`ref_shape`)."""
+    def ref(self, var, shape=False, restores=None):
+        """A primal value (a name or an expression tree) at the current point of the
+        reverse sweep; ``shape``: read only for its shape (see :meth:`ref_shape`). Under a
+        draft plan, a :class:`.reads.Read` node, resolved once the plan is settled
+        (``restores``: the parallel loop whose iteration restores it, see
+        :meth:`.fused.Fused.restore_inputs`)."""
         if not isinstance(var, (ir.Var, str)):
             return self.src.const(var)
         name = var if isinstance(var, str) else var.name
         static = self.src.static(name)
         if static is not None:
             return static
+        if self.cx.draft:
+            return Read(PrimalRead(name, self._ctx, shape, self._app, self._reciprocal,
+                                   restores))
         plan = self.cx.plan
-        reads = self.cx.reads
-        if reads is not None:       # (which rule reads what: for kept derivatives, copies)
-            reads.ref_uses.setdefault(name, set()).add(self._ctx)
         if plan.sites.once(name):
             return self.names.n(name)       # defined once per reversal unit: still there
         if plan.recompute.is_remat(name):
             return self.remat(name)
-        if reads is not None:
-            reads.needed.add(name)
-            (reads.for_shape if shape else reads.for_values).add(name)
-        elif name not in plan.needed:
+        if name not in plan.needed:
             # Overwritten by the time the sweep reads it, and nothing keeps it: the value
             # read would be a later one. The plan must have seen this read.
             raise AssertionError("internal: the sweep reads %r, which the plan does not "
@@ -313,28 +318,39 @@ class Adjoints:
         if not any(active):
             return []
         g = names.bar(name) if g is None else g
-        partials = self.cx.plan.partials
-        if name in partials:
-            return [(operands[0], Term.of("{g} * {p}", g=g, p=self.ref(partials[name][0])))]
-        copies = self.cx.plan.snapshots.get(name, {})
-        fmt = {"g": g}
-        if not copies:
-            rule = self._by_reciprocals(name, rule, operands, fmt)
-        used = R.needed_operands([r for r, a in zip(rule, active) if a])
-        shaped = self.shape_operands([r for r, a in zip(rule, active) if a])
-        self._ctx = (name, "y")
-        fmt["y"] = self.ref(copies.get(name, name)) if "y" in used else ""
-        pos = []
-        for k, op in enumerate(operands):
-            self._ctx = (name, k)
-            read = copies.get(op.name, op) if isinstance(op, ir.Var) else op
-            if k in shaped and isinstance(op, ir.Var):
-                pos.append(self.ref_shape(op))
-                continue
-            pos.append(self._scalar_ref(read, op, array) if k in used else "")
-        self._ctx = None
+        with self._application(name):
+            partials = self.cx.plan.partials
+            if name in partials:
+                return [(operands[0], Term.of("{g} * {p}", g=g,
+                                              p=self.ref(partials[name][0])))]
+            copies = self.cx.plan.snapshots.get(name, {})
+            fmt = {"g": g}
+            if not copies:
+                rule = self._by_reciprocals(name, rule, operands, fmt)
+            used = R.needed_operands([r for r, a in zip(rule, active) if a])
+            shaped = self.shape_operands([r for r, a in zip(rule, active) if a])
+            self._ctx = (name, "y")
+            fmt["y"] = self.ref(copies.get(name, name)) if "y" in used else ""
+            pos = []
+            for k, op in enumerate(operands):
+                self._ctx = (name, k)
+                read = copies.get(op.name, op) if isinstance(op, ir.Var) else op
+                if k in shaped and isinstance(op, ir.Var):
+                    pos.append(self.ref_shape(op))
+                    continue
+                pos.append(self._scalar_ref(read, op, array) if k in used else "")
         return [(op, Term.of(r, pos, **fmt)) for r, op, a in zip(rule, operands, active)
                 if a]
+
+    @contextmanager
+    def _application(self, name):
+        """While the operands of the rule of ``name``'s definition are read: reads are
+        tagged with it (:class:`.reads.PrimalRead`)."""
+        self._app, self._reciprocal = name, False
+        try:
+            yield
+        finally:
+            self._app, self._reciprocal, self._ctx = None, False, None
 
     def _scalar_ref(self, read, op, array):
         """An operand of a scalar rule: a 0-d array (``np.sin`` of one is a
@@ -362,6 +378,7 @@ class Adjoints:
             if not any(made):
                 continue
             self._ctx = (name, slot if slot == "y" else int(slot))
+            self._reciprocal = True
             fmt["recip_" + slot] = self.ref(q)
             self._ctx = None
             rule = [m or r for m, r in zip(made, rule)]
@@ -411,16 +428,16 @@ class Adjoints:
         used = R.needed_operands(read)
         shaped = self.shape_operands(read)
         copies = self.cx.plan.snapshots.get(name, {})
-        self._ctx = (name, "y")
-        fmt = {"g": g, "y": self.ref(copies.get(name, name)) if "y" in used else ""}
-        pos = []
-        for k, a in enumerate(bound.operands):
-            self._ctx = (name, k)
-            if k in shaped:
-                pos.append(self.ref_shape(a))
-                continue
-            pos.append(self.ref(copies.get(a.name, a)) if k in used else "")
-        self._ctx = None
+        with self._application(name):
+            self._ctx = (name, "y")
+            fmt = {"g": g, "y": self.ref(copies.get(name, name)) if "y" in used else ""}
+            pos = []
+            for k, a in enumerate(bound.operands):
+                self._ctx = (name, k)
+                if k in shaped:
+                    pos.append(self.ref_shape(a))
+                    continue
+                pos.append(self.ref(copies.get(a.name, a)) if k in used else "")
         out = []
         for k, (a, o) in enumerate(zip(bound.operands, own)):
             if active[k] and is_float(facts.ty(a)):     # np.interp(s, xp, fp): s

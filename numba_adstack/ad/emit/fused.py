@@ -97,6 +97,10 @@ class Fused:
                     or cx.plan.sites.once(name) or not isinstance(
                         cx.plan.ty(facts, name), (types.Number, types.Boolean, types.Array)):
                 continue        # (a range's iterator: the loop runs on its own counter)
+            if cx.draft:        # (assigned where the read is recomputed: reads.py)
+                L.code("{} = {}", cx.names.n(name),
+                       cx.adjoints.ref(name, restores=cx.parallel.shares(name)))
+                continue
             got = cx.adjoints.ref(name)
             if got != cx.names.n(name):
                 cx.parallel.note_assigned(name)

@@ -10,8 +10,8 @@ Which names of the body are the helper's parameters, results, stacks and locals 
 from what emission knows, not from the text: the names it handed out while writing the
 body (:attr:`.names.Names.mentions`), each with its IR name, whether that is defined
 inside the loop, and its Numba type; the stacks it pushed, popped or cleared; the seeds it
-named. A value from before the loop that the body assigns is reported where it is
-assigned (:meth:`Parallel.note_assigned`).
+named. A loop whose iteration would assign a value from before it runs serially
+(:func:`.reads.shared_assignments`).
 """
 import ast
 
@@ -152,19 +152,23 @@ class Parallel:
                              if len(region.ins[n]) > 1)
         return names
 
-    def note_assigned(self, name):
-        """Emission assigns the value ``name`` here. Inside a parallel loop's helper, a
-        value from before the loop assigned in an iteration makes the iterations depend
-        on each other: the probe reports it (the plan then runs the loop serially)."""
+    def shares(self, name):
+        """The parallel loop whose helper is being emitted, when assigning the value
+        ``name`` there would make its iterations depend on each other (a value from
+        before the loop); else None."""
         lp = self.cx.helper_loop
         if lp is None:
-            return
+            return None
         value = self.cx.plan.sites.aliases.get(name, name)
         if value in self._names_inside(lp) or name in self.cx.plan.added_types:
-            return
-        if self.cx.reads is not None:
-            self.cx.reads.private_failed.add(lp)
-        else:
+            return None
+        return lp
+
+    def note_assigned(self, name):
+        """Emission assigns the value ``name`` here. The plan ran serially every parallel
+        loop whose iteration would assign a value from before it
+        (:func:`.reads.shared_assignments`)."""
+        if self.shares(name) is not None:
             self.facts.error("internal: a parallel loop assigns %r, defined before it" % name)
 
     def _names_inside(self, lp):

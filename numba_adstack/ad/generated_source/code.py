@@ -288,14 +288,6 @@ class Lines:
         finally:
             self.level -= 1
 
-    @contextmanager
-    def _deeper(self):
-        self.level += 1
-        try:
-            yield self
-        finally:
-            self.level -= 1
-
     def mark(self):
         return len(self.lines)
 
@@ -309,29 +301,6 @@ class Lines:
 
     def extend(self, other):
         self.lines.extend(other.lines)
-
-
-class Dropped(Lines):
-    """Lines that keep nothing: what emission writes is dropped unbuilt (the plan's
-    probe runs emission for what it reads, not for its code)."""
-
-    def __call__(self, node):
-        pass
-
-    def code(self, tpl, *args, **kw):
-        pass
-
-    def block(self, tpl, *args, **kw):
-        return self._deeper()
-
-    def open(self, node):
-        return self._deeper()
-
-    def insert(self, mark, level, nodes):
-        pass
-
-    def extend(self, other):
-        pass
 
 
 def body(lines, level=0):

@@ -15,9 +15,11 @@ Reads the facts, the activity and the options; produces a frozen :class:`Plan`:
 * which argument adjoints the loop the sweep reverses first assigns
   (:mod:`.sweep_assigned`).
 
-What the sweep reads depends on these choices, so :func:`make_plan` asks a *probe* (the
-emitter run without output, see :func:`numba_adstack.ad.emit.probe`) what a draft plan
-reads, and settles the plan from that.
+What the sweep reads depends on these choices. So the plan is made in two steps:
+:func:`draft_plan` makes the choices that come first; the backward's IR is built under
+that draft, each read of a primal value left open (:class:`..emit.BackwardIR`); and
+:func:`settle_plan` settles the rest from the passes over that IR: what the sweep reads
+under each further choice, and which parallel loops' iterations would share a value.
 """
 from dataclasses import dataclass, field, replace
 
@@ -42,7 +44,7 @@ from .snapshots import choose_snapshots
 from .stacks import (StackSpec, choose_partials, fit_frame_budget, record_stacks,
                      value_stacks)
 
-__all__ = ["Plan", "StackSpec", "make_plan"]
+__all__ = ["Plan", "Reads", "Rebuild", "StackSpec", "draft_plan", "settle_plan"]
 
 
 @dataclass(frozen=True)
@@ -91,16 +93,25 @@ class Plan:
 
 @dataclass
 class Reads:
-    """What a probe found the sweep reads."""
+    """What the sweep reads under a plan (a pass over the backward's IR:
+    :meth:`..emit.BackwardIR.reads`)."""
     needed: set                 # primal values read where they may have been overwritten
     ref_uses: dict              # value -> {(defined name, operand index) or None}
-    private_failed: set         # parallel loops whose iterations are not independent
     for_shape: set = field(default_factory=set)    # needed values read for their shape
     for_values: set = field(default_factory=set)   # needed values read for their values
 
 
-def make_plan(facts, activity, options, probe):
-    """Settle the :class:`Plan`; ``probe(plan) -> Reads`` runs the emitter on a draft."""
+@dataclass(frozen=True)
+class Rebuild:
+    """The settled plan changes the shape of the IR it was settled from: build it again
+    under ``draft`` (``why`` says what changed)."""
+    draft: Plan
+    why: str
+
+
+def draft_plan(facts, activity, options):
+    """The :class:`Plan` of every choice made before what the sweep reads is known (the
+    backward's IR is built under it: :class:`..emit.BackwardIR`)."""
     sums = choose_fused(facts, activity)
     maps, replayed, element_seeds = choose_replayed(facts, activity, sums)
     element_seeds.update(read_seeds(facts, activity, sums, element_seeds, maps))
@@ -115,26 +126,39 @@ def make_plan(facts, activity, options, probe):
                  assigned_adjoints=assigned_adjoints(facts, activity, fused, replayed,
                                                      element_seeds, parallel),
                  reciprocals=reciprocals(facts, sites),
-                 # Assigned adjoints read no value for a shape: the probe must see them.
+                 # Assigned adjoints read no value for a shape: the IR must show them.
                  direct=direct_adjoints(facts, activity))
     given = set(draft.element_seeds) | set(draft.assigned_adjoints)
-    draft = replace(draft, cell_sums=cell_sums(facts, activity, given))
-    reads = probe(draft)
-    if reads.private_failed:
-        draft = replace(draft, parallel={lp: h for lp, h in draft.parallel.items()
-                                         if lp not in reads.private_failed})
-        reads = probe(draft)
-    partials, added = choose_partials(facts, recompute, reads.ref_uses)
-    snapshots = choose_snapshots(facts, reads.ref_uses, added)
-    if partials or snapshots:
-        aliases = {p: y for y, (p, _) in partials.items()}
-        aliases.update({c: name for name, copies in snapshots.items()
-                        for c in copies.values()})
-        sites = Sites(facts, fused, aliases)
-        recompute = Recompute(facts, fused, sites)
-        draft = replace(draft, sites=sites, recompute=recompute, partials=partials,
-                        added_types=added, snapshots=snapshots)
-        reads = probe(draft)
+    return replace(draft, cell_sums=cell_sums(facts, activity, given))
+
+
+def settle_plan(facts, activity, options, draft, ir):
+    """The :class:`Plan`, settled from the passes over ``ir``, the backward's IR built
+    under ``draft`` (:class:`..emit.BackwardIR`); or a :class:`Rebuild` when it changes
+    that IR's shape."""
+    shared = ir.shared_loops(draft)
+    if shared:
+        return Rebuild(replace(draft, parallel={lp: h for lp, h in draft.parallel.items()
+                                                if lp not in shared}),
+                       "a parallel loop's iterations share a value: run serially")
+    reads = ir.reads(draft)
+    fused = draft.fused
+    sites, recompute = draft.sites, draft.recompute
+    if not draft.partials and not draft.snapshots:
+        partials, added = choose_partials(facts, recompute, reads.ref_uses)
+        snapshots = choose_snapshots(facts, reads.ref_uses, added)
+        if partials or snapshots:
+            aliases = {p: y for y, (p, _) in partials.items()}
+            aliases.update({c: name for name, copies in snapshots.items()
+                            for c in copies.values()})
+            sites = Sites(facts, fused, aliases)
+            recompute = Recompute(facts, fused, sites)
+            draft = replace(draft, sites=sites, recompute=recompute, partials=partials,
+                            added_types=added, snapshots=snapshots)
+            if ir.with_reciprocals(snapshots):
+                return Rebuild(draft, "a rule with a snapshot is written without the "
+                                      "reciprocal")
+            reads = ir.reads(draft)
     added = dict(draft.added_types)
     kept_shapes = choose_kept_shapes(facts, recompute, reads,
                                      lambda n: draft.ty(facts, n), added)
@@ -145,7 +169,7 @@ def make_plan(facts, activity, options, probe):
         recompute = Recompute(facts, fused, sites)
         draft = replace(draft, sites=sites, recompute=recompute, added_types=added,
                         kept_shapes=kept_shapes)
-        reads = probe(draft)
+        reads = ir.reads(draft)
     types_of = lambda n: draft.ty(facts, n)          # noqa: E731
     values = value_stacks(facts, options, recompute, sites, reads.needed, types_of)
     values, records = fit_frame_budget(facts, options, draft.parallel, values,
@@ -153,17 +177,20 @@ def make_plan(facts, activity, options, probe):
     stacks, stack_of, stack_types = group_stacks(
         facts, values, records, set(draft.skippable) | set(draft.parallel),
         types_of, lambda n: sites.aliases.get(n, n))
-    checkpointed = choose_checkpointed(facts, options, fused, replayed, draft.parallel,
-                                       values, stacks, lambda n: sites.aliases.get(n, n))
-    replays = parallel_replays(facts, options, fused, draft.parallel, replayed, values,
-                               records, checkpointed, lambda n: sites.aliases.get(n, n))
+    checkpointed = choose_checkpointed(facts, options, fused, draft.replayed,
+                                       draft.parallel, values, stacks,
+                                       lambda n: sites.aliases.get(n, n))
+    replays = parallel_replays(facts, options, fused, draft.parallel, draft.replayed,
+                               values, records, checkpointed,
+                               lambda n: sites.aliases.get(n, n))
+    given = set(draft.element_seeds) | set(draft.assigned_adjoints)
     if checkpointed:        # (reversed in segments: not summed over)
         draft = replace(draft, cell_sums=cell_sums(facts, activity, given, checkpointed))
     mode = getattr(options, "checkpoint", "off")
     segmented = {lp for lp, car in checkpointed.items()         # (not only guarded)
                  if mode != "off" and (mode in ("revolve", "fit") or car.marked)}
-    swept = sweep_assigned(facts, activity, fused, replayed, draft.skippable, segmented,
-                           given)
+    swept = sweep_assigned(facts, activity, fused, draft.replayed, draft.skippable,
+                           segmented, given)
     return replace(draft, value_stacks=values, record_stacks=records,
                    needed=frozenset(reads.needed), parallel_replay=replays,
                    stacks=stacks, stack_of=stack_of, stack_types=stack_types,

@@ -13,7 +13,8 @@ template's operand read only as the second argument of ``sum_to``, ``unreduce`` 
 
 Whether an operand has its result's shape cannot be known statically in general (one of
 two arrays of run-time shapes may broadcast), so the shape is kept rather than assumed.
-The probe tells which reads are for the shape (:meth:`..emit.adjoints.Adjoints.ref_shape`);
+The reads of the backward's IR tell which are for the shape
+(:meth:`..emit.adjoints.Adjoints.ref_shape`, :mod:`..emit.reads`);
 an array also read for its values is kept whole, as before.
 """
 from numba.core import ir, types
