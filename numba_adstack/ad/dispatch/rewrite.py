@@ -89,12 +89,12 @@ def build_backward(typed, py_func, options, target=CPU):
     src = Source(facts, names)
     plan = draft_plan(facts, act, options)
     while True:     # (the IR is built again where the settled plan changes its shape)
-        plan = settle_plan(facts, act, options, plan,
-                           BackwardIR(facts, act, plan, names, src))
+        ir = BackwardIR(facts, act, plan, names, src)
+        plan = settle_plan(facts, act, options, plan, ir)
         if not isinstance(plan, Rebuild):
             break
         plan = plan.draft
-    out = emit_backward(facts, act, plan, names, src, options.wrt, options.checked)
+    out = emit_backward(facts, act, plan, names, src, options.wrt, options.checked, ir)
     return BackwardSource(out.fname, out.source, names.globals, list(out.helpers),
                           out.inlined, facts, act, plan)
 

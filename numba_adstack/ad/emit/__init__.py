@@ -19,7 +19,7 @@ import numba
 from numba.core import types
 
 from ..plan.map_sums import is_folded_sum
-from ..plan.stacks import declaration_stmt
+from ..plan.stacks import declaration_stmt, reserve_statements
 from ..facts.structure import node_key
 from .checked import check_adjoint_reads
 from ..typeinfo import array_zero_expr, is_complex, is_float, is_kept_array, zero_expr
@@ -30,6 +30,7 @@ from .replay import Forward
 from .fused import Fused
 from .indexed_seeds import IndexedSeeds
 from .loop_versions import LoopVersions
+from .lowering import ClearStacks, Keep, Reserve, Restore, lower, lowerable
 from ..generated_source.code import Lines, code_key, function_def, stmt
 from .names import Names, identifier
 from .parallel import Parallel, straight_helpers
@@ -167,6 +168,50 @@ class Emission:
         st = self._stack(st)
         return stmt("{}.clear()" if self._is_list(st) else "clear({})", st)
 
+    # -- what the backward keeps (under a draft plan: left open, see lowering.py)
+    def keep(self, L, value=None, record=None, pushed=None):
+        """Push a value's old value (``value``: its IR name), or a record's (``record``:
+        its name; ``pushed``: what it holds), on its stack: where the plan keeps it."""
+        if self.fused.replaying:
+            return          # in a loop the sweep runs again: nothing is popped from it
+        facts = self.facts
+        if self.draft:
+            if record is not None or self.plan.recompute.kept_on_stack(value):
+                L(Keep(self.names.n(value) if pushed is None else pushed, value, record,
+                       tuple(self.open_loops),
+                       None if value is None else self.plan.ty(facts, value)))
+            return
+        stack = self.record_stack(record) if record is not None else self.value_stack(value)
+        if stack is None:
+            return
+        L(self.push_statement(stack, self.names.n(value) if pushed is None else pushed,
+                              None if value is None else self.plan.ty(facts, value)))
+        for h in self.open_loops:
+            self.loop_stacks.setdefault(h, set()).add(stack)
+
+    def restore(self, L, value=None, record=None, into=None):
+        """Pop a value (``value``) or a record (``record``, into the name ``into``)
+        back: where the plan keeps it."""
+        if self.draft:
+            if record is not None or self.plan.recompute.kept_on_stack(value):
+                L(Restore(self.names.n(value) if into is None else into, value, record))
+            return
+        stack = self.record_stack(record) if record is not None else self.value_stack(value)
+        if stack is not None:
+            L(self.pop_statement(stack, self.names.n(value) if into is None else into))
+
+    def reserve(self, L, lp):
+        """Room for what loop ``lp`` pushes on the heap stacks, before it starts."""
+        L(Reserve(lp) if self.draft else reserve_statements(self.stack_specs(), lp))
+
+    def clear_loop_stacks(self, L, header):
+        """Drop what the loop with header ``header`` pushed."""
+        if self.draft:
+            L(ClearStacks(header))
+            return
+        for st in sorted(self.loop_stacks.get(header, ())):
+            L(self.clear_statement(st))
+
     def region_loops(self, region):
         return [] if region.loop is None else self.facts.s.enclosing(region.loop.header)
 
@@ -215,9 +260,9 @@ class BackwardIR:
     it (:meth:`reads`, :meth:`shared_loops`, :meth:`with_reciprocals`)."""
 
     def __init__(self, facts, activity, plan, names, src):
-        self.facts, self.src = facts, src
-        cx = Emission(facts, activity, plan, names, src, draft=True)
-        fwd, rev = Lines(level=1), Lines(level=1)
+        self.facts, self.src, self.plan = facts, src, plan
+        self.cx = cx = Emission(facts, activity, plan, names, src, draft=True)
+        self.forward, self.reverse = fwd, rev = Lines(level=1), Lines(level=1)
         cx.forward.region(fwd, facts.s.regions[None])
         cx.reverse.top(rev)
         statements = [s for lines in [fwd, rev] + list(cx.helpers.values())
@@ -251,18 +296,26 @@ class Emitted:
     inlined: frozenset
 
 
-def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False):
+def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False, ir=None):
     """The :class:`Emitted` backward under ``plan``; ``checked``: its reads of adjoint
-    arrays are checked (:mod:`.checked`). Its statements are nested into one tree, the
-    passes work on that tree, and it is printed once
-    (:func:`..generated_source.code.printed`)."""
-    cx = Emission(facts, activity, plan, names, src)
-    fwd = Lines(level=1)
-    cx.forward.region(fwd, facts.s.regions[None])
-    rev = Lines(level=1)
-    cx.reverse.top(rev)
+    arrays are checked (:mod:`.checked`). ``ir``: the :class:`BackwardIR` the plan was
+    settled from, lowered under it where it can be (:mod:`.lowering`); else the backward
+    is emitted under ``plan``. Its statements are nested into one tree, the passes work
+    on that tree, and it is printed once (:func:`..generated_source.code.printed`)."""
+    lowered = ir is not None and lowerable(facts, ir.plan, plan)
+    if lowered:
+        cx, fwd, rev = ir.cx, ir.forward, ir.reverse
+        cx.plan, cx.draft = plan, False
+    else:
+        cx = Emission(facts, activity, plan, names, src)
+        fwd = Lines(level=1)
+        cx.forward.region(fwd, facts.s.regions[None])
+        rev = Lines(level=1)
+        cx.reverse.top(rev)
     fname, lines = _assemble(cx, fwd, rev, wrt)
     tree = module(lines)
+    if lowered:
+        lower(tree, cx)
     cx.states.resolve(tree)
     # (element-wise runs fused where the target makes arrays: not in checked mode, whose
     # reads of adjoints are checked statement by statement)

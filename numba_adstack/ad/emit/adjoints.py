@@ -38,11 +38,12 @@ class Adjoints:
         self.made = set()     # computed arrays whose adjoint the next lines write into
 
     # ------------------------------------------------------------------ primal values
-    def ref(self, var, shape=False, restores=None):
+    def ref(self, var, shape=False, restores=False, shared=None):
         """A primal value (a name or an expression tree) at the current point of the
         reverse sweep; ``shape``: read only for its shape (see :meth:`ref_shape`). Under a
         draft plan, a :class:`.reads.Read` node, resolved once the plan is settled
-        (``restores``: the parallel loop whose iteration restores it, see
+        (``restores``: read as an input a loop restores, ``shared``: the parallel loop
+        whose iteration would then assign a value from before it, see
         :meth:`.fused.Fused.restore_inputs`)."""
         if not isinstance(var, (ir.Var, str)):
             return self.src.const(var)
@@ -52,7 +53,7 @@ class Adjoints:
             return static
         if self.cx.draft:
             return Read(PrimalRead(name, self._ctx, shape, self._app, self._reciprocal,
-                                   restores))
+                                   restores, shared))
         plan = self.cx.plan
         if plan.sites.once(name):
             return self.names.n(name)       # defined once per reversal unit: still there

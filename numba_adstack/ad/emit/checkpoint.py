@@ -34,6 +34,7 @@ from ..plan import checkpoint_schedule as CS
 from ..plan.checkpoint import length_expr, loop_budget, loop_slots
 from ..generated_source.code import call, expr
 from .constants import ZERO
+from .lowering import Guard, GuardIteration
 from .replay import range_index
 
 #: The tests of an ``if``/``elif`` chain on the exit record, by keyword.
@@ -101,7 +102,13 @@ class Checkpoint:
     def guard(self, L, lp):
         """``checkpoint="auto"``: past the budget, ask for a checkpointed backward. A loop
         of unknown trip count compares its count with a limit in each iteration
-        (:meth:`guard_iteration`)."""
+        (:meth:`guard_iteration`). (Under a draft plan, left open: lowering.py.)"""
+        if self.cx.draft:
+            if lp.depth == 1:
+                L(Guard(lp))
+            return
+        if not self.guarded(lp):
+            return
         self._sizes(L, lp)
         if self.online(lp):
             L.code("{} = {}({}, {})", self._v("l", lp), self.cx.names.gname(CS.guard_count),
@@ -111,6 +118,10 @@ class Checkpoint:
                self._v("b", lp), self.cx.plan.memory_budget)
 
     def guard_iteration(self, L, lp):
+        if self.cx.draft:
+            if lp.depth == 1 and not self.cx.fused.replaying:
+                L(GuardIteration(lp))
+            return
         if self.guarded(lp) and self.online(lp) and not self.cx.fused.replaying:
             with L.block("if {} == {}:", "_n%d" % lp.header, self._v("l", lp)):
                 L.code("{}()", self.cx.names.gname(CS.need_checkpoint))

@@ -99,7 +99,7 @@ class Fused:
                 continue        # (a range's iterator: the loop runs on its own counter)
             if cx.draft:        # (assigned where the read is recomputed: reads.py)
                 L.code("{} = {}", cx.names.n(name),
-                       cx.adjoints.ref(name, restores=cx.parallel.shares(name)))
+                       cx.adjoints.ref(name, restores=True, shared=cx.parallel.shares(name)))
                 continue
             got = cx.adjoints.ref(name)
             if got != cx.names.n(name):

@@ -31,8 +31,10 @@ class PrimalRead:
     shape: bool = False     # read only for its shape
     application: str = None  # the rule application reading it (its result's name)
     reciprocal: bool = False  # that application is written with a kept reciprocal
-    restores: object = None  # the parallel loop whose iteration restores it, as an input
-    #                           from before the loop (Fused.restore_inputs)
+    restores_input: bool = False  # read as an input a loop restores: assigned to its
+    #                               variable unless it is still there (restore_inputs)
+    shared: object = None   # the parallel loop whose iteration would then assign a value
+    #                         from before the loop
 
 
 class Read(ast.expr):
@@ -113,7 +115,7 @@ def shared_assignments(raw, plan):
     out = set()
     for r in raw:
         # (an input still in its variable, or kept, is not assigned: see restore_inputs)
-        if r.restores is not None and not plan.sites.once(r.value) \
+        if r.shared is not None and not plan.sites.once(r.value) \
                 and plan.recompute.is_remat(r.value):
-            out.add(r.restores)
+            out.add(r.shared)
     return out

@@ -12,7 +12,6 @@ from numba.typed import Dict as TypedDict
 
 from ..facts.ir_facts import is_range
 from ..facts.operators import NODES
-from ..plan.stacks import reserve_statements
 from ..facts.structure import LoopNode, node_key
 from ..typeinfo import array_zero_expr, zero_expr
 from ..rules.template import template
@@ -173,14 +172,14 @@ class Forward:
     def record(self, L, name, value, loops, block):
         """Record a control-flow fact: pushed when made in a loop of its unit."""
         if self.cx.plan.sites.site_loops(loops, block):
-            self.push(L, self.cx.record_stack(name), value)
+            self.cx.keep(L, record=name, pushed=value)
         else:
             L.code("{} = {}", name, value)
 
     def record_after(self, L, name, loops, block):
         """Push a record that stays in its local when made once per unit."""
         if self.cx.plan.sites.site_loops(loops, block):
-            self.push(L, self.cx.record_stack(name), name)
+            self.cx.keep(L, record=name, pushed=name)
 
     def _strided_kept(self, name):
         """Is ``name`` a fresh array, not C-contiguous, that a list stack keeps?"""
@@ -189,19 +188,10 @@ class Forward:
                 and self.facts.computed_array(name) and self.cx.value_stack(name) is not None
                 and self.cx.plan.stacks[self.cx.value_stack(name)].storage == "list")
 
-    def push(self, L, stack, value, name=None):
-        if self.cx.fused.replaying:
-            return          # in a loop the sweep runs again: nothing is popped from it
-        L(self.cx.push_statement(stack, value, None if name is None else
-                           self.cx.plan.ty(self.facts, name)))
-        for h in self.cx.open_loops:
-            self.cx.loop_stacks.setdefault(h, set()).add(stack)
-
     def push_value(self, L, name, label):
         """Push the old value of ``name`` before its definition in ``label`` runs again."""
-        stack = self.cx.value_stack(name)
-        if stack is not None and self.cx.plan.sites.site_repeats(label):
-            self.push(L, stack, self.cx.names.n(name), name)
+        if self.cx.plan.sites.site_repeats(label):
+            self.cx.keep(L, name)
 
     def copies(self, L, e):
         cps = self.facts.edge_copies(e)
@@ -214,9 +204,7 @@ class Forward:
             return
         if self.cx.plan.sites.edge_pushes(e):
             for tgt, _ in cps:
-                stack = self.cx.value_stack(tgt.name)
-                if stack is not None:
-                    self.push(L, stack, self.cx.names.n(tgt), tgt.name)
+                self.cx.keep(L, tgt.name)
         lhs = [self.cx.names.n(t) for t, _ in cps]
         rhs = [self._converted(v, t) if isinstance(v, ir.Var)
                else array_zero_expr(self.facts.ty(t))
@@ -454,10 +442,9 @@ class Forward:
         if cx.checkpoint.applies(lp):
             cx.checkpoint.forward(L, lp)
             return
-        if cx.checkpoint.guarded(lp):
-            cx.checkpoint.guard(L, lp)
+        cx.checkpoint.guard(L, lp)
         if not cx.fused.replaying:      # room for what the loop pushes
-            L(reserve_statements(cx.stack_specs(), lp))
+            cx.reserve(L, lp)
         plain = self.plain_range(lp)
         if not plain:
             L.code("{} = 0", "_n%d" % h)

@@ -21,7 +21,7 @@ from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Throug
                             ToValue)
 from . import lists
 from .replay import range_index
-from ..generated_source.code import call, expr
+from ..generated_source.code import call, expr, top_statements
 
 
 #: ``if``/``elif`` tests of a join's arms: one record number, or up to one.
@@ -143,9 +143,16 @@ class Reverse:
                 self.cx.states.skip(self.state(R, n), self.state(R, R.node_of(R.ins[n][0][0])))
                 continue
             if body.lines or back.lines:
+                m = L.mark()
                 with L.block("if {} == {}:", var, self.state(R, n)):
                     L.extend(body)
                     L.extend(back)
+                if self.cx.draft and body.lines:
+                    # Its restores may be all it has (lowering.py): skipped as above then.
+                    skip = None
+                    if n != R.entry and len(R.ins[n]) == 1 and len(back.lines) == 1:
+                        skip = (self.state(R, n), self.state(R, R.node_of(R.ins[n][0][0])))
+                    L.lines[m][1].reversible = (top_statements(body), skip)
 
     def back_to_pred(self, L, R, n, var):
         """Reverse the edge the path took into ``n``; set ``var`` to where it came from."""
@@ -166,7 +173,7 @@ class Reverse:
         """Pop a control-flow record made in a loop of its unit (a local otherwise) into
         ``into`` (its own name by default); whether it popped."""
         if self.cx.plan.sites.site_loops(loops, block):
-            L(self.cx.pop_statement(self.cx.record_stack(name), into or name))
+            self.cx.restore(L, record=name, into=into or name)
             return True
         return False
 
@@ -201,8 +208,7 @@ class Reverse:
                            ast.BoolOp(op=ast.Or(), values=test), body=[], orelse=[])):
             self.loop(L, n)
         with L.block("else:"):
-            for st in sorted(cx.loop_stacks.get(n.header, ())):
-                L(cx.clear_statement(st))
+            cx.clear_loop_stacks(L, n.header)
 
     # ------------------------------------------------------------------ loops
     def loop(self, L, lp):
@@ -359,9 +365,7 @@ class Reverse:
                 L.code("{} = {}", names.bar(t), self.zero(t.name))
         if cx.plan.sites.edge_pushes(e):
             for t, _ in reversed(cps):
-                stack = cx.value_stack(t.name)
-                if stack is not None:
-                    L(cx.pop_statement(stack, names.n(t)))
+                cx.restore(L, t.name)
 
     def flow(self, L, v, src):
         """Add the adjoint ``src`` of a phi into the adjoint of its incoming value ``v``."""
@@ -496,9 +500,8 @@ class Reverse:
             raise AssertionError("unknown contribution %r" % (c,))
 
     def pop_value(self, L, name, label):
-        stack = self.cx.value_stack(name)
-        if stack is not None and self.cx.plan.sites.site_repeats(label):
-            L(self.cx.pop_statement(stack, self.names.n(name)))
+        if self.cx.plan.sites.site_repeats(label):
+            self.cx.restore(L, name)
 
     def store(self, L, stmt):
         cx, facts = self.cx, self.facts

@@ -345,6 +345,13 @@ def _close(entry):
         stmts_.append(ast.Pass())
 
 
+def top_statements(lines):
+    """How many statements ``lines`` holds at its first level (an ``else:`` is part of
+    the statement before it)."""
+    return sum(1 for lv, node in lines.lines
+               if lv == lines.level and node.__class__ not in (Else, Elif))
+
+
 # ---------------------------------------------------------------------------- printing
 def module(lines):
     """The module tree of ``lines`` (a :class:`Lines`)."""

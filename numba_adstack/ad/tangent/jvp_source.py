@@ -100,6 +100,9 @@ class _NoCheckpoints:
     def guarded(self, lp):
         return False
 
+    def guard(self, L, lp):
+        pass
+
     def guard_iteration(self, L, lp):
         pass
 
@@ -119,11 +122,16 @@ class _Context:
         self.open_loops = []
         self.loop_stacks = {}
 
+    draft = False
+
     def stack_specs(self):
         return {}
 
     def value_stack(self, name):
         return None     # nothing is kept
+
+    def reserve(self, L, lp):
+        pass
 
     def region_loops(self, region):
         return [] if region.loop is None else self.facts.s.enclosing(region.loop.header)
@@ -143,9 +151,6 @@ class TangentForward(Forward):
             L.code("{} = {}", name, value)
 
     def record_after(self, L, name, loops, block):
-        pass
-
-    def push(self, L, stack, value):
         pass
 
     def push_value(self, L, name, label):

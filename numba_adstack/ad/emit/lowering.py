@@ -1,0 +1,224 @@
+"""What the backward built under a draft plan leaves open, and its lowering once the plan
+is settled.
+
+Under a draft plan the stacks are not chosen yet: which values are kept is known only
+from what the sweep reads (:mod:`.reads`). Emission then writes, where the backward
+keeps, restores or makes room for a value or a record, a node that says so, and at each
+top-level loop a node for the guard of its history (``checkpoint="auto"``):
+
+* :class:`Keep`, :class:`Restore`: a push or a pop of a value (a candidate: recomputed
+  values have none) or of a control-flow record;
+* :class:`Reserve`: the room a loop's stacks take before it starts;
+* :class:`ClearStacks`: the history a loop skipped in the sweep leaves, dropped;
+* :class:`Guard`, :class:`GuardIteration`: the guard of a loop's history against the
+  memory budget, before it and in each iteration;
+* a node of a guarded sequence (:meth:`.reverse.Reverse.guarded`) that its restores
+  alone make non-empty carries what to do when they are lowered to nothing.
+
+:func:`lower` writes them under the settled plan (through the emission's own producers:
+``push_statement``, ``pop_statement``...) and resolves every :class:`.reads.Read`, so
+that the IR built once is the backward. Where the settled plan changes more than these
+(:func:`lowerable`), the backward is emitted again under it.
+"""
+import ast
+
+from ..generated_source.code import Lines, body, value
+from ..plan.stacks import reserve_statements
+from .reads import Read
+
+
+class Keep(ast.stmt):
+    """Push ``pushed`` (a tree) for the value ``value`` or the record ``record``, made
+    while the loops ``loops`` (headers) were open."""
+    _fields = ("pushed",)
+
+    def __init__(self, pushed, value=None, record=None, loops=(), t=None):
+        super().__init__()
+        self.pushed, self.value, self.record, self.loops, self.t = \
+            pushed, value, record, loops, t
+
+
+class Restore(ast.stmt):
+    """Pop the value ``value`` or the record ``record`` into the name ``into``."""
+    _fields = ()
+
+    def __init__(self, into, value=None, record=None):
+        super().__init__()
+        self.into, self.value, self.record = into, value, record
+
+
+class Reserve(ast.stmt):
+    """Room on the heap stacks that loop ``loop`` fills, before it starts."""
+    _fields = ()
+
+    def __init__(self, loop):
+        super().__init__()
+        self.loop = loop
+
+
+class ClearStacks(ast.stmt):
+    """Drop what the loop with header ``header`` pushed (its reverse is skipped)."""
+    _fields = ()
+
+    def __init__(self, header):
+        super().__init__()
+        self.header = header
+
+
+class Guard(ast.stmt):
+    """The guard of top-level loop ``loop``'s history, before it starts."""
+    _fields = ()
+
+    def __init__(self, loop):
+        super().__init__()
+        self.loop = loop
+
+
+class GuardIteration(ast.stmt):
+    """The guard of top-level loop ``loop``'s history, in each iteration."""
+    _fields = ()
+
+    def __init__(self, loop):
+        super().__init__()
+        self.loop = loop
+
+
+_DEFERRED = (Keep, Restore, Reserve, ClearStacks, Guard, GuardIteration)
+
+
+def lowerable(facts, draft, plan):
+    """Can the IR built under ``draft`` be lowered under the settled ``plan``? Not where
+    the plan changes more than the stacks, their guards and the reads' resolution: kept
+    partials, snapshots and kept shapes, checkpointed (not only guarded) loops, parallel
+    loops and replays, the plan's versions of loops, the cells summed over loops, strided
+    arrays kept on list stacks, and loops whose header defines a kept value (not
+    replayed as ``for`` loops then)."""
+    if plan.partials or plan.snapshots or plan.kept_shapes or plan.parallel \
+            or plan.parallel_replay or plan.sweep_assigned \
+            or plan.cell_sums != draft.cell_sums:
+        return False
+    if plan.checkpointed and (plan.checkpoint_mode != "auto"
+                              or any(c.marked for c in plan.checkpointed.values())):
+        return False
+    for name, spec in plan.value_stacks.items():
+        t = plan.ty(facts, name)
+        if spec.storage == "list" and getattr(t, "layout", "C") != "C":
+            return False
+    for lp in facts.s.loops:
+        for stmt in facts.fir.blocks[lp.header].body:
+            target = getattr(stmt, "target", None)
+            if target is not None and target.name in plan.value_stacks:
+                return False
+    return True
+
+
+def lower(tree, cx):
+    """Lower the open nodes of ``tree`` (built under a draft) under ``cx.plan``, now the
+    settled plan."""
+    loop_stacks = {}
+    for node in ast.walk(tree):
+        if node.__class__ is Keep:
+            st = _stack(cx, node)
+            if st is not None:
+                for h in node.loops:
+                    loop_stacks.setdefault(h, set()).add(st)
+    _Lowering(cx, loop_stacks).statements(tree.body)
+
+
+def _stack(cx, node):
+    if node.record is not None:
+        return cx.record_stack(node.record)
+    return cx.value_stack(node.value)
+
+
+class _Lowering:
+    def __init__(self, cx, loop_stacks):
+        self.cx = cx
+        self.loop_stacks = loop_stacks
+
+    def statements(self, body):
+        """Lower a statement list in place; False when it is left empty."""
+        out = []
+        for s in body:
+            out.extend(self.statement(s))
+        body[:] = out
+        return bool(out)
+
+    def statement(self, s):
+        cls, cx = s.__class__, self.cx
+        if cls in _DEFERRED:
+            return self.deferred(s)
+        if cls is ast.Assign and s.value.__class__ is Read and s.value.read.restores_input:
+            got = self.read(s.value)
+            if isinstance(got, ast.Name) and got.id == s.targets[0].id:
+                return []       # still in its variable: nothing to restore
+            cx.parallel.note_assigned(s.value.read.value)
+            s.value = got
+            return [s]
+        reversible = getattr(s, "reversible", None)
+        if reversible is not None:
+            return self.guarded_node(s, reversible)
+        self.fields(s)
+        return [s]
+
+    def guarded_node(self, s, reversible):
+        """A node of a guarded sequence: ``reversible`` is the count of its statements that
+        reverse the node, and, where the node is skipped when they are none, the states
+        it maps (``(state, state before)``)."""
+        count, skip = reversible
+        body, back = s.body[:count], s.body[count:]
+        has_body = self.statements(body)
+        has_back = self.statements(back)
+        self.fields(s, skip_body=True)
+        if not has_body and skip is not None:
+            self.cx.states.skip(*skip)
+            return []
+        if not has_body and not has_back:
+            return []
+        s.body = body + back
+        return [s]
+
+    def fields(self, node, skip_body=False):
+        for f in node._fields:
+            if skip_body and f == "body":
+                continue
+            v = getattr(node, f, None)
+            if v.__class__ is list:
+                if v and isinstance(v[0], ast.stmt):
+                    if not self.statements(v):
+                        v.append(ast.Pass())     # (Python needs a statement in a block)
+                    continue
+                for k, x in enumerate(v):
+                    if x.__class__ is Read:
+                        v[k] = self.read(x)
+                    elif isinstance(x, ast.AST):
+                        self.fields(x)
+            elif v.__class__ is Read:
+                setattr(node, f, self.read(v))
+            elif isinstance(v, ast.AST):
+                self.fields(v)
+
+    def read(self, node):
+        r = node.read
+        return value(self.cx.adjoints.ref(r.value, shape=r.shape))
+
+    def deferred(self, s):
+        cx, cls = self.cx, s.__class__
+        if cls is Keep:
+            st = _stack(cx, s)
+            if st is None:
+                return []
+            return [cx.push_statement(st, s.pushed, s.t)]
+        if cls is Restore:
+            st = _stack(cx, s)
+            return [] if st is None else [cx.pop_statement(st, s.into)]
+        if cls is Reserve:
+            return reserve_statements(cx.stack_specs(), s.loop)
+        if cls is ClearStacks:
+            return [cx.clear_statement(st) for st in sorted(self.loop_stacks.get(s.header, ()))]
+        L = Lines()
+        if cls is Guard:
+            cx.checkpoint.guard(L, s.loop)
+        else:
+            cx.checkpoint.guard_iteration(L, s.loop)
+        return body(L.lines)
