@@ -96,7 +96,9 @@ class Emission:
 
     def _cell_local(self, cell):
         # (the adjoint may be a view, ``a_bar[i]``: named after the array)
-        return self.names.fresh("acc_" + identifier(code_key(cell[0])).strip("_"))
+        array = cell[0] if isinstance(cell[0], str) else \
+            next(n.id for n in ast.walk(cell[0]) if isinstance(n, ast.Name))
+        return self.names.fresh("acc_" + identifier(array).strip("_"))
 
     @contextmanager
     def summing_cells(self, L, lp):
@@ -302,7 +304,7 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False, ir
     settled from, lowered under it where it can be (:mod:`.lowering`); else the backward
     is emitted under ``plan``. Its statements are nested into one tree, the passes work
     on that tree, and it is printed once (:func:`..generated_source.code.printed`)."""
-    lowered = ir is not None and lowerable(facts, ir.plan, plan)
+    lowered = ir is not None and lowerable(facts, ir, plan)
     if lowered:
         cx, fwd, rev = ir.cx, ir.forward, ir.reverse
         cx.plan, cx.draft = plan, False

@@ -25,6 +25,7 @@ import ast
 from ..generated_source.code import Lines, body, value
 from ..plan.stacks import reserve_statements
 from .reads import Read
+from .replay import header_values
 
 
 class Keep(ast.stmt):
@@ -86,16 +87,16 @@ class GuardIteration(ast.stmt):
 _DEFERRED = (Keep, Restore, Reserve, ClearStacks, Guard, GuardIteration)
 
 
-def lowerable(facts, draft, plan):
-    """Can the IR built under ``draft`` be lowered under the settled ``plan``? Not where
-    the plan changes more than the stacks, their guards and the reads' resolution: kept
-    partials, snapshots and kept shapes, checkpointed (not only guarded) loops, parallel
-    loops and replays, the plan's versions of loops, the cells summed over loops, strided
-    arrays kept on list stacks, and loops whose header defines a kept value (not
-    replayed as ``for`` loops then)."""
+def lowerable(facts, ir, plan):
+    """Can the IR ``ir`` (built under a draft) be lowered under the settled ``plan``? Not
+    where the plan changes more than the stacks, their guards and the reads' resolution:
+    kept partials, snapshots and kept shapes, checkpointed (not only guarded) loops,
+    parallel loops and replays, the plan's versions of loops, the cells summed over
+    loops, strided arrays kept on list stacks, and ``for`` loops over a range whose
+    header defines a kept value (replayed as ``while`` loops then)."""
     if plan.partials or plan.snapshots or plan.kept_shapes or plan.parallel \
             or plan.parallel_replay or plan.sweep_assigned \
-            or plan.cell_sums != draft.cell_sums:
+            or plan.cell_sums != ir.plan.cell_sums:
         return False
     if plan.checkpointed and (plan.checkpoint_mode != "auto"
                               or any(c.marked for c in plan.checkpointed.values())):
@@ -104,12 +105,8 @@ def lowerable(facts, draft, plan):
         t = plan.ty(facts, name)
         if spec.storage == "list" and getattr(t, "layout", "C") != "C":
             return False
-    for lp in facts.s.loops:
-        for stmt in facts.fir.blocks[lp.header].body:
-            target = getattr(stmt, "target", None)
-            if target is not None and target.name in plan.value_stacks:
-                return False
-    return True
+    return not any(name in plan.value_stacks for h in ir.cx.forward.plain
+                   for name in header_values(facts, h))    # (see Forward.plain_range)
 
 
 def lower(tree, cx):

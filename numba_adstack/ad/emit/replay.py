@@ -41,6 +41,14 @@ def range_index(rl, counter, r):
     return expr("{} + {} * {}", r(args[0]), counter, r(args[2]))
 
 
+def header_values(facts, h):
+    """The values the statements of block ``h`` (a loop's header) define, its phis
+    aside."""
+    return {stmt.target.name for stmt in facts.fir.blocks[h].body
+            if isinstance(stmt, ir.Assign) and not (isinstance(stmt.value, ir.Expr)
+                                                    and stmt.value.op == "phi")}
+
+
 class Forward:
     def __init__(self, cx):
         self.cx = cx
@@ -353,13 +361,9 @@ class Forward:
         if not isinstance(term, ir.Branch) or lp.exits[0][1] != term.falsebr \
                 or term.truebr not in lp.blocks:
             return False
-        made = set()
-        for stmt in facts.fir.blocks[h].body:
-            if isinstance(stmt, ir.Assign) and not (isinstance(stmt.value, ir.Expr)
-                                                    and stmt.value.op == "phi"):
-                if self.cx.value_stack(stmt.target.name) is not None:
-                    return False        # pushed on the exit test too
-                made.add(stmt.target.name)
+        made = header_values(facts, h)
+        if any(self.cx.value_stack(name) is not None for name in made):
+            return False        # pushed on the exit test too
         # What the header makes is not read after the loop (its last run is not replayed).
         for name in made:
             for label, _ in facts.uses.get(name, ()):
