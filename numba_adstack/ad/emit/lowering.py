@@ -95,7 +95,7 @@ def lowerable(facts, ir, plan):
     loops, strided arrays kept on list stacks, and ``for`` loops over a range whose
     header defines a kept value (replayed as ``while`` loops then)."""
     if plan.partials or plan.snapshots or plan.kept_shapes or plan.parallel \
-            or plan.parallel_replay or plan.sweep_assigned \
+            or plan.parallel_replay or plan.sweep_assigned != ir.plan.sweep_assigned \
             or plan.cell_sums != ir.plan.cell_sums:
         return False
     if plan.checkpointed and (plan.checkpoint_mode != "auto"

@@ -129,7 +129,9 @@ def draft_plan(facts, activity, options):
                  # Assigned adjoints read no value for a shape: the IR must show them.
                  direct=direct_adjoints(facts, activity))
     given = set(draft.element_seeds) | set(draft.assigned_adjoints)
-    return replace(draft, cell_sums=cell_sums(facts, activity, given))
+    # (as if no loop is checkpointed: settle_plan takes out those that are)
+    swept = sweep_assigned(facts, activity, fused, replayed, draft.skippable, set(), given)
+    return replace(draft, cell_sums=cell_sums(facts, activity, given), sweep_assigned=swept)
 
 
 def settle_plan(facts, activity, options, draft, ir):
