@@ -1,7 +1,10 @@
 """The plan is settled from the backward's IR built under its draft (emit/reads.py): the
 reads it finds under a kept partial, a snapshot or a kept shape by the passes over that
 IR are those of the IR built again under the settled plan; the final backward refuses a
-read the plan does not keep."""
+read the plan does not keep. Lowered under the settled plan (emit/lowering.py), the IR is
+the backward that emission under that plan writes."""
+import ast
+import re
 import math
 from dataclasses import replace
 
@@ -12,7 +15,10 @@ from numba import typeof
 from numba_adstack.ad.capture.pipeline import typed_ir
 from numba_adstack.ad.dispatch.rewrite import Options, build_backward
 from numba_adstack.ad.emit import BackwardIR, Names, Source, emit_backward
-from numba_adstack.ad.plan import draft_plan
+from numba_adstack.ad.emit.lowering import lowerable
+from numba_adstack.ad.plan import draft_plan, settle_plan
+
+from conftest import check_fd
 
 
 def kept_partial(x, n):
@@ -86,3 +92,64 @@ def test_a_read_the_plan_does_not_keep_is_refused(settled):
     with pytest.raises(AssertionError, match="the sweep reads .* which the plan does not"):
         emit_backward(rw.facts, rw.activity, replace(rw.plan, needed=frozenset()),
                       names, src)
+
+
+def while_break(x, y, n):
+    """Values kept in a ``while`` loop left by ``break``, a branch in it (records)."""
+    s = 0.0
+    k = 0
+    while True:
+        if k % 3 == 0:
+            s = s * 0.9 + x * s * s
+        else:
+            s = s + y / (1.0 + s * s)
+        k += 1
+        if k >= n:
+            break
+    return s
+
+
+def guarded(x, y, n):
+    """A top-level loop keeping its history, guarded against the memory budget."""
+    s = 0.0
+    for i in range(n):
+        s = (s + x) * s * 0.5 + y * i
+    return s
+
+
+LOWERED = {"while_break": (while_break, (0.7, 0.3, 9)), "guarded": (guarded, (0.7, 0.3, 6))}
+
+
+def _normal(source):
+    """The syntax tree of ``source``, numbers in names aside (each emission numbers its
+    temporaries on from where the one before left off)."""
+    return re.sub(r"'[^']*'", lambda m: re.sub(r"\d+", "N", m.group(0)),
+                  ast.dump(ast.parse(source)))
+
+
+@pytest.mark.parametrize("name", sorted(LOWERED))
+def test_the_lowered_ir_is_the_backward_emitted_under_the_settled_plan(name):
+    fn, args = LOWERED[name]
+    options = Options()
+    typed = typed_ir(fn, tuple(typeof(a) for a in args))
+    rw = build_backward(typed, fn, options)
+    facts, act = rw.facts, rw.activity
+    names = Names(facts.target, reserved=[rl.len[:-4] for rl in facts.ranges.values()],
+                  counter=len(facts.ranges))
+    src = Source(facts, names)
+    draft = draft_plan(facts, act, options)
+    ir = BackwardIR(facts, act, draft, names, src)
+    plan = settle_plan(facts, act, options, draft, ir)
+    assert plan.value_stacks and lowerable(facts, ir, plan)
+    if name == "guarded":
+        assert plan.checkpointed and plan.checkpoint_mode == "auto"
+    again = emit_backward(facts, act, plan, names, src)
+    lowered = emit_backward(facts, act, plan, names, src, ir=ir)
+    assert _normal(lowered.source) == _normal(again.source)
+    assert "push(" in lowered.source and "pop(" in lowered.source
+
+
+def test_a_lowered_backward_gradient():
+    import numba_adstack as nad
+    fn, args = LOWERED["while_break"]
+    check_fd(nad.grad_jit(fn), *args)

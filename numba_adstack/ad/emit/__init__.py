@@ -8,8 +8,9 @@ every choice comes from the plan. Its only bookkeeping is of what it has written
 stacks a loop pushed, which adjoints a parallel iteration shares).
 
 :class:`BackwardIR` is the same emission under a draft plan, with the reads of primal
-values left open as nodes (:mod:`.reads`): the plan is settled from the passes over it
-(see :mod:`..plan`).
+values, the pushes and pops and the guards left open as nodes (:mod:`.reads`,
+:mod:`.lowering`): the plan is settled from the passes over it (see :mod:`..plan`), and
+:func:`emit_backward` lowers it under the settled plan where that changes nothing else.
 """
 import ast
 from contextlib import contextmanager
