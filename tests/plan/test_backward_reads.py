@@ -117,7 +117,8 @@ def guarded(x, y, n):
     return s
 
 
-LOWERED = {"while_break": (while_break, (0.7, 0.3, 9)), "guarded": (guarded, (0.7, 0.3, 6))}
+LOWERED = {"while_break": (while_break, (0.7, 0.3, 9)), "guarded": (guarded, (0.7, 0.3, 6)),
+           "kept_partial": CASES["partials"]}
 
 
 def _normal(source):
@@ -143,6 +144,8 @@ def test_the_lowered_ir_is_the_backward_emitted_under_the_settled_plan(name):
     assert plan.value_stacks and lowerable(facts, ir, plan)
     if name == "guarded":
         assert plan.checkpointed and plan.checkpoint_mode == "auto"
+    if name == "kept_partial":          # (the draft's variant chosen: lowering.Variant)
+        assert plan.partials
     again = emit_backward(facts, act, plan, names, src)
     lowered = emit_backward(facts, act, plan, names, src, ir=ir)
     assert _normal(lowered.source) == _normal(again.source)

@@ -71,6 +71,7 @@ class Emission:
         self.versions = LoopVersions(self)
         self.parallel = Parallel(self)
         self.checkpoint = Checkpoint(self)
+        self.variants = set()       # (kind, key) of the replay's variants (lowering.py)
         self.private_cells = {}     # (adjoint array, index) -> its sum over the backward
         self.open_cells = {}        # loop -> {cell: (its sum, the read)}, while emitted
 
@@ -196,7 +197,9 @@ class Emission:
         """Pop a value (``value``) or a record (``record``, into the name ``into``)
         back: where the plan keeps it."""
         if self.draft:
-            if record is not None or self.plan.recompute.kept_on_stack(value):
+            if record is not None or value not in self.facts.typemap \
+                    or self.plan.recompute.kept_on_stack(value):    # (the first: a
+                #                                                     variant's, lowering.py)
                 L(Restore(self.names.n(value) if into is None else into, value, record))
             return
         stack = self.record_stack(record) if record is not None else self.value_stack(value)

@@ -17,13 +17,26 @@ from ..plan.reciprocals import copy_root
 from ..facts.rule_binding import bind_expr
 from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
 from . import lists
+from .lowering import Choice
 from .reads import PrimalRead, Read
+from ..plan.stacks import partial_of
 from ..generated_source.code import expr, value
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Term,
                             ThroughView, ToValue)
 
 _CONTAINER_READ = ("reading floats out of a %s that differentiable values were put into; "
                    "keep them in an array (np.empty(n), then a[k] = v) or a tuple")
+
+
+class _Chosen:
+    """The term of a rule application whose partial the plan may keep (a Term's
+    :meth:`tree`)."""
+
+    def __init__(self, key, partial, rule):
+        self.key, self.partial, self.rule = key, partial, rule
+
+    def tree(self):
+        return Choice(self.key, self.partial.tree(), self.rule.tree())
 
 
 class Adjoints:
@@ -340,8 +353,15 @@ class Adjoints:
                     pos.append(self.ref_shape(op))
                     continue
                 pos.append(self._scalar_ref(read, op, array) if k in used else "")
-        return [(op, Term.of(r, pos, **fmt)) for r, op, a in zip(rule, operands, active)
-                if a]
+            out = [(op, Term.of(r, pos, **fmt)) for r, op, a in zip(rule, operands, active)
+                   if a]
+            if ("partial", name) in self.cx.variants and len(out) == 1:
+                # The plan may keep the partial instead (lowering.Choice).
+                pname = partial_of(self.facts, name)[0]
+                kept = Read(PrimalRead(pname, None, False, name, kept_partial=True))
+                out = [(out[0][0], _Chosen(name, Term.of("{g} * {p}", g=g, p=kept),
+                                           out[0][1]))]
+        return out
 
     @contextmanager
     def _application(self, name):

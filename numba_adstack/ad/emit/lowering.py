@@ -12,6 +12,10 @@ top-level loop a node for the guard of its history (``checkpoint="auto"``):
 * :class:`ClearStacks`: the history a loop skipped in the sweep leaves, dropped;
 * :class:`Guard`, :class:`GuardIteration`: the guard of a loop's history against the
   memory budget, before it and in each iteration;
+* :class:`Variant`, :class:`Choice`: where the plan may keep a call's partial instead of
+  its operand (:func:`..plan.stacks.partial_of`) or an array's extents instead of the
+  array (:func:`..plan.shape_reads.extents_of`), what the replay writes for it, and the
+  rule's term or the partial's;
 * a node of a guarded sequence (:meth:`.reverse.Reverse.guarded`) that its restores
   alone make non-empty carries what to do when they are lowered to nothing.
 
@@ -22,10 +26,11 @@ that the IR built once is the backward. Where the settled plan changes more than
 """
 import ast
 
+from numba.core import ir
+
 from ..generated_source.code import Lines, body, value
 from ..plan.stacks import reserve_statements
 from .reads import Read
-from .replay import header_values
 
 
 class Keep(ast.stmt):
@@ -84,20 +89,60 @@ class GuardIteration(ast.stmt):
         self.loop = loop
 
 
+class Variant(ast.stmt):
+    """What the replay writes where the plan keeps the partial of ``key`` (``kind``
+    "partial": :func:`..plan.stacks.partial_of`) or the extents of the array ``key``
+    ("shape": :func:`..plan.shape_reads.extents_of`) instead: ``body``, or nothing."""
+    _fields = ("body",)
+
+    def __init__(self, kind, key, body):
+        super().__init__()
+        self.kind, self.key, self.body = kind, key, body
+
+
+class Choice(ast.expr):
+    """The term of the rule of ``key``'s definition (``rule``), or the kept partial's
+    (``partial``) where the plan keeps it."""
+    _fields = ("key", "partial", "rule")     # (each a field: templates copy fields)
+
+    def __init__(self, key, partial, rule):
+        super().__init__()
+        self.key, self.partial, self.rule = key, partial, rule
+
+
+def chosen(plan, kind, key):
+    """Does ``plan`` keep the partial (``kind`` "partial") or the extents ("shape") of
+    ``key``?"""
+    return key in (plan.partials if kind == "partial" else plan.kept_shapes)
+
+
 _DEFERRED = (Keep, Restore, Reserve, ClearStacks, Guard, GuardIteration)
 
 
-def lowerable(facts, ir, plan):
-    """Can the IR ``ir`` (built under a draft) be lowered under the settled ``plan``? Not
+def header_values(facts, h):
+    """The values the statements of block ``h`` (a loop's header) define, its phis
+    aside."""
+    return {stmt.target.name for stmt in facts.fir.blocks[h].body
+            if isinstance(stmt, ir.Assign) and not (isinstance(stmt.value, ir.Expr)
+                                                    and stmt.value.op == "phi")}
+
+
+def lowerable(facts, draft_ir, plan):
+    """Can the IR ``draft_ir`` (built under a draft) be lowered under the settled ``plan``? Not
     where the plan changes more than the stacks, their guards and the reads' resolution:
-    kept partials, snapshots and kept shapes, checkpointed (not only guarded) loops,
+    kept partials and kept shapes the IR holds no variant for, snapshots, checkpointed
+    (not only guarded) loops,
     parallel loops and replays, the plan's versions of loops, the cells summed over
     loops, strided arrays kept on list stacks, and ``for`` loops over a range whose
     header defines a kept value (replayed as ``while`` loops then)."""
-    if plan.partials or plan.snapshots or plan.kept_shapes or plan.parallel \
-            or plan.parallel_replay or plan.sweep_assigned != ir.plan.sweep_assigned \
-            or plan.cell_sums != ir.plan.cell_sums:
+    if plan.snapshots or plan.parallel or plan.parallel_replay \
+            or plan.sweep_assigned != draft_ir.plan.sweep_assigned \
+            or plan.cell_sums != draft_ir.plan.cell_sums:
         return False
+    for kind, keys in (("partial", plan.partials), ("shape", plan.kept_shapes)):
+        if any(not chosen(draft_ir.plan, kind, k) and (kind, k) not in draft_ir.cx.variants
+               for k in keys):
+            return False        # (written as the IR's draft chose it, or as a variant)
     if plan.checkpointed and (plan.checkpoint_mode != "auto"
                               or any(c.marked for c in plan.checkpointed.values())):
         return False
@@ -105,7 +150,7 @@ def lowerable(facts, ir, plan):
         t = plan.ty(facts, name)
         if spec.storage == "list" and getattr(t, "layout", "C") != "C":
             return False
-    return not any(name in plan.value_stacks for h in ir.cx.forward.plain
+    return not any(name in plan.value_stacks for h in draft_ir.cx.forward.plain
                    for name in header_values(facts, h))    # (see Forward.plain_range)
 
 
@@ -145,6 +190,11 @@ class _Lowering:
         cls, cx = s.__class__, self.cx
         if cls in _DEFERRED:
             return self.deferred(s)
+        if cls is Variant:
+            if not chosen(cx.plan, s.kind, s.key):
+                return []
+            self.statements(s.body)
+            return s.body
         if cls is ast.Assign and s.value.__class__ is Read and s.value.read.restores_input:
             got = self.read(s.value)
             if isinstance(got, ast.Name) and got.id == s.targets[0].id:
@@ -186,18 +236,24 @@ class _Lowering:
                         v.append(ast.Pass())     # (Python needs a statement in a block)
                     continue
                 for k, x in enumerate(v):
-                    if x.__class__ is Read:
-                        v[k] = self.read(x)
-                    elif isinstance(x, ast.AST):
-                        self.fields(x)
-            elif v.__class__ is Read:
-                setattr(node, f, self.read(v))
+                    if isinstance(x, ast.AST):
+                        v[k] = self.expression(x)
             elif isinstance(v, ast.AST):
-                self.fields(v)
+                setattr(node, f, self.expression(v))
+
+    def expression(self, x):
+        cls = x.__class__
+        if cls is Read:
+            return self.read(x)
+        if cls is Choice:
+            return self.expression(x.partial if x.key in self.cx.plan.partials else x.rule)
+        self.fields(x)
+        return x
 
     def read(self, node):
         r = node.read
-        return value(self.cx.adjoints.ref(r.value, shape=r.shape))
+        adjoints = self.cx.adjoints
+        return value(adjoints.ref_shape(r.value) if r.shape else adjoints.ref(r.value))
 
     def deferred(self, s):
         cx, cls = self.cx, s.__class__

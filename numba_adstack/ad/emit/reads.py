@@ -35,6 +35,8 @@ class PrimalRead:
     #                               variable unless it is still there (restore_inputs)
     shared: object = None   # the parallel loop whose iteration would then assign a value
     #                         from before the loop
+    kept_partial: bool = False  # the read of the application's kept partial, where the
+    #                             plan keeps it (lowering.Choice)
 
 
 class Read(ast.expr):
@@ -86,6 +88,8 @@ def reads_of(raw, facts, src, plan):
     partials = set()
     for r in raw:
         app = r.application
+        if r.kept_partial:
+            continue        # (read below where the plan keeps the partial)
         if app in plan.partials:
             partials.add(app)
             continue

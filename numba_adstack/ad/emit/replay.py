@@ -13,10 +13,13 @@ from numba.typed import Dict as TypedDict
 from ..facts.ir_facts import is_range
 from ..facts.operators import NODES
 from ..facts.structure import LoopNode, node_key
+from ..plan.shape_reads import extents_of
+from ..plan.stacks import partial_of
 from ..typeinfo import array_zero_expr, zero_expr
 from ..rules.template import template
 from ..generated_source.code import attribute, call, expr, fill, targets
 from ..generated_source.code import stmt as statement
+from .lowering import Keep, Variant, header_values
 
 
 def range_start(L, rl, operand):
@@ -39,14 +42,6 @@ def range_index(rl, counter, r):
     if len(args) == 2:
         return expr("{} + {}", r(args[0]), counter)
     return expr("{} + {} * {}", r(args[0]), counter, r(args[2]))
-
-
-def header_values(facts, h):
-    """The values the statements of block ``h`` (a loop's header) define, its phis
-    aside."""
-    return {stmt.target.name for stmt in facts.fir.blocks[h].body
-            if isinstance(stmt, ir.Assign) and not (isinstance(stmt.value, ir.Expr)
-                                                    and stmt.value.op == "phi")}
 
 
 class Forward:
@@ -329,6 +324,8 @@ class Forward:
             self.push_value(L, pname, label)
             L.code("{} = {}", names.n(pname),
                    fill(template(partial).tree, {"0": self.src.operand(e.args[0])}))
+        elif cx.draft and not cx.fused.replaying:
+            self._partial_variant(L, name, e, label)
         if name in copies:          # the statement's own result, as it made it
             self.push_value(L, copies[name], label)
             L.code("{} = {}.copy()", names.n(copies[name]), names.n(name))
@@ -336,6 +333,8 @@ class Forward:
             # Read by the sweep only for its shape: that is kept (plan/shape_reads.py).
             self.push_value(L, d, label)
             L.code("{} = {}.shape[{}]", names.n(d), names.n(name), k)
+        if cx.draft and name not in cx.plan.kept_shapes:
+            self._extents_variant(L, name, label)
         kind = cx.activity.array_adjoints.get(name)
         if kind == "new":       # (assigned: each element by a loop, plan/assigned.py)
             L.code("{} = np.empty_like({})" if name in cx.plan.assigned_adjoints
@@ -345,6 +344,41 @@ class Forward:
             k = names.fresh("k")
             with L.block("for {} in range({}.shape[0]):", k, names.bar(name)):
                 L.code("{}[{}] = 0.0", names.bar(name), k)
+
+    # ------------------------------------------------------------------ variants
+    # Under a draft plan, what the replay writes where the settled plan keeps a call's
+    # partial or an array's extents: left open (lowering.Variant).
+    def _partial_variant(self, L, name, e, label):
+        got = partial_of(self.facts, name)
+        if got is None:
+            return
+        pname, partial = got
+        n = self.cx.names.n
+        body = [statement("{} = {}", n(pname),
+                          fill(template(partial).tree, {"0": self.src.operand(e.args[0])}))]
+        self._variant(L, "partial", name, [pname], label, body)
+
+    def _extents_variant(self, L, name, label):
+        cx = self.cx
+        extents = extents_of(self.facts, cx.plan.recompute, name, cx.plan.ty(self.facts, name))
+        if not extents:
+            return
+        n = cx.names.n
+        body = [statement("{} = {}.shape[{}]", n(d), n(name), k)
+                for k, d in enumerate(extents)]
+        self._variant(L, "shape", name, extents, label, body)
+
+    def _variant(self, L, kind, key, kept, label, body):
+        """``body``, each of the ``kept`` names it assigns pushed before (as push_value
+        does), in a :class:`.lowering.Variant`."""
+        cx = self.cx
+        out = []
+        for name, line in zip(kept, body):
+            if cx.plan.sites.site_repeats(label):
+                out.append(Keep(cx.names.n(name), name, loops=tuple(cx.open_loops)))
+            out.append(line)
+        L(Variant(kind, key, out))
+        cx.variants.add((kind, key))
 
     # ------------------------------------------------------------------ plain range loops
     def plain_range(self, lp):

@@ -12,7 +12,9 @@ import ast
 
 from numba.core import ir, types
 
+from ..plan.shape_reads import extents_of
 from ..plan.shapes import ancestors, join_leaves
+from ..plan.stacks import partial_of
 from ..facts.structure import LoopNode, node_key
 from ..typeinfo import array_zero_expr, has_scalar_adjoint, is_float_array, \
     zero_expr
@@ -431,13 +433,15 @@ class Reverse:
                 L.code("{} = {}", names.bar(v), self.zero(v))
             if name not in cx.plan.direct and name not in cx.activity.array_adjoints:
                 self._resets.append((names.bar(name), self.zero(name)))
-        for d in reversed(cx.plan.kept_shapes.get(name, ())):
+        for d in reversed(cx.plan.kept_shapes.get(name, ()) or self._variant_extents(name)):
             self.pop_value(L, d, label)
         copies = cx.plan.snapshots.get(name, {})
         if name in copies:
             self.pop_value(L, copies[name], label)
         if name in cx.plan.partials:
             self.pop_value(L, cx.plan.partials[name][0], label)
+        elif ("partial", name) in cx.variants:
+            self.pop_value(L, partial_of(facts, name)[0], label)
         self.pop_value(L, name, label)
         for x, c in sorted(copies.items(), reverse=True):
             if x != name:
@@ -498,6 +502,13 @@ class Reverse:
             L.code("{} += {}", tmp, c.source)
         else:
             raise AssertionError("unknown contribution %r" % (c,))
+
+    def _variant_extents(self, name):
+        """The extents the replay's variant for ``name`` assigns (lowering.Variant)."""
+        cx = self.cx
+        if ("shape", name) not in cx.variants:
+            return ()
+        return extents_of(self.facts, cx.plan.recompute, name, cx.plan.ty(self.facts, name))
 
     def pop_value(self, L, name, label):
         if self.cx.plan.sites.site_repeats(label):

@@ -31,15 +31,20 @@ def choose_kept_shapes(facts, recompute, reads, types_of, added_types):
     from a stack only for their shape; the extents' types go into ``added_types``."""
     out = {}
     for x in sorted(reads.for_shape - reads.for_values):
-        if x not in reads.needed or not recompute.kept_on_stack(x):
-            continue
-        t = types_of(x)
-        if not is_kept_array(t) or t.ndim == 0 or x in facts.phis:
-            continue
-        e = facts.def_expr(x)
-        if not isinstance(e, ir.Expr) or e.op in _LOOP_MACHINERY or x in facts.iter_alias:
-            continue        # (the replay assigns the extents after an assignment of x)
-        extents = tuple("%s.shape.%d" % (x, k) for k in range(t.ndim))
-        added_types.update(dict.fromkeys(extents, types.intp))
-        out[x] = extents
+        extents = x in reads.needed and extents_of(facts, recompute, x, types_of(x))
+        if extents:
+            added_types.update(dict.fromkeys(extents, types.intp))
+            out[x] = extents
     return out
+
+
+def extents_of(facts, recompute, x, t):
+    """The names of the extents the plan may keep for the array ``x`` of type ``t``, read
+    for its shape (:func:`choose_kept_shapes`), or None where it keeps no extents of it."""
+    if not recompute.kept_on_stack(x) or not is_kept_array(t) or t.ndim == 0 \
+            or x in facts.phis:
+        return None
+    e = facts.def_expr(x)
+    if not isinstance(e, ir.Expr) or e.op in _LOOP_MACHINERY or x in facts.iter_alias:
+        return None         # (the replay assigns the extents after an assignment of x)
+    return tuple("%s.shape.%d" % (x, k) for k in range(t.ndim))

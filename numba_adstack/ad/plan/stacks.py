@@ -324,21 +324,28 @@ def choose_partials(facts, recompute, ref_uses):
                 or not is_float(facts.ty(x)):      # (not a 0-d array: P takes floats)
             continue
         name, k = next(iter(uses))
-        e = facts.def_expr(name)
-        if k != 0 or not (isinstance(e, ir.Expr) and e.op == "call"):
+        got = partial_of(facts, name)
+        if k != 0 or got is None:
             continue
-        if not is_float(facts.ty(name)):
-            continue        # ``np.sin(z)`` of an array: its rule is an array rule
-        rule = R.CALL_RULES.get(facts.resolve_global(e.func))
-        if rule is None or len(rule) != 1 or rule[0] is None or e.kws:
-            continue
-        partial = adjoint_factor(rule[0])
-        if partial is None or not calls_module(partial, "math"):
-            continue
-        pname = name + ".d"
-        types_[pname] = facts.ty(x)
-        partials[name] = (pname, partial)
+        types_[got[0]] = facts.ty(x)
+        partials[name] = got
     return partials, types_
+
+
+def partial_of(facts, name):
+    """``(kept name, P template)`` where ``name = f(x)`` is a float call whose rule is
+    ``{g} * P(x)``, P a library call: the derivative the plan may keep instead of ``x``
+    (:func:`choose_partials`); else None."""
+    e = facts.def_expr(name)
+    if not (isinstance(e, ir.Expr) and e.op == "call") or not is_float(facts.ty(name)):
+        return None         # (``np.sin(z)`` of an array: its rule is an array rule)
+    rule = R.CALL_RULES.get(facts.resolve_global(e.func))
+    if rule is None or len(rule) != 1 or rule[0] is None or e.kws:
+        return None
+    partial = adjoint_factor(rule[0])
+    if partial is None or not calls_module(partial, "math"):
+        return None
+    return name + ".d", partial
 
 
 def _loc(facts, sites, name):
