@@ -118,7 +118,8 @@ def guarded(x, y, n):
 
 
 LOWERED = {"while_break": (while_break, (0.7, 0.3, 9)), "guarded": (guarded, (0.7, 0.3, 6)),
-           "kept_partial": CASES["partials"]}
+           "kept_partial": CASES["partials"], "snapshot": CASES["snapshots"],
+           "kept_shape": CASES["kept_shapes"]}
 
 
 def _normal(source):
@@ -144,8 +145,9 @@ def test_the_lowered_ir_is_the_backward_emitted_under_the_settled_plan(name):
     assert plan.value_stacks and lowerable(facts, ir, plan)
     if name == "guarded":
         assert plan.checkpointed and plan.checkpoint_mode == "auto"
-    if name == "kept_partial":          # (the draft's variant chosen: lowering.Variant)
-        assert plan.partials
+    if name in ("kept_partial", "snapshot", "kept_shape"):     # (the draft's variants
+        assert getattr(plan, {"kept_partial": "partials", "snapshot": "snapshots",  # chosen)
+                              "kept_shape": "kept_shapes"}[name])
     again = emit_backward(facts, act, plan, names, src)
     lowered = emit_backward(facts, act, plan, names, src, ir=ir)
     assert _normal(lowered.source) == _normal(again.source)

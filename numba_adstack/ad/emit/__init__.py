@@ -180,7 +180,8 @@ class Emission:
             return          # in a loop the sweep runs again: nothing is popped from it
         facts = self.facts
         if self.draft:
-            if record is not None or self.plan.recompute.kept_on_stack(value):
+            if record is not None or value not in facts.typemap \
+                    or self.plan.recompute.kept_on_stack(value):
                 L(Keep(self.names.n(value) if pushed is None else pushed, value, record,
                        tuple(self.open_loops),
                        None if value is None else self.plan.ty(facts, value)))

@@ -16,6 +16,9 @@ top-level loop a node for the guard of its history (``checkpoint="auto"``):
   its operand (:func:`..plan.stacks.partial_of`) or an array's extents instead of the
   array (:func:`..plan.shape_reads.extents_of`), what the replay writes for it, and the
   rule's term or the partial's;
+* :class:`Snapshots`: the copies of the arrays a statement reads, where the plan keeps
+  them (:mod:`..plan.snapshots`), and their pops (a read of such an array by the
+  statement's rule reads the copy);
 * a node of a guarded sequence (:meth:`.reverse.Reverse.guarded`) that its restores
   alone make non-empty carries what to do when they are lowered to nothing.
 
@@ -28,7 +31,7 @@ import ast
 
 from numba.core import ir
 
-from ..generated_source.code import Lines, body, value
+from ..generated_source.code import Lines, body as body_of, value
 from ..plan.stacks import reserve_statements
 from .reads import Read
 
@@ -100,6 +103,19 @@ class Variant(ast.stmt):
         self.kind, self.key, self.body = kind, key, body
 
 
+class Snapshots(ast.stmt):
+    """The copies of the arrays statement ``name`` reads (``own``: of its result) where
+    the plan snapshots them, each pushed first (``popped``: their pops, in the sweep);
+    ``label`` is the statement's block, ``loops`` and ``replaying`` what the replay had
+    open around it."""
+    _fields = ()
+
+    def __init__(self, name, own, label, loops=(), replaying=0, popped=False):
+        super().__init__()
+        self.name, self.own, self.label, self.popped = name, own, label, popped
+        self.loops, self.replaying = tuple(loops), replaying
+
+
 class Choice(ast.expr):
     """The term of the rule of ``key``'s definition (``rule``), or the kept partial's
     (``partial``) where the plan keeps it."""
@@ -111,9 +127,10 @@ class Choice(ast.expr):
 
 
 def chosen(plan, kind, key):
-    """Does ``plan`` keep the partial (``kind`` "partial") or the extents ("shape") of
-    ``key``?"""
-    return key in (plan.partials if kind == "partial" else plan.kept_shapes)
+    """Does ``plan`` keep the partial (``kind`` "partial"), the extents ("shape") or
+    snapshots ("snapshot") of ``key``?"""
+    return key in {"partial": plan.partials, "shape": plan.kept_shapes,
+                   "snapshot": plan.snapshots}[kind]
 
 
 _DEFERRED = (Keep, Restore, Reserve, ClearStacks, Guard, GuardIteration)
@@ -130,16 +147,17 @@ def header_values(facts, h):
 def lowerable(facts, draft_ir, plan):
     """Can the IR ``draft_ir`` (built under a draft) be lowered under the settled ``plan``? Not
     where the plan changes more than the stacks, their guards and the reads' resolution:
-    kept partials and kept shapes the IR holds no variant for, snapshots, checkpointed
+    kept partials, kept shapes and snapshots the IR holds no variant for, checkpointed
     (not only guarded) loops,
     parallel loops and replays, the plan's versions of loops, the cells summed over
     loops, strided arrays kept on list stacks, and ``for`` loops over a range whose
     header defines a kept value (replayed as ``while`` loops then)."""
-    if plan.snapshots or plan.parallel or plan.parallel_replay \
+    if plan.parallel or plan.parallel_replay \
             or plan.sweep_assigned != draft_ir.plan.sweep_assigned \
             or plan.cell_sums != draft_ir.plan.cell_sums:
         return False
-    for kind, keys in (("partial", plan.partials), ("shape", plan.kept_shapes)):
+    for kind, keys in (("partial", plan.partials), ("shape", plan.kept_shapes),
+                       ("snapshot", plan.snapshots)):
         if any(not chosen(draft_ir.plan, kind, k) and (kind, k) not in draft_ir.cx.variants
                for k in keys):
             return False        # (written as the IR's draft chose it, or as a variant)
@@ -157,6 +175,7 @@ def lowerable(facts, draft_ir, plan):
 def lower(tree, cx):
     """Lower the open nodes of ``tree`` (built under a draft) under ``cx.plan``, now the
     settled plan."""
+    _expand_snapshots(tree.body, cx)
     loop_stacks = {}
     for node in ast.walk(tree):
         if node.__class__ is Keep:
@@ -165,6 +184,45 @@ def lower(tree, cx):
                 for h in node.loops:
                     loop_stacks.setdefault(h, set()).add(st)
     _Lowering(cx, loop_stacks).statements(tree.body)
+
+
+def _expand_snapshots(body, cx):
+    """Write each :class:`Snapshots` node of the statement list ``body`` (and those
+    nested in it) as the settled plan's copies, pushes and pops: :class:`Keep` and
+    :class:`Restore` nodes as the draft writes them, lowered with the others."""
+    out = []
+    for s in body:
+        if s.__class__ is not Snapshots:
+            reversible = getattr(s, "reversible", None)
+            if reversible is not None:      # (its two parts, counted again)
+                part, back = s.body[:reversible[0]], s.body[reversible[0]:]
+                _expand_snapshots(part, cx)
+                _expand_snapshots(back, cx)
+                s.body, s.reversible = part + back, (len(part), reversible[1])
+            else:
+                for f in ("body", "orelse"):
+                    nested = getattr(s, f, None)
+                    if nested:
+                        _expand_snapshots(nested, cx)
+                        if not nested:
+                            nested.append(ast.Pass())   # (a block needs a statement)
+            out.append(s)
+            continue
+        copies = cx.plan.snapshots.get(s.name, {})
+        if not copies:
+            continue
+        L = Lines()
+        saved = cx.draft, cx.open_loops, cx.fused.replaying
+        cx.draft, cx.open_loops, cx.fused.replaying = True, list(s.loops), s.replaying
+        try:
+            if s.popped:
+                cx.reverse.snapshot_pops(L, s.name, copies, s.own, s.label)
+            else:
+                cx.forward.snapshots(L, s.name, copies, s.own, s.label)
+        finally:
+            cx.draft, cx.open_loops, cx.fused.replaying = saved
+        out.extend(body_of(L.lines))
+    body[:] = out
 
 
 def _stack(cx, node):
@@ -253,7 +311,12 @@ class _Lowering:
     def read(self, node):
         r = node.read
         adjoints = self.cx.adjoints
-        return value(adjoints.ref_shape(r.value) if r.shape else adjoints.ref(r.value))
+        if r.shape:
+            return value(adjoints.ref_shape(r.value))
+        name = r.value
+        if r.application is not None and not r.kept_partial:    # (as the snapshot reads)
+            name = self.cx.plan.snapshots.get(r.application, {}).get(name, name)
+        return value(adjoints.ref(name))
 
     def deferred(self, s):
         cx, cls = self.cx, s.__class__
@@ -274,4 +337,4 @@ class _Lowering:
             cx.checkpoint.guard(L, s.loop)
         else:
             cx.checkpoint.guard_iteration(L, s.loop)
-        return body(L.lines)
+        return body_of(L.lines)

@@ -19,7 +19,7 @@ from ..typeinfo import array_zero_expr, zero_expr
 from ..rules.template import template
 from ..generated_source.code import attribute, call, expr, fill, targets
 from ..generated_source.code import stmt as statement
-from .lowering import Keep, Variant, header_values
+from .lowering import Keep, Snapshots, Variant, header_values
 
 
 def range_start(L, rl, operand):
@@ -287,10 +287,7 @@ class Forward:
         if self.src.static(name) is not None:
             return      # written in place where it is used
         copies = cx.plan.snapshots.get(name, {})
-        for x, c in sorted(copies.items()):
-            if x != name:           # arrays the statement reads, as it reads them
-                self.push_value(L, c, label)
-                L.code("{} = {}.copy()", names.n(c), self.src.operand(x))
+        self.snapshots(L, name, copies, False, label)   # (the arrays it reads, as it does)
         self.push_value(L, name, label)
         if isinstance(e, ir.Var):
             src = self.src.operand(e)
@@ -326,9 +323,7 @@ class Forward:
                    fill(template(partial).tree, {"0": self.src.operand(e.args[0])}))
         elif cx.draft and not cx.fused.replaying:
             self._partial_variant(L, name, e, label)
-        if name in copies:          # the statement's own result, as it made it
-            self.push_value(L, copies[name], label)
-            L.code("{} = {}.copy()", names.n(copies[name]), names.n(name))
+        self.snapshots(L, name, copies, True, label)    # (its own result, as it made it)
         for k, d in enumerate(cx.plan.kept_shapes.get(name, ())):
             # Read by the sweep only for its shape: that is kept (plan/shape_reads.py).
             self.push_value(L, d, label)
@@ -344,6 +339,21 @@ class Forward:
             k = names.fresh("k")
             with L.block("for {} in range({}.shape[0]):", k, names.bar(name)):
                 L.code("{}[{}] = 0.0", names.bar(name), k)
+
+    def snapshots(self, L, name, copies, own, label):
+        """Copy the arrays statement ``name`` reads (``own``: its result) where the plan
+        snapshots them (``copies``: plan/snapshots.py), each pushed first as
+        :meth:`push_value` does; under a draft plan, left open (lowering.Snapshots)."""
+        cx = self.cx
+        if cx.draft and name not in cx.plan.snapshots:
+            L(Snapshots(name, own, label, cx.open_loops, cx.fused.replaying))
+            cx.variants.add(("snapshot", name))
+            return
+        n = cx.names.n
+        for x, c in sorted(copies.items()):
+            if (x == name) == own:
+                self.push_value(L, c, label)
+                L.code("{} = {}.copy()", n(c), n(name) if own else self.src.operand(x))
 
     # ------------------------------------------------------------------ variants
     # Under a draft plan, what the replay writes where the settled plan keeps a call's

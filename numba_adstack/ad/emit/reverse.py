@@ -24,6 +24,7 @@ from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Throug
 from . import lists
 from .replay import range_index
 from ..generated_source.code import call, expr, top_statements
+from .lowering import Snapshots
 
 
 #: ``if``/``elif`` tests of a join's arms: one record number, or up to one.
@@ -436,15 +437,23 @@ class Reverse:
         for d in reversed(cx.plan.kept_shapes.get(name, ()) or self._variant_extents(name)):
             self.pop_value(L, d, label)
         copies = cx.plan.snapshots.get(name, {})
-        if name in copies:
-            self.pop_value(L, copies[name], label)
+        self.snapshot_pops(L, name, copies, True, label)
         if name in cx.plan.partials:
             self.pop_value(L, cx.plan.partials[name][0], label)
         elif ("partial", name) in cx.variants:
             self.pop_value(L, partial_of(facts, name)[0], label)
         self.pop_value(L, name, label)
+        self.snapshot_pops(L, name, copies, False, label)
+
+    def snapshot_pops(self, L, name, copies, own, label):
+        """Pop the snapshots of :meth:`.replay.Forward.snapshots` back, in reverse; under
+        a draft plan, left open (lowering.Snapshots)."""
+        cx = self.cx
+        if cx.draft and name not in cx.plan.snapshots:
+            L(Snapshots(name, own, label, popped=True))
+            return
         for x, c in sorted(copies.items(), reverse=True):
-            if x != name:
+            if (x == name) == own:
                 self.pop_value(L, c, label)
 
     def make_adjoints(self, L):
