@@ -36,7 +36,7 @@ from ..generated_source.code import Lines, code_key, function_def, stmt
 from .names import Names, identifier
 from .parallel import Parallel, straight_helpers
 from ..generated_source.code import module, printed
-from .reads import reads_in, reads_of, shared_assignments, written_with_reciprocals
+from .reads import Read, reads_of, shared_assignments, written_with_reciprocals
 from .reassoc import reassociate_folded_sums
 from .reverse import Reverse
 from .source import Source
@@ -72,6 +72,8 @@ class Emission:
         self.parallel = Parallel(self)
         self.checkpoint = Checkpoint(self)
         self.variants = set()       # (kind, key) of the replay's variants (lowering.py)
+        self.reads = []             # under a draft plan: each read made (reads.PrimalRead)
+        self.keeps = []             # and each push left open (lowering.Keep)
         self.private_cells = {}     # (adjoint array, index) -> its sum over the backward
         self.open_cells = {}        # loop -> {cell: (its sum, the read)}, while emitted
 
@@ -172,7 +174,16 @@ class Emission:
         st = self._stack(st)
         return stmt("{}.clear()" if self._is_list(st) else "clear({})", st)
 
-    # -- what the backward keeps (under a draft plan: left open, see lowering.py)
+    # -- what the backward reads and keeps (under a draft plan: left open, see reads.py
+    #    and lowering.py; each node is indexed as it is made, for the passes over them)
+    def read_node(self, read):
+        self.reads.append(read)
+        return Read(read)
+
+    def keep_node(self, node):
+        self.keeps.append(node)
+        return node
+
     def keep(self, L, value=None, record=None, pushed=None):
         """Push a value's old value (``value``: its IR name), or a record's (``record``:
         its name; ``pushed``: what it holds), on its stack: where the plan keeps it."""
@@ -182,9 +193,9 @@ class Emission:
         if self.draft:
             if record is not None or value not in facts.typemap \
                     or self.plan.recompute.kept_on_stack(value):
-                L(Keep(self.names.n(value) if pushed is None else pushed, value, record,
-                       tuple(self.open_loops),
-                       None if value is None else self.plan.ty(facts, value)))
+                L(self.keep_node(Keep(self.names.n(value) if pushed is None else pushed,
+                                      value, record, tuple(self.open_loops),
+                                      None if value is None else self.plan.ty(facts, value))))
             return
         stack = self.record_stack(record) if record is not None else self.value_stack(value)
         if stack is None:
@@ -272,12 +283,7 @@ class BackwardIR:
         self.forward, self.reverse = fwd, rev = Lines(level=1), Lines(level=1)
         cx.forward.region(fwd, facts.s.regions[None])
         cx.reverse.top(rev)
-        statements = [s for lines in [fwd, rev] + list(cx.helpers.values())
-                      for _, s in lines.lines]
-        # (the cells summed over the whole backward are added into at its end)
-        statements += [part for _, cell in cx.private_cells.values() for part in cell
-                       if isinstance(part, ast.AST)]
-        self.raw = reads_in(statements)
+        self.raw = cx.reads
 
     def reads(self, plan):
         """What the sweep reads under ``plan`` (:func:`.reads.reads_of`)."""

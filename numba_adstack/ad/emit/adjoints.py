@@ -18,7 +18,7 @@ from ..facts.rule_binding import bind_expr
 from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
 from . import lists
 from .lowering import Choice
-from .reads import PrimalRead, Read
+from .reads import PrimalRead
 from ..plan.stacks import partial_of
 from ..generated_source.code import expr, value
 from .contributions import (Add, Assigned, Atomic, Guarded, Into, Scaled, Term,
@@ -65,8 +65,8 @@ class Adjoints:
         if static is not None:
             return static
         if self.cx.draft:
-            return Read(PrimalRead(name, self._ctx, shape, self._app, self._reciprocal,
-                                   restores, shared))
+            return self.cx.read_node(PrimalRead(name, self._ctx, shape, self._app,
+                                                self._reciprocal, restores, shared))
         plan = self.cx.plan
         if plan.sites.once(name):
             return self.names.n(name)       # defined once per reversal unit: still there
@@ -358,7 +358,8 @@ class Adjoints:
             if ("partial", name) in self.cx.variants and len(out) == 1:
                 # The plan may keep the partial instead (lowering.Choice).
                 pname = partial_of(self.facts, name)[0]
-                kept = Read(PrimalRead(pname, None, False, name, kept_partial=True))
+                kept = self.cx.read_node(PrimalRead(pname, None, False, name,
+                                                    kept_partial=True))
                 out = [(out[0][0], _Chosen(name, Term.of("{g} * {p}", g=g, p=kept),
                                            out[0][1]))]
         return out

@@ -134,6 +134,10 @@ def chosen(plan, kind, key):
 
 
 _DEFERRED = (Keep, Restore, Reserve, ClearStacks, Guard, GuardIteration)
+#: Nodes that hold nothing to lower: names, constants, contexts and operators.
+_LEAVES = frozenset([ast.Name, ast.Constant] + [
+    c for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+    for c in base.__subclasses__()])
 
 
 def header_values(facts, h):
@@ -177,12 +181,11 @@ def lower(tree, cx):
     settled plan."""
     _expand_snapshots(tree.body, cx)
     loop_stacks = {}
-    for node in ast.walk(tree):
-        if node.__class__ is Keep:
-            st = _stack(cx, node)
-            if st is not None:
-                for h in node.loops:
-                    loop_stacks.setdefault(h, set()).add(st)
+    for node in cx.keeps:
+        st = _stack(cx, node)
+        if st is not None:
+            for h in node.loops:
+                loop_stacks.setdefault(h, set()).add(st)
     _Lowering(cx, loop_stacks).statements(tree.body)
 
 
@@ -288,15 +291,16 @@ class _Lowering:
             if skip_body and f == "body":
                 continue
             v = getattr(node, f, None)
-            if v.__class__ is list:
+            cls = v.__class__
+            if cls is list:
                 if v and isinstance(v[0], ast.stmt):
                     if not self.statements(v):
                         v.append(ast.Pass())     # (Python needs a statement in a block)
                     continue
                 for k, x in enumerate(v):
-                    if isinstance(x, ast.AST):
+                    if x.__class__ not in _LEAVES and isinstance(x, ast.AST):
                         v[k] = self.expression(x)
-            elif isinstance(v, ast.AST):
+            elif cls not in _LEAVES and isinstance(v, ast.AST):
                 setattr(node, f, self.expression(v))
 
     def expression(self, x):

@@ -48,19 +48,9 @@ class Read(ast.expr):
         self.read = read
 
 
-def reads_in(statements):
-    """The :class:`PrimalRead` of every :class:`Read` node in ``statements``."""
-    out = []
-    for s in statements:
-        for node in ast.walk(s):
-            if node.__class__ is Read:
-                out.append(node.read)
-    return out
-
-
 def reads_of(raw, facts, src, plan):
-    """:class:`..plan.Reads` of the reads ``raw`` (:func:`reads_in` of an IR) under
-    ``plan``."""
+    """:class:`..plan.Reads` of the reads ``raw`` (those of an IR, as it was built)
+    under ``plan``."""
     reads = Reads(set(), {}, set())
     sites, recompute = plan.sites, plan.recompute
 

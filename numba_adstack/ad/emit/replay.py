@@ -385,7 +385,8 @@ class Forward:
         out = []
         for name, line in zip(kept, body):
             if cx.plan.sites.site_repeats(label):
-                out.append(Keep(cx.names.n(name), name, loops=tuple(cx.open_loops)))
+                out.append(cx.keep_node(Keep(cx.names.n(name), name,
+                                             loops=tuple(cx.open_loops))))
             out.append(line)
         L(Variant(kind, key, out))
         cx.variants.add((kind, key))

@@ -41,8 +41,8 @@ def choose_kept_shapes(facts, recompute, reads, types_of, added_types):
 def extents_of(facts, recompute, x, t):
     """The names of the extents the plan may keep for the array ``x`` of type ``t``, read
     for its shape (:func:`choose_kept_shapes`), or None where it keeps no extents of it."""
-    if not recompute.kept_on_stack(x) or not is_kept_array(t) or t.ndim == 0 \
-            or x in facts.phis:
+    if not is_kept_array(t) or t.ndim == 0 or x in facts.phis \
+            or not recompute.kept_on_stack(x):
         return None
     e = facts.def_expr(x)
     if not isinstance(e, ir.Expr) or e.op in _LOOP_MACHINERY or x in facts.iter_alias:
