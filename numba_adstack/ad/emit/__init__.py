@@ -222,12 +222,12 @@ class Emission:
         """Room for what loop ``lp`` pushes on the heap stacks, before it starts."""
         L(Reserve(lp) if self.draft else reserve_statements(self.stack_specs(), lp))
 
-    def clear_loop_stacks(self, L, header):
-        """Drop what the loop with header ``header`` pushed."""
+    def clear_loop_stacks(self, L, lp):
+        """Drop what loop ``lp`` pushed."""
         if self.draft:
-            L(ClearStacks(header))
+            L(ClearStacks(lp))
             return
-        for st in sorted(self.loop_stacks.get(header, ())):
+        for st in sorted(self.loop_stacks.get(lp.header, ())):
             L(self.clear_statement(st))
 
     def region_loops(self, region):
@@ -273,9 +273,12 @@ def record_names(facts):
 
 
 class BackwardIR:
-    """The backward built under a draft plan: its statements, with every read of a
-    primal value a :class:`.reads.Read` node. The plan is settled from the passes over
-    it (:meth:`reads`, :meth:`shared_loops`, :meth:`with_reciprocals`)."""
+    """The backward built under a draft plan (``plan``): the replay's and the sweep's
+    statements, with what depends on what the sweep reads left open (every read of a
+    primal value a :class:`.reads.Read` node, the pushes, pops and guards the nodes of
+    :mod:`.lowering`), and the emission that wrote them. The plan is settled from the
+    passes over its reads (:meth:`reads`, :meth:`shared_loops`, :meth:`with_reciprocals`),
+    indexed as they were made; :func:`emit_backward` lowers it."""
 
     def __init__(self, facts, activity, plan, names, src):
         self.facts, self.src, self.plan = facts, src, plan

@@ -56,8 +56,8 @@ class Restore(ast.stmt):
         self.into, self.value, self.record = into, value, record
 
 
-class Reserve(ast.stmt):
-    """Room on the heap stacks that loop ``loop`` fills, before it starts."""
+class _AtLoop(ast.stmt):
+    """A statement about the loop ``loop``."""
     _fields = ()
 
     def __init__(self, loop):
@@ -65,31 +65,20 @@ class Reserve(ast.stmt):
         self.loop = loop
 
 
-class ClearStacks(ast.stmt):
-    """Drop what the loop with header ``header`` pushed (its reverse is skipped)."""
-    _fields = ()
-
-    def __init__(self, header):
-        super().__init__()
-        self.header = header
+class Reserve(_AtLoop):
+    """Room on the heap stacks that ``loop`` fills, before it starts."""
 
 
-class Guard(ast.stmt):
-    """The guard of top-level loop ``loop``'s history, before it starts."""
-    _fields = ()
-
-    def __init__(self, loop):
-        super().__init__()
-        self.loop = loop
+class ClearStacks(_AtLoop):
+    """Drop what ``loop`` pushed (its reverse is skipped)."""
 
 
-class GuardIteration(ast.stmt):
-    """The guard of top-level loop ``loop``'s history, in each iteration."""
-    _fields = ()
+class Guard(_AtLoop):
+    """The guard of the top-level ``loop``'s history, before it starts."""
 
-    def __init__(self, loop):
-        super().__init__()
-        self.loop = loop
+
+class GuardIteration(_AtLoop):
+    """The guard of the top-level ``loop``'s history, in each iteration."""
 
 
 class Variant(ast.stmt):
@@ -149,13 +138,12 @@ def header_values(facts, h):
 
 
 def lowerable(facts, draft_ir, plan):
-    """Can the IR ``draft_ir`` (built under a draft) be lowered under the settled ``plan``? Not
-    where the plan changes more than the stacks, their guards and the reads' resolution:
-    kept partials, kept shapes and snapshots the IR holds no variant for, checkpointed
-    (not only guarded) loops,
-    parallel loops and replays, the plan's versions of loops, the cells summed over
-    loops, strided arrays kept on list stacks, and ``for`` loops over a range whose
-    header defines a kept value (replayed as ``while`` loops then)."""
+    """Can ``draft_ir`` (built under a draft) be lowered under the settled ``plan``? Not
+    where the plan changes more than what the IR leaves open: kept partials, kept shapes
+    and snapshots the IR holds no variant for, checkpointed (not only guarded) loops,
+    parallel loops and replays, the versions of loops and the cells summed over loops
+    that checkpointed loops change, strided arrays kept on list stacks, and ``for`` loops
+    over a range whose header defines a kept value (replayed as ``while`` loops then)."""
     if plan.parallel or plan.parallel_replay \
             or plan.sweep_assigned != draft_ir.plan.sweep_assigned \
             or plan.cell_sums != draft_ir.plan.cell_sums:
@@ -335,7 +323,8 @@ class _Lowering:
         if cls is Reserve:
             return reserve_statements(cx.stack_specs(), s.loop)
         if cls is ClearStacks:
-            return [cx.clear_statement(st) for st in sorted(self.loop_stacks.get(s.header, ()))]
+            return [cx.clear_statement(st)
+                    for st in sorted(self.loop_stacks.get(s.loop.header, ()))]
         L = Lines()
         if cls is Guard:
             cx.checkpoint.guard(L, s.loop)

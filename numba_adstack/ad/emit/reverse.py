@@ -211,7 +211,7 @@ class Reverse:
                            ast.BoolOp(op=ast.Or(), values=test), body=[], orelse=[])):
             self.loop(L, n)
         with L.block("else:"):
-            cx.clear_loop_stacks(L, n.header)
+            cx.clear_loop_stacks(L, n)
 
     # ------------------------------------------------------------------ loops
     def loop(self, L, lp):
