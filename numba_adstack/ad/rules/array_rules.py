@@ -502,14 +502,14 @@ def instantiate(rule, args, g, y=None, wanted=None, wrap=None, literals=None,
     used = set().union(*(placeholders(tpls[p]) for p in wanted)) if wanted else set()
     if "y" in reads(rule, wanted, literals, accumulate, wrap) and y is None:
         raise ValueError("the adjoint of %s reads the result: pass y" % (wanted,))
-    prelude = [(shared_names[name], tpl.format(**values))
+    prelude = [(shared_names[name], str(substitute(tpl, values)))
                for name, tpl in rule.shared if name in used]
     contributions = {}
     for p in wanted:
-        src = tpls[p].format(**values)
+        src = substitute(tpls[p], values)
         if p in (default_wrap(rule) if wrap is None else wrap):
-            src = "sum_to(%s, %s)" % (src, args[p])
-        contributions[p] = src
+            src = substitute("sum_to({c}, {a})", {"c": src, "a": args[p]})
+        contributions[p] = str(src)
     return prelude, contributions
 
 
