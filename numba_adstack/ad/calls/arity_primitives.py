@@ -18,6 +18,7 @@ from . import implicit
 from .. import rules as R
 from ..generated_source import exec_source
 from ..rules.array_rules import ARRAY_RULES, ArrayRule
+from ..rules.template import substitute
 
 _lock = threading.RLock()
 
@@ -76,6 +77,6 @@ class ArityPrimitives:
         by_position.update({p: "{%d}" % (j + len(self.fixed)) for j, p in enumerate(params)},
                            g="{g}")
         R.CALL_RULES[fn] = (None,) * len(self.fixed) + tuple(
-            None if t is None else t.format(**by_position) for t in templates)
+            None if t is None else substitute(t, by_position) for t in templates)
         implicit._PRIMITIVES[id(fn)] = fn          # called as it is, never inlined
         return fn
