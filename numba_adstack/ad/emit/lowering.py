@@ -33,7 +33,7 @@ from numba.core import ir
 
 from ..generated_source.code import Lines, body as body_of, value
 from ..plan.stacks import reserve_statements
-from .reads import Read
+from .reads import Read, read_value
 
 
 class Keep(ast.stmt):
@@ -305,10 +305,7 @@ class _Lowering:
         adjoints = self.cx.adjoints
         if r.shape:
             return value(adjoints.ref_shape(r.value))
-        name = r.value
-        if r.application is not None and not r.kept_partial:    # (as the snapshot reads)
-            name = self.cx.plan.snapshots.get(r.application, {}).get(name, name)
-        return value(adjoints.ref(name))
+        return value(adjoints.ref(read_value(r, self.cx.plan)))
 
     def deferred(self, s):
         cx, cls = self.cx, s.__class__

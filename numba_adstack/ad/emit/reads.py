@@ -87,13 +87,18 @@ def reads_of(raw, facts, src, plan):
             for d in plan.kept_shapes[r.value]:
                 visit(d, None, False)
             continue
-        name = r.value
-        if not r.shape and app is not None:
-            name = plan.snapshots.get(app, {}).get(name, name)
-        visit(name, r.use, r.shape)
+        visit(read_value(r, plan), r.use, r.shape)
     for app in sorted(partials):
         visit(plan.partials[app][0], None, False)
     return reads
+
+
+def read_value(r, plan):
+    """The value read ``r`` reads under ``plan``: the copy a snapshot of its application
+    made of it, or the value itself (a read for the shape reads the array itself)."""
+    if r.shape or r.application is None or r.kept_partial:
+        return r.value
+    return plan.snapshots.get(r.application, {}).get(r.value, r.value)
 
 
 def written_with_reciprocals(raw, snapshots):

@@ -42,17 +42,22 @@ def successors(block):
     return []
 
 
+def closure(starts, step):
+    """``starts`` and all that ``step(x)`` (the nodes next to ``x``) reaches from them."""
+    seen, work = set(), list(starts)
+    while work:
+        x = work.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        work.extend(step(x))
+    return seen
+
+
 def reachable(blocks, starts):
     """The labels of ``blocks`` (label -> IR block) reachable from ``starts``, those
     included."""
-    seen, work = set(), list(starts)
-    while work:
-        b = work.pop()
-        if b in seen:
-            continue
-        seen.add(b)
-        work.extend(blocks[b].terminator.get_targets())
-    return seen
+    return closure(starts, lambda b: blocks[b].terminator.get_targets())
 
 
 class Region:

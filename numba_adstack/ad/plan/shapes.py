@@ -19,6 +19,8 @@ then its full iterations. When the partial iteration is a straight chain from th
 (a ``for`` loop's exit test) it is written apart, as a counted loop reads best; otherwise
 both share one copy of the body's reverse, entered at a node chosen per iteration.
 """
+from ..facts.structure import closure
+
 
 
 class Shapes:
@@ -190,12 +192,5 @@ def _common_dominator(region, nodes):
 
 def ancestors(region, starts):
     """The nodes of ``region`` from which one of ``starts`` is reached (starts included)."""
-    seen, work = set(), list(starts)
-    while work:
-        n = work.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        if n != region.entry:
-            work.extend(region.node_of(e[0]) for e in region.ins[n])
-    return seen
+    return closure(starts, lambda n: () if n == region.entry else
+                   [region.node_of(e[0]) for e in region.ins[n]])
