@@ -16,6 +16,7 @@ from ..facts.operators import OPS
 from ..plan.reciprocals import copy_root
 from ..facts.rule_binding import bind_expr
 from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
+from ..rules.vjp_overlap import OPERATOR_CODES
 from . import lists
 from .lowering import Choice
 from .reads import PrimalRead
@@ -289,6 +290,9 @@ class Adjoints:
         facts = self.facts
         rule, operands, _ = facts.array_rule(e)
         g = self.ref_bar(name)
+        shared = self._shared_operand(name, e)
+        if shared is not None:
+            return shared
         out = []
         if rule[0] is None:
             # No derivative in the old value (``x //= y``): what x held gets none.
@@ -303,6 +307,30 @@ class Adjoints:
                 out.extend(self.array_target(op, term.tree()))
         # The operand's contribution reads the adjoint before it is rescaled.
         return sorted(out, key=lambda c: isinstance(c, Scaled))
+
+    def _shared_operand(self, name, e):
+        """``x op= y`` where ``y`` is a view of the array ``x`` is a view of: Numba's loop
+        may read what it wrote, and the two adjoint views share memory as ``x`` and ``y``
+        do; the loop reversed element by element (rules/vjp_overlap.py) is the adjoint.
+        None where ``y`` is other memory."""
+        facts = self.facts
+        y = e.rhs
+        if not (is_float_array(facts.ty(y)) and y.name in self.cx.activity.useful) or \
+                facts.array_root(y.name) != facts.array_root(name) or \
+                self._element_seeded(y):
+            return None
+        fn = R.INPLACE_TO_BINOP.get(e.fn, e.immutable_fn)
+        op = OPERATOR_CODES.get(fn.__name__)
+        if op is None:
+            facts.error("the in-place operator %s between two views of one array"
+                        % OPS.get(fn, fn), e.loc)
+        if op <= 1:
+            rule = (None, "overlap_sum_vjp({out}, {g}, %s)" % ("1.0", "-1.0")[op])
+        else:
+            rule = (None, "overlap_update_vjp({out}, {g}, {0}, {1}, %d)" % op)
+        g = self.ref_bar(name)
+        return [Into(self.ref_bar(y), term)
+                for _, term in self.terms(name, rule, [e.lhs, y], g=g)]
 
     def _plain(self, var, g):
         if isinstance(var, ir.Var) and var.name in self.cx.activity.useful \

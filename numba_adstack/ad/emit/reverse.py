@@ -548,6 +548,19 @@ class Reverse:
         if v.name in cx.activity.useful and not (
                 is_float_array(facts.ty(v)) and id(stmt) in facts.inplace_stores):
             # (a[i] += e on a row: the in-place update into a's memory did it all.)
+            if is_float_array(facts.ty(v)) and \
+                    facts.array_root(v.name) == facts.array_root(stmt.target.name):
+                # u[1:] = u[:-1]: the store copies as through a temporary, and b's adjoint
+                # is a view of the one being cleared: the region's taken, then cleared,
+                # then added.
+                tmp = self.names.fresh("stored")
+                self.make_adjoints(L)
+                L.code("{} = {}", tmp, stored)
+                L.code("{} = 0.0", cell)
+                for c in cx.adjoints.array_target(v, tmp):
+                    self.make_adjoints(L)
+                    self.accumulate(L, c)
+                return
             if is_float_array(facts.ty(v)):
                 # a[i:j] = b: b's adjoint is the region's, taken before it is cleared.
                 for c in cx.adjoints.array_target(v, stored):

@@ -101,6 +101,10 @@ RULE_HELPERS.update({f.__name__: f for f in (
 #: for the rules' ``into`` templates): they write memory, so they are kept apart from the
 #: pure ``RULE_HELPERS``.
 IN_PLACE = {f.__name__: f for f in (add_dot_vjp_a, add_dot_vjp_b)}
+# The reversed loop of an in-place operator between views of one array (vjp_overlap).
+from .vjp_overlap import overlap_sum_vjp, overlap_update_jvp, overlap_update_vjp  # noqa: E402
+IN_PLACE.update(overlap_sum_vjp=overlap_sum_vjp, overlap_update_vjp=overlap_update_vjp,
+                overlap_update_jvp=overlap_update_jvp)
 
 # The NaN-skipping reductions and np.ptp (vjp_nan); np.trapezoid, np.convolve,
 # np.correlate, np.cov, np.corrcoef, np.ediff1d, np.vander, np.arange (vjp_signal);

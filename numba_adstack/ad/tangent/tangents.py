@@ -28,6 +28,8 @@ from ..facts.rule_binding import bind_expr
 from ..rules import vjp_split
 from ..rules.array_rules import rule_of
 from ..rules.template import lift_rule, template
+from ..rules.vjp_overlap import OPERATOR_CODES
+from ..capture.call_registry import register_call_rewriter
 from ..typeinfo import carries_floats, is_float, is_float_array
 
 #: Functions linear in the arrays at these argument positions (the others are read as
@@ -72,6 +74,10 @@ BILINEAR_HELPERS = {runtime.RUNTIME[n]: pos for n, pos in (
 #: of their two factors: the tangent of ``out`` gets the helper of each factor's tangent.
 ADDS_INTO = {runtime.RUNTIME[n]: pos for n, pos in (
     ("add_dot_vjp_a", (1, 3)), ("add_dot_vjp_b", (1, 2)))}
+#: The adjoints of an in-place operator between views of one array (rules/vjp_overlap.py):
+#: called as they are, the sum's linear in its two adjoints (tangent: itself of theirs).
+OVERLAP_ADJOINTS = {runtime.RUNTIME[n] for n in ("overlap_sum_vjp", "overlap_update_vjp")}
+register_call_rewriter(lambda *args: False, lambda obj: obj in OVERLAP_ADJOINTS)
 #: The adjoints of np.interp (in a backward that hvp differentiates) -> their tangents,
 #: which take the helper's four arguments and then the four tangents.
 INTERP_ADJOINTS = {runtime.RUNTIME[n]: runtime.RUNTIME[n + "_jvp"] for n in (
@@ -406,6 +412,14 @@ class Tangents:
             a, i, v = e.args
             return [stmt("{}({}, {}, {})", self.src.operand(e.func), self.dot(a),
                          self.src.operand(i), self.of(v))]
+        if fn in OVERLAP_ADJOINTS and (self.has(e.args[0]) or self.has(e.args[1])):
+            # (forward over reverse: the backward of ``x op= y`` with y a view of x's array)
+            if fn is not runtime.RUNTIME["overlap_sum_vjp"]:
+                self.facts.error("second-order derivatives through an in-place operator "
+                                 "(*=, /=, **=, %=, //=) between two views of one array "
+                                 "(write it as `x[...] = x * y`)", e.loc)
+            return [stmt("{}({}, {}, {})", self.src.operand(e.func), self.of(e.args[0]),
+                         self.of(e.args[1]), self.src.operand(e.args[2]))]
         if fn in ADDS_INTO and self.has(e.args[0]):
             terms = self.helper_terms(fn, e.args, ADDS_INTO[fn], out=self.dot(e.args[0]))
             return [stmt("{}", t) for t in terms] if terms else None
@@ -508,6 +522,16 @@ class Tangents:
                 return [], []
             tpl = "{} += {}" if fn is operator.add else "{} -= {}"
             return [], [stmt(tpl, xd, self.dot(v))]
+        if self.has(v) and is_float_array(self.facts.ty(v)) and \
+                self.facts.array_root(v.name) == self.facts.array_root(x.name):
+            # v views x's array: Numba's element loop may read what it wrote
+            # (rules/vjp_overlap.py), and the tangents share memory as x and v do.
+            op = OPERATOR_CODES.get(fn.__name__)
+            if op is None:
+                self._error(name, "the in-place operator %s= between two views of one "
+                            "array" % fn.__name__)
+            return [stmt("overlap_update_jvp({}, {}, {}, {}, {})", xd, self.dot(v),
+                         self.src.operand(x), self.src.operand(v), op)], []
         rule = lift_rule(R.BINOP_RULES.get(fn, (None,)))
         if rule is None or any(t is not None and "y" in t.reads for t in rule):
             self._error(name, "the in-place operator %s= on arrays" % fn.__name__)
