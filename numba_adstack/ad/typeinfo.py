@@ -101,3 +101,10 @@ def array_zero_expr(t):
     if t.ndim == 0:     # no empty 0-d array: its adjoint starts at zero
         return expr("np.zeros((), {})", dt)
     return expr("np.empty({}, {})", (0,) * t.ndim, dt)
+
+
+def array_placeholder_expr(t):
+    """An empty array of ``t``'s dtype, dimension and layout (C or Fortran): what a kept
+    array's name holds before the replay gives it a value."""
+    empty = array_zero_expr(t)
+    return expr("np.asfortranarray({})", empty) if t.layout == "F" and t.ndim > 1 else empty

@@ -162,12 +162,9 @@ def _read_under_the_first_name(w0, x, n):
     return np.sum(w * w) + np.sum(w0)
 
 
-def test_an_array_read_after_a_loop_updated_it_under_another_name_is_refused():
-    with pytest.raises(NonDifferentiableError) as ei:
-        nad.grad_jit(_read_under_the_first_name).grad(rand(3), rand(3), 2)
-    msg = str(ei.value)
-    assert "_read_under_the_first_name" in msg and "updates it in place as 'w'" in msg
-    assert "return np.sum(w * w) + np.sum(w0)" in msg and "w = w0.copy()" in msg
+def test_an_array_read_after_a_loop_updated_it_under_another_name():
+    # w names w0's memory all along (the loop's phi is an alias of it): one adjoint.
+    check_fd(nad.grad_jit(_read_under_the_first_name), rand(3), rand(3), 2)
 
 
 @nad.grad_jit

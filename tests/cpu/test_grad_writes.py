@@ -158,7 +158,7 @@ def test_a_fresh_array_reshaped_is_written_through_its_view():
 _REFUSED = {
     "write into the view": (
         "z = x.copy()\n    r = z.reshape(2, 3)\n    r[0, 1] = y[0]\n    return np.sum(z * z)",
-        "writing into 'r', the result of `np.reshape`"),
+        "writing into 'r', the result of `np.reshape` (line 3), which may share memory with 'z'"),
     "write into the operand after": (
         "z = x.copy()\n    r = z.ravel()\n    z[0] = y[0]\n    return np.sum(r * r)",
         "writing into 'z' after 'r' was made from it by `np.ravel` (line 3)"),
@@ -222,7 +222,7 @@ _REFUSED_ALIASES = {
     "as_strided": (
         "z = x.copy()\n    v = np.lib.stride_tricks.as_strided(z, (2,), (8,))\n"
         "    v[0] = y[0]\n    return np.sum(z * z)",
-        "the result of `as_strided`, which may share memory with 'z'"),
+        "the result of `as_strided` (line 3), which may share memory with 'z'"),
 }
 
 

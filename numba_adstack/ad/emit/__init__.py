@@ -23,7 +23,7 @@ from ..plan.map_sums import is_folded_sum
 from ..plan.stacks import declaration_stmt, reserve_statements
 from ..facts.structure import node_key
 from .checked import check_adjoint_reads
-from ..typeinfo import array_zero_expr, is_complex, is_float, is_kept_array, zero_expr
+from ..typeinfo import array_placeholder_expr, array_zero_expr, is_complex, is_float, is_kept_array, zero_expr
 from .adjoints import Adjoints
 from .checkpoint import Checkpoint
 from .constants import ZERO
@@ -166,9 +166,22 @@ class Emission:
             return stmt("{}.append(np.ascontiguousarray({}))", st, value)
         return stmt("{}.append({})", st, value)
 
-    def pop_statement(self, st, name):
+    def type_of(self, value):
+        """The type of the IR value or plan-added name ``value``, None when unknown."""
+        if value is None:
+            return None
+        return self.plan.added_types.get(value) or self.facts.typemap.get(value)
+
+    def pop_statement(self, st, name, t=None):
+        """Pop into ``name`` (of type ``t`` when known) from stack ``st``."""
         st = self._stack(st)
-        return stmt("{} = {}.pop()" if self._is_list(st) else "{} = pop({})", name, st)
+        if not self._is_list(st):
+            return stmt("{} = pop({})", name, st)
+        if isinstance(t, types.Array) and t.layout == "F":
+            # Back in the layout the name has in the replay: Numba would otherwise type
+            # the name as both, and what is computed from it in neither.
+            return stmt("{} = np.asfortranarray({}.pop())", name, st)
+        return stmt("{} = {}.pop()", name, st)
 
     def clear_statement(self, st):
         st = self._stack(st)
@@ -216,7 +229,8 @@ class Emission:
             return
         stack = self.record_stack(record) if record is not None else self.value_stack(value)
         if stack is not None:
-            L(self.pop_statement(stack, self.names.n(value) if into is None else into))
+            L(self.pop_statement(stack, self.names.n(value) if into is None else into,
+                                 self.type_of(value)))
 
     def reserve(self, L, lp):
         """Room for what loop ``lp`` pushes on the heap stacks, before it starts."""
@@ -239,7 +253,7 @@ class Emission:
         out = {}
         for name in self.plan.value_stacks:
             t = self.plan.ty(facts, name)
-            out[names.n(name)] = array_zero_expr(t) if is_kept_array(t) else zero_expr(t)
+            out[names.n(name)] = array_placeholder_expr(t) if is_kept_array(t) else zero_expr(t)
         for name in self.activity.useful:
             if name in self.plan.direct:
                 continue

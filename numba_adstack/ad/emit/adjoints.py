@@ -120,6 +120,9 @@ class Adjoints:
         """The adjoint array of a float array variable (a name, or a view of one)."""
         facts = self.facts
         name = var if isinstance(var, str) else var.name
+        alias = facts.phi_alias(name)
+        if alias is not None:           # a phi that always names one array: its adjoint
+            return self.ref_bar(alias)
         e = facts.def_expr(name)
         if isinstance(e, ir.Var):
             return self.ref_bar(e)

@@ -316,7 +316,7 @@ class _Lowering:
             return [cx.push_statement(st, s.pushed, s.t)]
         if cls is Restore:
             st = _stack(cx, s)
-            return [] if st is None else [cx.pop_statement(st, s.into)]
+            return [] if st is None else [cx.pop_statement(st, s.into, cx.type_of(s.value))]
         if cls is Reserve:
             return reserve_statements(cx.stack_specs(), s.loop)
         if cls is ClearStacks:

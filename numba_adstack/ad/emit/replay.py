@@ -15,7 +15,7 @@ from ..facts.operators import NODES
 from ..facts.structure import LoopNode, node_key
 from ..plan.shape_reads import extents_of
 from ..plan.stacks import partial_of
-from ..typeinfo import array_zero_expr, zero_expr
+from ..typeinfo import array_placeholder_expr, zero_expr
 from ..rules.template import template
 from ..generated_source.code import attribute, call, expr, fill, targets
 from ..generated_source.code import stmt as statement
@@ -210,7 +210,7 @@ class Forward:
                 self.cx.keep(L, tgt.name)
         lhs = [self.cx.names.n(t) for t, _ in cps]
         rhs = [self._converted(v, t) if isinstance(v, ir.Var)
-               else array_zero_expr(self.facts.ty(t))
+               else array_placeholder_expr(self.facts.ty(t))
                if isinstance(self.facts.ty(t), types.Array)
                else zero_expr(self.facts.ty(t)) for t, v in cps]
         if len(cps) == 1:

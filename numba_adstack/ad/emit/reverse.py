@@ -346,7 +346,9 @@ class Reverse:
         """Reverse the phi copies of edge ``e``: adjoints flow back, kept values pop."""
         cx, names = self.cx, self.names
         cps = self.facts.edge_copies(e)
-        flt = [(t, v) for t, v in cps if t.name in cx.activity.useful]
+        # (a phi that always names one array shares that array's adjoint: nothing flows)
+        flt = [(t, v) for t, v in cps if t.name in cx.activity.useful
+               and self.facts.phi_alias(t.name) is None]
         targets = {t.name for t, _ in cps}
         if any(isinstance(v, ir.Var) and (v.name in targets or (
                 is_float_array(self.facts.ty(v)) and self.facts.array_root(v.name)
@@ -427,6 +429,12 @@ class Reverse:
                 has_scalar_adjoint(facts.ty(name)) or name in cx.activity.array_values):
             direct = {v: use for v, use in cx.plan.direct.items() if use is stmt}
             contributions = cx.adjoints.contributions(name, e)
+            if contributions and name in cx.activity.array_values:
+                # Nothing may have reached it (a use in a branch not taken, the last
+                # iteration of a loop tested at its end): a rule reads its adjoint as an
+                # array of its value's shape, never as the size-0 "nothing yet".
+                L.code("{0} = ensure({0}, {1})", names.bar(name),
+                       cx.adjoints.ref_shape(name))
             self.make_adjoints(L)
             for c in contributions:
                 self.accumulate(L, c, direct)

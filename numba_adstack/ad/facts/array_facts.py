@@ -22,6 +22,9 @@ from ..typeinfo import is_float, is_float_array
 class ArrayFacts:
     def array_root(self, name):
         """The argument, constructor or computed array an array variable is a view of."""
+        alias = self.phi_alias(name)
+        if alias is not None:
+            return self.array_root(alias)
         e = self.def_expr(name)
         if isinstance(e, ir.Var):
             return self.array_root(e.name)
@@ -47,8 +50,55 @@ class ArrayFacts:
                 return self.array_root(item.name)
         return name
 
+    def phi_alias(self, name):
+        """The variable an array phi always names the memory of, or None: the phi of a
+        loop or a join whose every value is one array given or made (or a view of one) or
+        the phi itself updated in place (``inner = u[1:]``, then ``inner *= 0.9`` in a
+        loop)."""
+        cache = self.__dict__.setdefault("_phi_aliases", {})
+        if name not in cache:
+            cache[name] = "..."         # being looked for: a cycle of phis is no alias
+            cache[name] = self._find_phi_alias(name)
+        return None if cache[name] == "..." else cache[name]
+
+    def _find_phi_alias(self, name):
+        if name not in self.phis or not isinstance(self.typemap.get(name), types.Array):
+            return None
+        found = set()
+        for v in self.phi_incoming(name).values():
+            if not isinstance(v, ir.Var):
+                return None
+            v = self._updated_from(v.name)
+            if v != name:
+                found.add(v)
+        if len(found) != 1:
+            return None
+        (alias,) = found
+        if not self.is_buffer_source(self.array_root(alias)):
+            return None     # a value the function computed: updated in place, a new value
+        if alias in self.phis and (self.phi_alias(alias) is None and
+                                   self.__dict__["_phi_aliases"].get(alias) == "..."):
+            return None
+        return alias
+
+    def _updated_from(self, name):
+        """``name`` through aliases and in-place updates back to the array they update."""
+        for _ in range(1000):
+            e = self.def_expr(name)
+            if isinstance(e, ir.Var):
+                name = e.name
+            elif isinstance(e, ir.Expr) and e.op == "inplace_binop" \
+                    and isinstance(self.ty(e.lhs), types.Array):
+                name = e.lhs.name
+            else:
+                return name
+        return name
+
     def is_view(self, name):
         """Is ``name`` (through aliases) a slice, row or transpose of another array?"""
+        alias = self.phi_alias(name)
+        if alias is not None:
+            return self.is_view(alias)
         e = self.def_expr(name)
         # Through aliases and in-place results: ``u *= c`` on a view leaves a view, and
         # ``u += e`` after it still writes into the array viewed.

@@ -4,15 +4,17 @@ Reads the facts and the activity; produces nothing, or raises ``NonDifferentiabl
 naming the function, the construct and its line. Run before anything is planned, so that
 what is refused is refused whatever the plan, and never differentiated wrongly.
 """
+import re
+
 import numpy as np
 from numba.core import ir, types
 
 from .. import rules as R
 from .ir_facts import is_range
-from .structure import successors
 from .rule_binding import bind_expr
 from ..rules import array_effects as effects
 from .view_checks import check_views
+from .memory import MemoryModel, call_view_operand, shared_writes
 from .unreplayed_reads import check_reads_of_unreplayed_stores
 from ..typeinfo import holds_complex, is_float, is_float_array
 from .operators import OPS, UNARY
@@ -20,8 +22,8 @@ from .operators import OPS, UNARY
 
 def check(facts, activity):
     _check_complex(facts, activity)
-    _check_aliased_writes(facts, activity)
     check_views(facts, activity)
+    _check_shared_writes(facts, activity)
     check_reads_of_unreplayed_stores(facts, activity)
     for blk in facts.fir.blocks.values():
         for stmt in blk.body:
@@ -350,179 +352,89 @@ def _call_description(facts, e):
     return "the array function `%s%s`" % (prefix, getattr(fn, "__name__", fn))
 
 
-def _check_aliased_writes(facts, activity):
-    """Memory written while a phi may name it (``A, B = B, A`` in a loop, then ``B[i] =
-    ...``) is refused unless the phis only pass distinct arrays around (see
-    :func:`_rotated_buffers`): else which array a write lands in, and which variables see
-    it, changes from one iteration to the next. Updating a value in place (``w -= lr *
-    g``, each new ``w`` from the last) stays a chain of values and is differentiated, as
-    long as what the chain started from is not read elsewhere."""
-    phis = {p for p in facts.phis if is_float_array(facts.ty(p))}
-    for rep in facts.written_classes:
-        members = [m for m, r in facts.buffer_class.items() if r == rep]
-        if not any(m in phis for m in members) or \
-                not any(facts.array_root(m) in activity.useful_roots or m in activity.useful
-                        for m in members):
-            continue
-        writes = [(label, stmt) for label, blk in facts.fir.blocks.items()
-                  for stmt in blk.body
-                  if facts.buffer_class.get(_written_by(facts, stmt)) == rep
-                  and not _is_inplace(stmt) and id(stmt) not in facts.inplace_stores]
-        if writes and not _rotated_buffers(facts, members, writes):
-            facts.error("writing into an array that a variable rebound in a loop "
-                        "or a branch may name, where another variable may name it at "
-                        "the same time (`A = B`); swap distinct arrays whole (`A, B = "
-                        "B, A`), or write the new values into a fresh array each "
-                        "iteration", writes[0][1].loc)
-        # The arrays the writes land in, where each write's name holds one array only
-        # (not a phi): a read of any other array of the class sees none of them (a
-        # helper's early `return 0.0, np.zeros(n)` beside its `grad` filled in a loop).
-        landing = {facts.array_root(_written_by(facts, stmt))
-                   for blk in facts.fir.blocks.values() for stmt in blk.body
-                   if facts.buffer_class.get(_written_by(facts, stmt)) == rep}
-        only_fresh = all(t not in phis and _fresh_array(facts, t) for t in landing)
-        for m in members:
-            if not facts.is_buffer_source(m) or (only_fresh and m not in landing):
-                continue
-            for label, stmt in facts.uses.get(m, ()):
-                if not _feeds_chain(stmt, m) and _after_takeover(facts, members, m, label):
-                    other = _user_name(sorted(p for p in members if p in phis)[0])
-                    facts.error("the array %r is read after a loop updates it in place as "
-                                "%r (both names are one array, so the read sees the "
-                                "updates); copy it before the loop (`%s = %s.copy()`) "
-                                "to keep both" % (m, other, other, m), stmt.loc)
+def _check_shared_writes(facts, activity):
+    """Writes into an array that another name with an adjoint of its own may name while
+    it is read later (the memory model, facts/memory.py): one array would change under
+    two adjoints. Refused by the user's names, with a copy as the fix."""
+    model = MemoryModel(facts)
+    active = activity.useful_roots | activity.useful
+
+    def relevant(names):
+        return bool(set(names) & active)
+    for stmt, written, other in shared_writes(facts, model, relevant):
+        w, o = _described(facts, written), _described(facts, other)
+        made = _made_by_call(facts, model, other)
+        if made is not None:
+            facts.error("writing into %s after %s was made from it by %s (line %s), which "
+                        "may share its memory: %s is read later and would see the write; "
+                        "copy it when it is made (`.copy()`), or write before it"
+                        % (w, o, made[1], made[2], o), stmt.loc)
+        made = _made_by_call(facts, model, written)
+        if made is not None:
+            facts.error("writing into %s, the result of %s (line %s), which may share "
+                        "memory with %s, while %s is read later: both would see the write; "
+                        "copy the result (`.copy()`) to write into it"
+                        % (w, made[1], made[2], o, o), stmt.loc)
+        facts.error("writing into %s while %s, which may name the same array (%s), is read "
+                    "later: both names would see the write; give %s an array of its own "
+                    "with a copy (`.copy()`) where it takes that array"
+                    % (w, o, _how_shared(facts, model, other), o), stmt.loc)
 
 
-def _after_takeover(facts, members, m, label):
-    """Can block ``label`` run once a phi among ``members`` may name the memory ``m``
-    (inside or after a loop whose header phi takes it over; anywhere when a phi merging
-    branches does)? A read before that sees ``m`` as it was made (``y[k]`` read in one
-    loop, then ``y = 0.5 * y`` in a later one)."""
-    for p in members:
-        if p not in facts.phis:
-            continue
-        lp = facts.s.innermost.get(facts.phis[p])
-        if lp is None or lp.header != facts.phis[p]:
-            # A phi merging branches names the array from its block on: a use that
-            # cannot run after it (a helper's loop before its last `return`) is before.
-            if label == facts.phis[p] or _reaches(facts, facts.phis[p], {label}):
-                return True
-            continue
-        if facts.def_label(m) in lp.blocks or label in lp.blocks \
-                or _reaches(facts, lp.header, {label}):
-            return True
-    return False
-
-
-def _rotated_buffers(facts, members, writes):
-    """Do the array phis among ``members`` (a buffer class written by ``writes``) only
-    pass distinct arrays around? Each is a loop-header phi whose entry edges bring
-    distinct fresh arrays (or the header phis of an enclosing loop) that no other name
-    reads once the loop has started, and whose back edges bring the header phis
-    themselves, permuted (``A, B = B, A``), or, when no write goes through a phi, arrays
-    made and written in that iteration (``B = A.copy()``, written, then ``A = B``); a phi
-    merging branches is allowed only where no write follows. Then no two variables name
-    one array at the same time, and the sweep follows each array as a value of its own."""
-    phis = [m for m in members if m in facts.phis]
-    write_blocks = {label for label, _ in writes}
-    through_phi = any(facts.array_root(_written_by(facts, stmt)) in phis
-                      for _, stmt in writes)
-    headers = {}
-    for p in phis:
-        label = facts.phis[p]
-        lp = facts.s.innermost.get(label)
-        if lp is not None and lp.header == label:
-            headers.setdefault(lp, []).append(p)
-        elif _reaches(facts, label, write_blocks):
-            return False
-    for lp, hphis in headers.items():
-        outer = {p for p in phis if any(facts.phis[p] == up.header
-                                        for up in facts.s.enclosing(lp.header)[1:])}
-        for pred in facts.phi_incoming(hphis[0]):
-            incoming = [facts.phi_incoming(p).get(pred) for p in hphis]
-            if not all(isinstance(v, ir.Var) for v in incoming):
-                return False
-            roots = [facts.array_root(v.name) for v in incoming]
-            if len(set(roots)) != len(roots):
-                return False
-            back = pred in lp.blocks
-            for r in roots:
-                fresh = _fresh_array(facts, r)
-                made_here = fresh and facts.def_label(r) in lp.blocks
-                if back and not (r in hphis or made_here):
-                    return False
-                if not back and not (fresh or r in outer):
-                    return False
-    return _entry_arrays_handed_over(facts, members, phis, headers)
-
-
-def _entry_arrays_handed_over(facts, members, phis, headers):
-    """Once a loop has started, is memory its phis took over on entry read by no other
-    name (``C = A`` before the loop, ``C[0]`` in or after it)?"""
-    for m in members:
-        root = facts.array_root(m)
-        if m in phis or root in phis:
-            continue
-        for label, stmt in facts.uses.get(m, ()):
-            if isinstance(stmt, ir.Assign) and (isinstance(stmt.value, ir.Var) or (
-                    isinstance(stmt.value, ir.Expr) and stmt.value.op == "phi")):
-                continue            # passed on: its target is a member, checked too
-            if any(label in lp.blocks or _reaches(facts, lp.header, {label})
-                   for lp in headers if facts.def_label(root) not in lp.blocks):
-                return False
-    return True
-
-
-def _fresh_array(facts, name):
-    """Is ``name`` memory no other variable names when it is made: an array from a
-    constructor, a copy, or the result of whole-array arithmetic?"""
-    e = facts.def_expr(name)
-    return facts.is_constructor_call(name) or facts.array_copy_source(e) is not None or (
-        facts.computed_array(name) and e.op in ("binop", "unary", "call"))
-
-
-def _reaches(facts, start, targets):
-    """Can control go from block ``start`` to any block of ``targets``?"""
-    seen, work = set(), [start]
-    while work:
-        b = work.pop()
-        if b in targets:
-            return True
-        if b not in seen:
-            seen.add(b)
-            work.extend(successors(facts.fir.blocks[b]))
-    return False
-
-
-def _written_by(facts, stmt):
-    upd = facts.array_update(stmt)
-    if upd is not None:
-        return upd[0].name
-    if isinstance(stmt, ir.Assign):
-        e = stmt.value
-        if isinstance(e, ir.Expr) and e.op == "inplace_binop" \
-                and isinstance(facts.ty(e.lhs), types.Array):
-            return e.lhs.name
-        written = facts.mutated_arrays(e)
-        if written:
-            return written[0].name
+def _made_by_call(facts, model, name):
+    """``(variable, call's name, line)`` where ``name``'s memory comes through a call that
+    may return a view (``r = z.reshape(2, 3)``), else None."""
+    step = name
+    while step is not None:
+        viewed = call_view_operand(facts, facts.def_expr(step))
+        if viewed is not None:
+            return step, viewed[1], getattr(facts.def_loc(step), "line", "?")
+        step = model.shares_with(step)
     return None
+
+
+def _described(facts, name):
+    """How a message names the array variable ``name``: the user's name, or what made it."""
+    user = _named_alias(facts, name)
+    if user is not None:
+        inlined = _INLINED.match(user)
+        if inlined and not inlined.group(2).startswith("_v"):
+            return "%r (in %s)" % (inlined.group(2), inlined.group(1).split("_locals_")[-1])
+        return repr(user)
+    viewed = call_view_operand(facts, facts.def_expr(name))
+    if viewed is not None:
+        return "the array %s makes of %s" % (viewed[1], _described(facts, viewed[0].name))
+    e = facts.def_expr(name)
+    if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem"):
+        return "a view of %s" % _described(facts, e.value.name)
+    return "an array it computes (line %s)" % getattr(facts.def_loc(name), "line", "?")
+
+
+#: A variable of a function Numba inlined: ``relax_v676_Anew`` is ``Anew`` in ``relax``.
+_INLINED = re.compile(r"^(.+?)_v\d+_(.+)$")
+
+
+def _named_alias(facts, name):
+    """The user's name of ``name``, or of a name it is copied to or from."""
+    if not name.startswith("$"):
+        return _user_name(name)
+    e = facts.def_expr(name)
+    if isinstance(e, ir.Var) and not e.name.startswith("$"):
+        return _user_name(e.name)
+    for _, stmt in facts.uses.get(name, ()):
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var) and \
+                not stmt.target.name.startswith("$"):
+            return _user_name(stmt.target.name)
+    return None
+
+
+def _how_shared(facts, model, other):
+    """How ``other`` came to name the array written, in words."""
+    if model.base(other) in facts.phis:
+        return "it is rebound in a loop or a branch to arrays that include it"
+    return "one array since line %s" % getattr(facts.def_loc(other), "line", "?")
 
 
 def _user_name(name):
     """The source name of an IR variable (``w`` for its SSA versions ``w.1``, ``w.2``)."""
     return name.split(".")[0]
-
-
-def _is_inplace(stmt):
-    return isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) \
-        and stmt.value.op == "inplace_binop"
-
-
-def _feeds_chain(stmt, name):
-    """Does ``stmt`` only pass ``name`` on (to a phi, an alias, an in-place update)?"""
-    if not isinstance(stmt, ir.Assign):
-        return False
-    e = stmt.value
-    return isinstance(e, ir.Var) or (isinstance(e, ir.Expr) and (
-        e.op == "phi" or (e.op == "inplace_binop" and e.lhs.name == name)))
