@@ -49,6 +49,33 @@ def frame_budget(nbytes):
         stack.pop()
 
 
+#: Check every backward as ``boundscheck=True`` does (emit/checked.py): no adjoint read
+#: before it is written, and every in-place accumulation between arrays of shapes that
+#: broadcast (Numba's in-place operators do not check, and read past a smaller operand).
+CHECKED_BACKWARDS = os.environ.get("NUMBA_ADSTACK_CHECKED", "0") not in ("", "0")
+
+
+def checked_backwards():
+    """Are backwards compiled now on this thread checked (NUMBA_ADSTACK_CHECKED=1, or
+    inside :func:`checking`)?"""
+    stack = getattr(_override, "checked", None)
+    return stack[-1] if stack else CHECKED_BACKWARDS
+
+
+@contextlib.contextmanager
+def checking(on=True):
+    """Compile checked backwards inside the ``with`` block (this thread), as
+    NUMBA_ADSTACK_CHECKED=1 does for the whole process."""
+    stack = getattr(_override, "checked", None)
+    if stack is None:
+        stack = _override.checked = []
+    stack.append(bool(on))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
 #: Fraction of the memory the process may still take, when a backward is compiled, that
 #: the history of a loop may take before it is checkpointed (``grad_jit(memory_budget=...)``
 #: overrides it).

@@ -59,7 +59,7 @@ def _optimised_compiles(request):
 # The files that take longest, first: `--dist loadfile` hands whole files to the two
 # workers in this order, so the longest ones do not start last (time per file at -O0). Files
 # in any folder of tests/, by name.
-LONGEST_FIRST = ["test_grad_array_rules.py", "test_grad_numpy_more.py", "test_array_rules.py",
+LONGEST_FIRST = ["test_buffer_idioms.py", "test_grad_array_rules.py", "test_grad_numpy_more.py", "test_array_rules.py",
                  "test_checkpointing.py", "test_realistic_programs.py",
                  "test_grad_numpy_linalg.py", "test_interop.py", "test_jvp.py",
                  "test_benchmarks_smoke.py", "test_grad_numpy_programs.py", "test_docs.py",
@@ -70,7 +70,7 @@ LONGEST_FIRST = ["test_grad_array_rules.py", "test_grad_numpy_more.py", "test_ar
                  "test_plan_speed.py", "test_grad_second_order.py",
                  "test_fused_elementwise.py", "test_grad_cache.py", "test_grad_writes.py",
                  "test_grad_array_reductions.py", "test_workloads_real.py",
-                 "test_shape_reads.py", "test_grad_dot_in_place.py"]
+                 "test_shape_reads.py", "test_grad_dot_in_place.py", "test_grad_overlap.py"]
 
 
 def pytest_collection_modifyitems(config, items):

@@ -370,6 +370,8 @@ def _user_stacklevel():
 
 
 def _checked(numba_options):
-    """Does the backward check its reads of adjoint arrays (Numba's ``boundscheck=True``
-    or ``debug=True``, see emit/checked.py)?"""
-    return bool(numba_options.get("boundscheck") or numba_options.get("debug"))
+    """Does the backward check its reads of adjoint arrays and its accumulations
+    (Numba's ``boundscheck=True`` or ``debug=True``, or NUMBA_ADSTACK_CHECKED=1: see
+    emit/checked.py)?"""
+    return bool(numba_options.get("boundscheck") or numba_options.get("debug")
+                or config.checked_backwards())

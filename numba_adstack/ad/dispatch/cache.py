@@ -383,7 +383,7 @@ def lookup(dispatcher, argtypes, parallel):
                budget if budget is not None else config.get_frame_budget(), bool(parallel),
                cache_key.stable_repr(dispatcher.backward_options),
                # a given error_model is the backward's own too (numba_pipeline.OWN_MODEL)
-               "error_model" in dispatcher.targetoptions,
+               "error_model" in dispatcher.targetoptions, config.checked_backwards(),
                (opts.get("checkpoint"), opts.get("snapshots"), opts.get("memory_budget")))
     try:
         deps = Dependencies(dispatcher.py_func)

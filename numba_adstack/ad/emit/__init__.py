@@ -22,7 +22,7 @@ from numba.core import types
 from ..plan.map_sums import is_folded_sum
 from ..plan.stacks import declaration_stmt, reserve_statements
 from ..facts.structure import node_key
-from .checked import check_adjoint_reads
+from .checked import check_accumulations, check_adjoint_reads
 from ..typeinfo import array_placeholder_expr, array_zero_expr, is_complex, is_float, is_kept_array, zero_expr
 from .adjoints import Adjoints
 from .checkpoint import Checkpoint
@@ -360,6 +360,7 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False, ir
     if checked:
         check_adjoint_reads(tree, {names.bar(v): _shown(facts, v)
                                    for v in activity.array_values})
+        check_accumulations(tree)
     if facts.target.accumulates_arguments:
         _check_buffers_kept(tree, fname, [names.bar(a) for a in facts.target.buffered(facts)
                                           if facts.target.adjoint_given(facts, a)])

@@ -12,8 +12,10 @@ read goes through ``written(a, what)``, which raises
 the gradient path are not empty.)
 """
 import ast
+import copy
 
-#: Runtime helpers whose first argument may be an adjoint with no contribution yet.
+#: Runtime helpers whose first argument may be an adjoint with no contribution yet (and
+#: ``add_adjoint``, whose second may).
 TAKES_UNSET = ("acc", "acc_new", "ensure")
 
 
@@ -57,9 +59,60 @@ class _Guard(ast.NodeTransformer):
                 and isinstance(node.args[0], ast.Name):
             node.args[1:] = [self.visit(a) for a in node.args[1:]]
             return node
+        if isinstance(f, ast.Name) and f.id == "add_adjoint" and len(node.args) == 2 \
+                and isinstance(node.args[1], ast.Name):
+            node.args[0] = self.visit(node.args[0])     # (what it adds may be unset)
+            return node
         return self.generic_visit(node)
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id in self.adjoints:
             return _check(node.id, self._what(node.id))
         return node
+
+
+def check_accumulations(tree):
+    """Make every ``a += b`` and ``a -= b`` of the generated module ``tree`` (changed in
+    place) a call that checks, where ``a`` and ``b`` are arrays, that ``b`` broadcasts to
+    ``a``'s shape (Numba's in-place operators do not: a size-0 ``b`` is read past its
+    end), and every ``acc``/``acc_new`` the one that checks its contribution."""
+    _Accumulations().visit(tree)
+
+
+_CHECKED_CALLS = {"acc": "acc_checked", "acc_new": "acc_new_checked"}
+
+
+class _Accumulations(ast.NodeTransformer):
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
+            return node
+        sign = ast.Constant(1.0 if isinstance(node.op, ast.Add) else -1.0)
+        t = node.target
+        if isinstance(t, ast.Name):
+            new = ast.Assign([ast.Name(t.id, ast.Store())], ast.Call(
+                ast.Name("checked_add", ast.Load()),
+                [ast.Name(t.id, ast.Load()), node.value, sign], []))
+        elif isinstance(t, ast.Subscript):
+            new = ast.Expr(ast.Call(ast.Name("checked_add_at", ast.Load()),
+                                    [_loaded(t.value), _loaded(t.slice), node.value, sign],
+                                    []))
+        else:
+            return node
+        return ast.fix_missing_locations(ast.copy_location(new, node))
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Name) and f.id in _CHECKED_CALLS:
+            node.func = ast.Name(_CHECKED_CALLS[f.id], ast.Load())
+        return node
+
+
+def _loaded(node):
+    """``node`` (an expression of a store target) read."""
+    node = copy.deepcopy(node)
+    for n in ast.walk(node):
+        if hasattr(n, "ctx"):
+            n.ctx = ast.Load()
+    return node

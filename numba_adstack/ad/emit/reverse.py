@@ -363,17 +363,18 @@ class Reverse:
             for t, v in flt:
                 L.code("{} = {}", names.bar(t), self.zero(t.name))
             for (t, v), tmp in zip(flt, tmps):
-                self.flow(L, v, tmp)
+                self.flow(L, v, tmp, t.name in cx.activity.array_values)
         else:
             for t, v in flt:
-                self.flow(L, v, names.bar(t))
+                self.flow(L, v, names.bar(t), t.name in cx.activity.array_values)
                 L.code("{} = {}", names.bar(t), self.zero(t.name))
         if cx.plan.sites.edge_pushes(e):
             for t, _ in reversed(cps):
                 cx.restore(L, t.name)
 
-    def flow(self, L, v, src):
-        """Add the adjoint ``src`` of a phi into the adjoint of its incoming value ``v``."""
+    def flow(self, L, v, src, maybe_unset=False):
+        """Add the adjoint ``src`` of a phi into the adjoint of its incoming value ``v``;
+        ``maybe_unset``: ``src`` may be an array value's *no adjoint yet*."""
         cx, names = self.cx, self.names
         if not (isinstance(v, ir.Var) and v.name in cx.activity.useful):
             return
@@ -390,7 +391,11 @@ class Reverse:
         else:                       # memory given or made, a view, an alias of a value
             for c in cx.adjoints.array_target(v, src, shaped=True):
                 self.make_adjoints(L)
-                self.accumulate(L, c)
+                if maybe_unset and isinstance(c, ThroughView):
+                    # (nothing reached the phi: nothing to add, and nothing to read)
+                    L.code("add_adjoint({}, {})", c.adjoint, c.source)
+                else:
+                    self.accumulate(L, c)
 
     def stmt(self, L, label, stmt):
         if lists.reverse_statement(self, L, stmt):

@@ -64,6 +64,20 @@ def _nothing_yet(c, shape):
     return c.size == 0 and c.shape != shape
 
 
+def add_adjoint(out, c):
+    """``out += c`` into an adjoint array (or a view of one), where ``c`` may be an array
+    value's adjoint with nothing in it yet (size 0, another shape): then nothing."""
+    raise NotImplementedError
+
+
+@overload(add_adjoint)
+def _ov_add_adjoint(out, c):
+    def impl(out, c):
+        if not _nothing_yet(c, out.shape):
+            out += c
+    return impl
+
+
 def acc_new(a, c, like):
     """:func:`acc` of a contribution ``c`` that is a new array nothing else refers to (a
     whole-array expression's result): the first contribution is ``c`` itself when it has
@@ -290,6 +304,105 @@ def dict_zeros(d):
     return out
 
 
+# ---------------------------------------------------------------- checked mode (emit/checked.py)
+@helper_jit(error_model="numpy")
+def _check_broadcast(a_shape, b_shape):
+    """Raise unless an array of shape ``b_shape`` broadcasts to ``a_shape``."""
+    ok = len(b_shape) <= len(a_shape)
+    if ok:
+        for k in range(1, len(b_shape) + 1):
+            d = b_shape[len(b_shape) - k]
+            if d != 1 and d != a_shape[len(a_shape) - k]:
+                ok = False
+    if not ok:
+        raise ValueError("a generated backward added an array of another shape into an "
+                         "adjoint; this is a fault of numba_adstack, please report it "
+                         "with the function")
+
+
+def checked_add(a, b, sign):
+    """``a += sign * b`` of the backward in checked mode: ``b`` must broadcast to ``a``."""
+    raise NotImplementedError
+
+
+@overload(checked_add)
+def _ov_checked_add(a, b, sign):
+    if isinstance(a, types.Array) and isinstance(b, types.Array):
+        def arrays(a, b, sign):
+            _check_broadcast(a.shape, b.shape)
+            if sign > 0:
+                a += b
+            else:
+                a -= b
+            return a
+        return arrays
+    if isinstance(a, types.Array):
+        def array(a, b, sign):
+            if sign > 0:
+                a += b
+            else:
+                a -= b
+            return a
+        return array
+    return lambda a, b, sign: a + b if sign > 0 else a - b
+
+
+def checked_add_at(a, idx, b, sign):
+    """``a[idx] += sign * b`` of the backward in checked mode."""
+    raise NotImplementedError
+
+
+@overload(checked_add_at)
+def _ov_checked_add_at(a, idx, b, sign):
+    from numba.core.registry import cpu_target
+    import operator as _op
+    got = cpu_target.typing_context.resolve_function_type(_op.getitem, (a, idx), {})
+    if got is not None and isinstance(got.return_type, types.Array):
+        def view(a, idx, b, sign):
+            v = a[idx]
+            checked_add(v, b, sign)
+        return view
+
+    def element(a, idx, b, sign):
+        if sign > 0:
+            a[idx] += b
+        else:
+            a[idx] -= b
+    return element
+
+
+def acc_checked(a, c, like):
+    """:func:`acc` whose contribution must broadcast to the value's shape."""
+    raise NotImplementedError
+
+
+@overload(acc_checked)
+def _ov_acc_checked(a, c, like):
+    if isinstance(c, types.Array):
+        def impl(a, c, like):
+            if not (c.size == 0 and c.shape != shape_of(like)):
+                _check_broadcast(shape_of(like), c.shape)
+            return acc(a, c, like)
+        return impl
+    return lambda a, c, like: acc(a, c, like)
+
+
+def acc_new_checked(a, c, like):
+    """:func:`acc_new` whose contribution must broadcast to the value's shape."""
+    raise NotImplementedError
+
+
+@overload(acc_new_checked)
+def _ov_acc_new_checked(a, c, like):
+    if isinstance(c, types.Array):
+        def impl(a, c, like):
+            if not (c.size == 0 and c.shape != shape_of(like)):
+                _check_broadcast(shape_of(like), c.shape)
+            return acc_new(a, c, like)
+        return impl
+    return lambda a, c, like: acc_new(a, c, like)
+
+
 #: The helpers of the array rules (``sum_to``, ``unreduce``...; those adding into an adjoint
 #: in place, ``IN_PLACE``) and the ones above.
 @helper_jit(error_model="numpy")
@@ -316,11 +429,12 @@ def radd(typingctx, a, b):
     return a(a, b), codegen
 
 
-RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, ensure=ensure,
+RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, add_adjoint=add_adjoint, ensure=ensure,
                fill_as=fill_as, written=written, sum_of_product=sum_of_product,
                sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like,
                length_is=length_is, apart=apart, unpacked=unpacked, radd=radd,
-               dict_zeros=dict_zeros)
+               dict_zeros=dict_zeros, checked_add=checked_add, checked_add_at=checked_add_at,
+               acc_checked=acc_checked, acc_new_checked=acc_new_checked)
 #: Pullbacks returning the adjoints of all their operands as fresh values, none a view of
 #: another: the backward calls each once for all the operands it needs
 #: (:mod:`..emit.common_calls`).

@@ -1,0 +1,33 @@
+"""The buffer idioms of explicit time stepping (buffer_idioms.py), each differentiated with
+default options and compared with central differences of what Numba computes. The
+default run takes each idiom in one of its four forms (1-d or 2-d, loops or whole-array
+expressions, in turn); NUMBA_ADSTACK_TESTS_FULL=1 runs all four."""
+import numba
+import numpy as np
+import pytest
+
+import numba_adstack as nad
+from conftest import FULL_SWEEP, assert_grads_close, fd_grad
+
+import buffer_idioms as B
+
+FORMS = [(1, "loop"), (2, "array"), (1, "array"), (2, "loop")]
+CASES = [(name, ndim, style) for k, name in enumerate(B.IDIOMS)
+         for j, (ndim, style) in enumerate(FORMS) if FULL_SWEEP or j == k % len(FORMS)]
+#: What the rewrite refuses, by the construct the message names.
+REFUSED = {"list_of_states": "reading arrays out of a list"}
+
+
+@pytest.mark.parametrize("name,ndim,style", CASES, ids=["%s-%dd-%s" % c for c in CASES])
+def test_buffer_idiom(name, ndim, style):
+    fn = B.program(name, ndim, style)
+    args = B.arguments(ndim)
+    g = nad.grad_jit(fn)
+    if name in REFUSED:
+        with pytest.raises(nad.NonDifferentiableError, match=REFUSED[name]):
+            g.grad(*args)
+        return
+    primal = numba.njit(fn)
+    value, grads = g.value_and_grad(*args)
+    np.testing.assert_allclose(value, primal(*args), rtol=1e-12)
+    assert_grads_close(grads, fd_grad(primal, args), args, rtol=2e-6, atol=1e-8)
