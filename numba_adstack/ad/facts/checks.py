@@ -142,8 +142,20 @@ def _check_store(facts, activity, stmt):
                     "element-wise loop" % facts.ty(v), stmt.loc)
 
 
+#: ``check(facts, activity, expr, name, fn)`` for each call on the gradient path
+#: (registered by ad/calls/: a user's rule checks what it returns).
+_CALL_CHECKS = []
+
+
+def register_call_check(check):
+    _CALL_CHECKS.append(check)
+
+
 def check_call(facts, activity, e, name):
     """A call whose float result reaches the gradient needs an adjoint rule."""
+    if name in activity.useful:
+        for hook in _CALL_CHECKS:
+            hook(facts, activity, e, name, facts.resolve_global(e.func))
     if facts.reduction(e) is not None or facts.array_copy_source(e) is not None \
             or facts.float_itself(e) is not None:
         return
