@@ -16,6 +16,7 @@ from .view_checks import check_views
 from .unreplayed_reads import check_reads_of_unreplayed_stores
 from ..typeinfo import holds_complex, is_float, is_float_array
 from .operators import OPS, UNARY
+from .names import is_generated
 
 
 def check(facts, activity):
@@ -329,7 +330,7 @@ def array_expr_message(facts, name):
                 return ("reading arrays out of a %s that differentiable values were put "
                         "into; keep them in a tuple, or in the rows of one array "
                         "(np.empty((n, m)) and a[k] = ...)" % held)
-    target = "" if name.startswith("$") else ", assigned to %r," % name
+    target = "" if is_generated(name) else ", assigned to %r," % name
     return ("%s%s producing %s has no array rule (the supported primitives are listed in "
             "docs/array_rules.md): write the element-wise loop, or give the function a "
             "derivative with numba_adstack.custom_vjp" % (what, target, facts.ty(name)))
