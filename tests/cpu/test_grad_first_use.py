@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from numpy.polynomial import polynomial as P
 
 import numba_adstack as nad
 
@@ -105,3 +106,70 @@ def test_the_integer_array_warning_says_what_fits_an_array():
     msg = " ".join(str(m.message) for m in w if m.category is nad.IntegerArgumentWarning)
     assert "integer array argument 'x'" in msg and "x.astype(np.float64)" in msg, msg
     assert "2.0, not 2" not in msg
+
+
+# ---------------------------------------------------------------- NumPy functions of a float
+def _numpy_of_floats(a, b):
+    return (np.sum(np.diagflat(a)) + np.sum(P.polyadd(a, b)) + np.sum(P.polysub(a, b))
+            + np.sum(P.polymul(a, b)) + np.cumsum(a) * b + np.percentile(a, 30.0)
+            + np.quantile(b, 0.3) * a + np.ptp(a) * b + np.average(b) * a)
+
+
+numpy_of_floats = nad.grad_jit(_numpy_of_floats)
+
+
+def test_numpy_functions_of_a_float_differentiate_as_their_array_forms():
+    check_fd(numpy_of_floats, 0.7, -1.3)
+    ga, gb = numpy_of_floats.grad(0.7, -1.3)
+    _, t = numpy_of_floats.jvp((0.7, -1.3), (1.0, 0.5))
+    assert t == pytest.approx(ga + 0.5 * gb, rel=1e-12)
+
+
+# ---------------------------------------------------------------- results and builtins
+def max_usecase3(x):                  # numba/tests/test_builtins.py
+    return max(x)
+
+
+def min_usecase3(x):
+    return min(x)
+
+
+def test_max_and_min_of_one_tuple():
+    tup = (1.5, float("nan"), 2.5)
+    for fn, want in ((max_usecase3, (0.0, 0.0, 1.0)), (min_usecase3, (1.0, 0.0, 0.0))):
+        for val in (tup, tup[::-1]):
+            value, (g,) = nad.grad_jit(fn).value_and_grad(val)
+            assert value == fn(val)
+            assert g == (want if val is tup else want[::-1])
+
+
+def test_a_zero_d_array_result_is_a_scalar_loss():
+    @nad.grad_jit
+    def zero_d(x):
+        out = np.zeros(())
+        out[()] = x[0] * x[1] + np.sin(x[2])
+        return out
+    value, grads = zero_d.value_and_grad(X)
+    assert isinstance(value, float) and value == pytest.approx(float(zero_d.py_func(X)))
+    check_fd(nad.grad_jit(lambda x: np.asarray(x[0] * np.cos(x[1])) * 2.0), X)
+    np.testing.assert_allclose(grads[0], [X[1], X[0], math.cos(X[2])], rtol=1e-14)
+
+
+def test_recursive_functions_compiled_for_fixed_signatures():
+    # numba/tests/recursion_usecases.py: fib1 is @jit("i8(i8)"), calling itself by name.
+    from numba.tests.recursion_usecases import fib1, fib2
+    for fib in (fib1, fib2):
+        with pytest.raises(nad.NonDifferentiableError,
+                           match=r"returns int64 \(an integer or a boolean, which has no "
+                                 r"derivative\)"):
+            nad.grad_jit(fib).grad(10)
+    with pytest.raises(nad.NonDifferentiableError,
+                       match=r"the recursive call to fib1: fib1 is compiled for the "
+                             r"signatures given to it only \(\(int64,\) -> int64\), and is "
+                             r"called with \(float64\)"):
+        nad.grad_jit(fib1).grad(10.0)
+
+    @nad.grad_jit
+    def scaled(x):
+        return x * fib1(10)            # an integer factor: 55
+    assert scaled.value_and_grad(2.0) == (110.0, (55.0,))
