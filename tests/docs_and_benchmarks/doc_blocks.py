@@ -56,6 +56,11 @@ def bound(tree):
     return out
 
 
+#: What a page may use that a checkout's install (".[test]") may lack: blocks using one
+#: that is absent are skipped. Any other import runs, and fails if it is missing.
+OPTIONAL = {"torch", "jax", "jaxlib", "dask", "distributed", "scipy", "matplotlib"}
+
+
 def needs_gpu(code, tree):
     return any(n in ("numba.cuda", "numba_adstack.cuda") for n in imported(tree)) or \
         re.search(r"\bnad\.cuda\.|\bcuda\.jit\b", code) is not None
@@ -84,11 +89,11 @@ def _tree(code):
         return ast.parse("")
 
 
-def missing(code, tree, local_modules, cuda):
+def missing(code, tree, cuda):
     """Why the block cannot run here, or None."""
     for name in sorted(imported(tree)):
         top = name.split(".")[0]
-        if top in local_modules or top in sys.builtin_module_names:
+        if top not in OPTIONAL:
             continue
         try:
             found = importlib.util.find_spec(top) is not None
@@ -103,7 +108,7 @@ def missing(code, tree, local_modules, cuda):
 
 def run(page, out):
     ns = {"__name__": "__main__"}
-    results, skipped_names, local_modules = [], {}, set()
+    results, skipped_names = [], {}
     stem = Path(page).stem
     page_blocks = blocks(page)
     cuda = cuda_mode(page_blocks)
@@ -116,13 +121,11 @@ def run(page, out):
             continue
         first = code.splitlines()[0] if code.strip() else ""
         module = MODULE.match(first)
-        if module:
-            local_modules.add(module.group(1))
         result = {"line": line, "status": "ok",
                   "reason": "in the CUDA simulator (no GPU here)"
                   if cuda == "simulator" and needs_gpu(code, tree) else ""}
         results.append(result)
-        why = missing(code, tree, local_modules, cuda)
+        why = missing(code, tree, cuda)
         if why is not None:
             result.update(status="skipped", reason=why)
             skipped_names.update(dict.fromkeys(bound(tree), line))
