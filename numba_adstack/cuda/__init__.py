@@ -15,7 +15,8 @@ try:
     from numba.cuda.core import errors as _cuda_errors  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the installation
     raise ImportError("numba_adstack.cuda needs numba-cuda: pip install "
-                      "\"numba-cuda[cu12]>=0.30,<0.31\" (or, from the repository's root, \".[cuda]\")") from exc
+                      "\"numba-cuda[cu12]>=0.30,<0.31\" (or, from the repository's root, "
+                      "\".[cuda]\")") from exc
 
 from .. import typing as _typing  # noqa: F401  (typing templates, shared with the CPU)
 from ..ad.capture.library_calls import add_numba_package

@@ -8,7 +8,8 @@ whose first line names a module (``# mymodel.py``) is that module, imported; one
 as a program (``if __name__ == "__main__":``, worker processes) runs in a process of its
 own. Kernels run on a GPU, or where there is none in the CUDA simulator. A block that
 needs what is not here (a module not installed: PyTorch, JAX, numba-cuda) is skipped with
-the reason, and so is a later one that fails for lack of a name a skipped block defines. OUT.json lists ``{line, status, reason}`` per block (status ok, skipped, failed).
+the reason, and so is a later one that fails for lack of a name a skipped block defines.
+OUT.json lists ``{line, status, reason}`` per block (status ok, skipped, failed).
 """
 import ast
 import importlib

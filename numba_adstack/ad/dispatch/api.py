@@ -97,7 +97,8 @@ class GradDispatcher(CPUDispatcher):
             pass
         self = cls(py_func, locals, targetoptions, ad_options=ad_options)
         if self.ad_options.get("cache"):
-            disk_cache.enable(self, strict=False, primal=True)   # not where the source is unreachable
+            # (not where the source is unreachable)
+            disk_cache.enable(self, strict=False, primal=True)
         self._set_uuid(uuid)
         for sig in sigs:
             self.compile(sig)
