@@ -90,6 +90,7 @@ for name in sys.argv[1:]:
     hits = sum(bw.njit_fn.stats.cache_hits.values())
     out[name] = {"first_grad_s": first, "from_disk": bw.from_disk, "entry_hits": hits,
                  "value": value, "py_value": f.py_func(*args),
+                 "primal_hits": sum(f.stats.cache_hits.values()),
                  "vg_value": f.value_and_grad(*args)[0],
                  "note": f.inspect_adjoint(*args).split("def ")[0],
                  "grad": [None if g is None else np.asarray(g).tolist() for g in grad],
@@ -149,6 +150,7 @@ def test_second_process_loads_gradients_instead_of_compiling(project):
         assert not cold[name]["from_disk"], name
         assert warm[name]["from_disk"], name
         assert warm[name]["entry_hits"] >= 1, name     # machine code from Numba's cache
+        assert cold[name]["primal_hits"] == 0 and warm[name]["primal_hits"] >= 1, name
         assert warm[name]["grad"] == cold[name]["grad"], name
         # inspect_adjoint's lines on checkpointed loops come back with the entry.
         assert warm[name]["note"] == cold[name]["note"], name
@@ -176,7 +178,8 @@ def test_stale_entries_follow_helpers_and_globals(project):
     edited = run(src, "spring", "scaled", "plain")
     assert not edited["spring"]["from_disk"]
     assert not edited["scaled"]["from_disk"]
-    assert edited["plain"]["from_disk"]
+    assert edited["plain"]["from_disk"] and edited["plain"]["primal_hits"] >= 1
+    assert edited["spring"]["primal_hits"] == 0 and edited["scaled"]["primal_hits"] == 0
     assert edited["spring"]["grad"] != cold["spring"]["grad"]
     assert edited["spring"]["value"] != cold["spring"]["value"]
     assert edited["scaled"]["grad"][0][2] != cold["scaled"]["grad"][0][2]
