@@ -56,7 +56,7 @@ def interop_plot(app):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig = plt.figure(figsize=(8, 1))
-    fig.text(0.5, 0.5, "pip install numba_adstack[torch] to draw this figure",
+    fig.text(0.5, 0.5, "pip install \".[torch]\" to draw this figure",
              ha="center", va="center")
     fig.savefig(path, dpi=120)
     plt.close(fig)

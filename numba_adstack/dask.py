@@ -7,8 +7,8 @@ value and gradient are computed where the chunk is (a Dask worker), then summed 
     import numba_adstack.dask as nad_dask
     value, grad = nad_dask.value_and_grad(loss, params, data)   # data: a dask.array
 
-Needs ``pip install "numba_adstack[dask]"``. The tasks run on the distributed client
-when one is active (``dask.distributed.Client``), else on Dask's default scheduler;
+Needs ``pip install ".[dask]"`` (from the repository's root). The tasks run on the distributed
+client when one is active (``dask.distributed.Client``), else on Dask's default scheduler;
 ``scheduler=`` chooses another, as in ``dask.compute``.
 """
 import numpy as np

@@ -4,7 +4,8 @@
 ``jax.jit``, ``jax.grad``, ``jax.vjp`` and ``jax.vmap``. Its forward is ``f`` run on the
 host through ``jax.pure_callback``, its reverse ``f.vjp_call`` with JAX's cotangent.
 Arguments listed in ``static_argnums`` (integers such as a number of steps) are passed to
-``f`` as they are and are not differentiated. Install with ``pip install numba_adstack[jax]``.
+``f`` as they are and are not differentiated. Install with ``pip install ".[jax]"`` (from the
+repository's root).
 
 ``pure_callback`` needs the output's shapes and dtypes while JAX traces: by default they
 are found by running ``f`` once on arrays of ones of the arguments' shapes and dtypes (so

@@ -5,7 +5,7 @@ float64; other arguments, such as integers, pass through), runs ``f`` on their N
 views (copies where ``f`` writes into its arguments), and returns tensors shaped like
 ``f``'s output (a tensor per array or float, tuples kept). Its ``backward`` is
 ``f.vjp_call`` with the incoming gradients as the cotangent. Install with
-``pip install numba_adstack[torch]``.
+``pip install ".[torch]"`` (from the repository's root).
 
 The backward is itself an autograd function (:class:`_Pullback`), so that a gradient
 taken with ``create_graph=True`` can be differentiated again. The pullback

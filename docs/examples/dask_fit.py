@@ -6,8 +6,8 @@ computes each chunk's value and gradient on the worker that holds it and sums th
 this process compiles its gradient once, before the cluster starts, and the workers load
 it from Numba's cache instead of compiling it.
 
-Run it with ``python docs/examples/dask_fit.py`` (needs ``pip install
-"numba_adstack[dask]"``). On a real cluster, pass the scheduler's address to ``Client``;
+Run it with ``python docs/examples/dask_fit.py`` (needs ``pip install ".[dask]"``
+from the repository's root). On a real cluster, pass the scheduler's address to ``Client``;
 the workers need numba_adstack and ``least_squares.py``, and share the cache if they share
 the file system.
 """

@@ -6,8 +6,8 @@ processes of a local Dask cluster; the best point then starts a fit. ``loss`` is
 with ``cache=True``: this process compiles its gradient once and writes it to Numba's
 cache, and each worker loads it from there instead of compiling it again.
 
-Run it with ``python docs/examples/dask_sweep.py`` (needs ``pip install
-"numba_adstack[dask]"``). On a real cluster, pass the scheduler's address to ``Client``
+Run it with ``python docs/examples/dask_sweep.py`` (needs ``pip install ".[dask]"``
+from the repository's root). On a real cluster, pass the scheduler's address to ``Client``
 instead of starting a ``LocalCluster``; the workers need numba_adstack and this directory's
 modules, and share the cache if they share the file system.
 """

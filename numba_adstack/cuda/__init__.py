@@ -3,7 +3,7 @@
 Importing this module registers the CUDA lowering of the adstack intrinsics (per-thread
 stacks in local memory, a sticky overflow flag instead of an exception) and gives the
 helpers that differentiated kernels are built from. It needs numba-cuda
-(``pip install "numba_adstack[cuda]"``).
+(``pip install ".[cuda]"`` from the repository's root).
 
 ``adstack, push, pop, top, size, overflowed`` below are the intrinsics for kernels of the
 current target: :mod:`numba_adstack`'s own functions on a real target, their simulator
@@ -15,7 +15,8 @@ try:
     from numba.cuda.core import errors as _cuda_errors  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the installation
     raise ImportError("numba_adstack.cuda needs numba-cuda: pip install "
-                      "\"numba-cuda[cu12]>=0.30,<0.31\" (or numba_adstack[cuda])") from exc
+                      "\"numba-cuda[cu12]>=0.30,<0.31\" (or, from the repository's root, "
+                      "\".[cuda]\")") from exc
 
 from .. import typing as _typing  # noqa: F401  (typing templates, shared with the CPU)
 from ..ad.capture.library_calls import add_numba_package

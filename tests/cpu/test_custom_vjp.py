@@ -68,3 +68,160 @@ def test_a_function_without_a_rule_points_to_custom_vjp():
         return np.spacing(x[0]) * x[1]
     with pytest.raises(nad.NonDifferentiableError, match="numba_adstack.custom_vjp"):
         nad.grad_jit(f).grad(X)
+
+
+# ---------------------------------------------------------------- rules checked
+@nad.custom_vjp
+@numba.njit
+def ssq(v):
+    return np.sum(v * v)
+
+
+@ssq.defvjp
+@numba.njit
+def ssq_vjp(v, g):
+    return (2.0 * g * v[:2],)           # a mistake: shape (2,) for an argument of shape (n,)
+
+
+@nad.custom_vjp
+@numba.njit
+def bare(v):
+    return v * v
+
+
+@bare.defvjp
+@numba.njit
+def bare_vjp(v, g):
+    return 2.0 * g * v                  # not a tuple
+
+
+@nad.custom_vjp
+@numba.njit
+def mul(a, b):
+    return a * b
+
+
+@mul.defvjp
+@numba.njit
+def mul_vjp(a, b, g):
+    return (g * b,)                     # one cotangent for two arguments
+
+
+@nad.custom_vjp
+@numba.njit
+def frozen_scale(x, w):
+    return w * x
+
+
+@frozen_scale.defvjp
+@numba.njit
+def frozen_scale_vjp(x, w, g):
+    return (g * w, None)                # None: no derivative in w (zero)
+
+
+@nad.custom_vjp
+@numba.njit
+def summed(x):
+    return np.sum(x)
+
+
+@summed.defvjp
+@numba.njit
+def summed_vjp(x, g):
+    return (np.ones(x.shape[0], dtype=np.int64),)    # an int array for a float array
+
+
+def test_a_cotangent_of_the_wrong_shape_is_a_value_error_naming_both_shapes():
+    @nad.grad_jit
+    def loss(x):
+        return ssq(x) * 3.0
+    with pytest.raises(ValueError, match=r"ssq_vjp of ssq .*returned a cotangent of shape "
+                                         r"\(2,\) for the argument 'v', of shape \(3,\)"):
+        loss.grad(X)
+
+
+def test_a_pullback_returning_no_tuple_is_refused_naming_it():
+    @nad.grad_jit
+    def loss(x):
+        return bare(x) * 3.0
+    with pytest.raises(nad.NonDifferentiableError,
+                       match=r"(?s)loss'.*bare_vjp of bare .*returns float64, not a tuple"
+                             r".*bare\(v\).*line \d+.*bare\(x\) \* 3.0"):
+        loss.grad(2.0)
+
+
+def test_a_pullback_returning_too_few_cotangents_is_refused_naming_it():
+    @nad.grad_jit
+    def loss(x, y):
+        return mul(x, y) * 3.0
+    with pytest.raises(nad.NonDifferentiableError,
+                       match=r"mul_vjp of mul .*returns 1 cotangent .* for the 2 arguments "
+                             r"of mul\(a, b\)"):
+        loss.grad(2.0, 3.0)
+
+
+def test_a_cotangent_of_the_wrong_kind_is_refused_naming_the_argument():
+    @nad.grad_jit
+    def loss(x):
+        return summed(x) * 2.0
+    with pytest.raises(nad.NonDifferentiableError,
+                       match=r"summed_vjp of summed .*returns array\(int64.* as the cotangent "
+                             r"of the argument 'x' \(array\(float64"):
+        loss.grad(X)
+
+
+def test_none_is_a_zero_cotangent():
+    @nad.grad_jit
+    def loss(x, w):
+        return np.sum(frozen_scale(x, w) ** 2)
+    gx, gw = loss.grad(X, 1.5)
+    np.testing.assert_allclose(gx, 2.0 * 1.5 * X * 1.5, rtol=1e-14)     # the given rule
+    assert gw == 0.0
+    gx, gw = nad.grad_jit(lambda a, w: frozen_scale(a, w) * 2.0).grad(0.7, 1.5)
+    assert (gx, gw) == (pytest.approx(3.0, rel=1e-14), 0.0)
+
+
+def test_forward_mode_meets_the_same_checks():
+    @nad.grad_jit
+    def loss(x):
+        return bare(x) * 3.0
+    with pytest.raises(TypeError, match=r"bare_vjp of bare .*returns float64, not a tuple"):
+        loss.jvp((2.0,), (1.0,))
+
+
+@nad.custom_vjp
+@numba.njit
+def doubled(x):
+    return 2.0 * x
+
+
+@doubled.defvjp
+@numba.njit
+def doubled_vjp(x, g):
+    return (2.0 * g,)
+
+
+@doubled.defjvp
+@numba.njit
+def doubled_jvp(x, dx):
+    return 2.0 * dx[1:]                 # a mistake: one element short
+
+
+def test_a_tangent_of_the_wrong_shape_is_a_value_error():
+    @nad.grad_jit
+    def loss(x):
+        return np.sum(doubled(x))
+    np.testing.assert_allclose(loss.grad(X)[0], 2.0 * np.ones(3))
+    with pytest.raises(ValueError, match=r"doubled_jvp of doubled .*returned a tangent of "
+                                         r"shape \(2,\) for the result, of shape \(3,\)"):
+        loss.jvp((X,), (np.ones(3),))
+
+
+def test_the_gradient_cache_keys_the_rules_and_finds_their_checked_calls_again():
+    from numba_adstack.ad.dispatch import cache_key
+    deps = cache_key.Dependencies(softplus_loss.py_func)
+    walked = {p[2] for p in deps.parts if p[0] == "function"}
+    assert {"softplus", "softplus_vjp"} <= walked        # an edited pullback is a new key
+    for name, helper in softplus.ad_rule_helpers.items():
+        loc = cache_key.locate(helper, deps)
+        assert loc is not None and cache_key.resolve(loc, deps) is helper, name

@@ -29,6 +29,9 @@ TESTS = Path(__file__).resolve().parents[1]
 
 HELPERS = '''
 import numba
+import numpy as np
+
+SCALE = np.array([1.0, 2.0, 3.0])
 
 @numba.njit
 def force(v, k):
@@ -38,9 +41,7 @@ def force(v, k):
 MODEL = '''
 import numpy as np
 import numba_adstack as nad
-from helpers import force
-
-SCALE = np.array([1.0, 2.0, 3.0])
+from helpers import force, SCALE
 
 @nad.grad_jit(cache=True)
 def spring(x, k, n):
@@ -81,13 +82,16 @@ out = {}
 for name in sys.argv[1:]:
     f = getattr(model, name)
     args = model.ARGS[name]
-    f(*args)                                   # the primal, compiled or loaded: not timed
+    value = f(*args)                           # the primal, compiled or loaded: not timed
     t0 = time.perf_counter()
     grad = f.grad(*args)
     first = time.perf_counter() - t0
     bw = next(iter(f._backwards.values()))
     hits = sum(bw.njit_fn.stats.cache_hits.values())
     out[name] = {"first_grad_s": first, "from_disk": bw.from_disk, "entry_hits": hits,
+                 "value": value, "py_value": f.py_func(*args),
+                 "primal_hits": sum(f.stats.cache_hits.values()),
+                 "vg_value": f.value_and_grad(*args)[0],
                  "note": f.inspect_adjoint(*args).split("def ")[0],
                  "grad": [None if g is None else np.asarray(g).tolist() for g in grad],
                  "fd": [None if g is None else np.asarray(g).tolist()
@@ -111,6 +115,9 @@ def run(src, *names, **env):
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     for name, got in out.items():
+        # The primal and the gradient are of the function as it is now.
+        assert got["value"] == pytest.approx(got["py_value"], rel=1e-12), name
+        assert got["vg_value"] == pytest.approx(got["py_value"], rel=1e-12), name
         for g, w in zip(got["grad"], got["fd"]):
             if w is None:
                 assert g is None, name
@@ -143,6 +150,7 @@ def test_second_process_loads_gradients_instead_of_compiling(project):
         assert not cold[name]["from_disk"], name
         assert warm[name]["from_disk"], name
         assert warm[name]["entry_hits"] >= 1, name     # machine code from Numba's cache
+        assert cold[name]["primal_hits"] == 0 and warm[name]["primal_hits"] >= 1, name
         assert warm[name]["grad"] == cold[name]["grad"], name
         # inspect_adjoint's lines on checkpointed loops come back with the entry.
         assert warm[name]["note"] == cold[name]["note"], name
@@ -159,18 +167,21 @@ def test_second_process_loads_gradients_instead_of_compiling(project):
 
 
 def test_stale_entries_follow_helpers_and_globals(project):
-    """Edit a helper in another file and a global array: the gradients that depend on them
-    are generated again (and match finite differences); the other one still loads."""
+    """Edit a helper and a global array in another file (Numba's own cache of the
+    functions reading them does not see it): the gradients that depend on them are
+    generated again (and match finite differences), their primals compiled again (run
+    checks that they are the Python function's value); the other one still loads."""
     src, cold, _ = project
     helpers = (src / "helpers.py").read_text()
-    (src / "helpers.py").write_text(helpers.replace("-k * v * v * v", "-k * v"))
-    model = (src / "model.py").read_text()
-    (src / "model.py").write_text(model.replace("[1.0, 2.0, 3.0]", "[1.0, 2.0, 5.0]"))
+    (src / "helpers.py").write_text(helpers.replace("-k * v * v * v", "-k * v")
+                                    .replace("[1.0, 2.0, 3.0]", "[1.0, 2.0, 5.0]"))
     edited = run(src, "spring", "scaled", "plain")
     assert not edited["spring"]["from_disk"]
     assert not edited["scaled"]["from_disk"]
-    assert edited["plain"]["from_disk"]
+    assert edited["plain"]["from_disk"] and edited["plain"]["primal_hits"] >= 1
+    assert edited["spring"]["primal_hits"] == 0 and edited["scaled"]["primal_hits"] == 0
     assert edited["spring"]["grad"] != cold["spring"]["grad"]
+    assert edited["spring"]["value"] != cold["spring"]["value"]
     assert edited["scaled"]["grad"][0][2] != cold["scaled"]["grad"][0][2]
     again = run(src, "spring", "scaled")
     assert again["spring"]["from_disk"] and again["scaled"]["from_disk"]

@@ -1,7 +1,11 @@
-"""The documentation: the tutorial's code runs and is the code of its example program, and
-the Sphinx site builds with warnings as errors (skipped where Sphinx is not installed)."""
+"""The documentation: every python block of every page runs as written (one process per
+page, its blocks in order), the tutorial's code fits and is the code of its example
+program, and the Sphinx site builds with warnings as errors (skipped where Sphinx is not
+installed)."""
 import ast
 import importlib.util
+import json
+import os
 import re
 import subprocess
 import sys
@@ -12,7 +16,10 @@ import numba
 import numpy as np
 import pytest
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+import doc_blocks
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
 
 
 def tutorial_code():
@@ -79,27 +86,55 @@ def test_sphinx_site_builds_without_warnings(tmp_path):
         assert name in api, name
 
 
-def _python_blocks(page):
-    text = (DOCS / page).read_text()
-    return re.findall(r"^```python\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+# ---------------------------------------------------------------- every page's blocks
+def _pages():
+    """(page, line) of every ```python block of docs/, in page order. The tutorial's run
+    as one program in test_tutorial_runs_and_fits (which checks the fit too)."""
+    out = []
+    for page in sorted(DOCS.glob("*.md")):
+        if page.name != "tutorial.md":
+            out.extend((page.name, line) for line, _ in doc_blocks.blocks(page))
+    return out
 
 
-@pytest.mark.parametrize("page", ["grad_jit.md", "production.md"])
-def test_every_code_block_runs_as_written(page, tmp_path, monkeypatch):
-    # Each block is a file of its own: a block saved as a module (`# mymodel.py` on its
-    # first line) is importable by the blocks after it, as the page says; one that
-    # starts worker processes runs in a process of its own.
-    monkeypatch.syspath_prepend(str(DOCS / "examples"))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", "%s:%s" % (tmp_path, DOCS / "examples"))
-    for k, block in enumerate(_python_blocks(page)):
-        first = block.splitlines()[0]
-        name = first[2:].strip() if first.startswith("# ") and first.endswith(".py") \
-            else "block%d.py" % k
-        path = tmp_path / name
-        path.write_text(block)
-        if "multiprocessing" in block:
-            subprocess.run([sys.executable, str(path)], cwd=tmp_path, check=True,
-                           timeout=300)
-        else:
-            load(path)
+_RUNS = {}
+
+
+def _page_results(page, tmp_path_factory):
+    """The blocks of ``page`` run in order, in one process (doc_blocks.py): its results
+    by line, made once for the page's tests."""
+    if page not in _RUNS:
+        work = tmp_path_factory.mktemp(page.replace(".", "_"))
+        # (Numba's cache directory as the suite's: the package's helpers are compiled
+        # once, and a block's cache=True functions cache next to their files, in work.)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [str(ROOT), str(DOCS / "examples"), str(work)]))
+        env.pop("NUMBA_ENABLE_CUDASIM", None)
+        r = subprocess.run([sys.executable, str(Path(doc_blocks.__file__)), str(DOCS / page),
+                            "results.json"], cwd=work, env=env, capture_output=True,
+                           text=True, timeout=900)
+        out = work / "results.json"
+        results = json.loads(out.read_text()) if out.exists() else []
+        _RUNS[page] = ({b["line"]: b for b in results}, r.stdout[-2000:] + r.stderr[-3000:])
+    return _RUNS[page]
+
+
+@pytest.mark.parametrize("page, line", _pages(), ids=lambda v: str(v))
+def test_every_python_block_of_the_docs_runs_as_written(page, line, tmp_path_factory):
+    """A reader's session: each page's blocks in order in one interpreter (a block
+    headed ``# name.py`` saved as that module, one with worker processes run as a
+    program); kernels on a GPU or in the CUDA simulator; blocks needing PyTorch or JAX
+    skipped where they are not installed."""
+    results, log = _page_results(page, tmp_path_factory)
+    got = results.get(line)
+    assert got is not None, "%s:%d did not run:\n%s" % (page, line, log)
+    if got["status"] == "skipped":
+        pytest.skip("%s:%d %s" % (page, line, got["reason"]))
+    assert got["status"] == "ok", "%s:%d\n%s" % (page, line, got["reason"])
+
+
+def test_no_fragment_is_marked_python():
+    """A fragment that does not run is marked ```text; every ```python block parses."""
+    for page, line in _pages():
+        code = dict(doc_blocks.blocks(DOCS / page))[line]
+        ast.parse(code, "%s:%d" % (page, line))

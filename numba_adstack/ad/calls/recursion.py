@@ -181,7 +181,12 @@ def rewrite_if_recursive(state, block, i, called, callee):
             "integers, booleans and arrays of them (pass the items of a tuple as "
             "arguments of their own)" % (callee.__name__, callee.__name__), stmt.loc)
     own_types = tuple(types.unliteral(t) for t in state.args) if own else None
-    if own:
+    if own and own_types not in called.overloads:
+        if not called._can_compile:     # (signatures given: @jit("i8(i8)"))
+            raise_non_differentiable(
+                state.func_id.func_qualname, _fixed_signatures(
+                    "the recursive call to %s" % callee.__name__, called, own_types),
+                stmt.loc)
         # Compiled now: once the capture types the function, a compile of it for the
         # same types would re-enter the compiler.
         called.compile(own_types)
@@ -203,6 +208,14 @@ def rewrite_if_recursive(state, block, i, called, callee):
     fn = assign(ir.Global(prim.__name__, prim, loc), "$rec_call")
     rw.finish(ir.Expr.call(fn, [hv, site_v] + operands, (), loc))
     return True
+
+
+def _fixed_signatures(who, called, argtypes):
+    name = called.py_func.__name__
+    return ("%s: %s is compiled for the signatures given to it only (%s), and is called "
+            "with (%s); give it a signature of these types, or none"
+            % (who, name, ", ".join(str(s) for s in called.nopython_signatures),
+               ", ".join(map(str, argtypes))))
 
 
 # ---------------------------------------------------------------------- the primitives
@@ -301,7 +314,12 @@ def _call_impl(f, site, args):
             % (who, ", ".join(map(str, argtypes)), name, ", ".join(map(str, own_types)),
                name), loc)
         return None
-    primal.compile(argtypes)
+    if argtypes not in primal.overloads:
+        if not primal._can_compile:
+            implicit._refuse_while_typing(qualname, _fixed_signatures(who, primal, argtypes),
+                                          loc)
+            return None
+        primal.compile(argtypes)
     out = primal.overloads[argtypes].signature.return_type
     constant = isinstance(out, (types.Integer, types.Boolean)) or (
         isinstance(out, types.Array) and isinstance(out.dtype, (types.Integer,

@@ -471,10 +471,13 @@ def _check_calls(state):
             if isinstance(t, types.ObjModeDispatcher):
                 continue        # a `with numba.objmode()` block: run as it is (checks.py)
             if isinstance(t, types.Dispatcher) and not _called_as_is(t.dispatcher):
-                _refuse(state, "a call to the Numba function %s through %r, which is not "
+                through = stmt.value.func.name
+                through = "a value" if through.startswith("$") else \
+                    "%r" % through.split(".")[0]
+                _refuse(state, "a call to the Numba function %s through %s, which is not "
                         "known before the function runs (pass the function itself, as an "
-                        "argument or a global)" % (t.dispatcher.py_func.__name__,
-                                                   stmt.value.func.name), stmt.loc)
+                        "argument or a global)" % (t.dispatcher.py_func.__name__, through),
+                        stmt.loc)
             elif isinstance(t, types.ExternalFunctionPointer):
                 _refuse(state, library_calls.pointer_call_message(
                     _called_object(state.func_ir, stmt.value)), stmt.loc)

@@ -5,6 +5,7 @@
     max((a, b, c)), max([..])  ->  max(max(a, b), c)          (items written at the call)
     math.frexp(x)              ->  (math.ldexp(x, -e), e) with e = frexp_exponent(x)
     divmod(a, b)               ->  (a // b, a % b)
+    cmath.polar(z)             ->  (abs(z), cmath.phase(z))
     sum(a, start=s)            ->  sum(a, s)
 
 Python's ``max`` keeps the first of equal items and replaces it only by a strictly larger
@@ -14,6 +15,7 @@ own (rules/array_rules.py). ``frexp``'s mantissa is ``x`` scaled by a power of t
 (zero, infinities and NaN included): written so, its derivative is ``ldexp``'s, ``2**-e``.
 """
 import builtins
+import cmath
 import math
 import operator
 
@@ -156,7 +158,7 @@ register_call_rewriter(_builtin_of_sequence)
 def _builtin(em, var):
     value = global_value(em, var)
     if value in (builtins.pow, builtins.max, builtins.min, math.frexp, builtins.divmod,
-                 builtins.sum):
+                 builtins.sum, cmath.polar):
         return value
     return None
 
@@ -197,6 +199,11 @@ def _rewrite(em, stmt):
         q = em.assign(ir.Expr.binop(operator.floordiv, a, b, e.loc), "$builtin")
         r = em.assign(ir.Expr.binop(operator.mod, a, b, e.loc), "$builtin")
         stmt.value = ir.Expr.build_tuple([q, r], e.loc)
+        return em.out + [stmt]
+    if fn is cmath.polar and len(e.args) == 1:
+        # (the complex rules have abs and phase: the tuple is built in the function)
+        stmt.value = ir.Expr.build_tuple([em.call(builtins.abs, e.args[0]),
+                                          em.call(cmath.phase, e.args[0])], e.loc)
         return em.out + [stmt]
     if fn in (builtins.max, builtins.min):
         items = _items(em, e)

@@ -97,7 +97,8 @@ class GradDispatcher(CPUDispatcher):
             pass
         self = cls(py_func, locals, targetoptions, ad_options=ad_options)
         if self.ad_options.get("cache"):
-            disk_cache.enable(self, strict=False)   # not where the source is unreachable
+            # (not where the source is unreachable)
+            disk_cache.enable(self, strict=False, primal=True)
         self._set_uuid(uuid)
         for sig in sigs:
             self.compile(sig)
@@ -392,7 +393,7 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
         disp = GradDispatcher(f, locals=own_locals, targetoptions=targetoptions,
                               ad_options=ad_options, **extra)
         if cache:
-            disk_cache.enable(disp)
+            disk_cache.enable(disp, primal=True)
         if sigs is not None:            # compiled now, and only for these, as njit does
             with typeinfer.register_dispatcher(disp):
                 for sig in sigs:

@@ -116,7 +116,8 @@ class Backward:
         self.float_array_args = gen.float_array_args
         self.float_scalar_args = gen.float_scalar_args
         if gen.integer_float_args:
-            _warn_integer_arguments(self.qualname, gen.integer_float_args)
+            _warn_integer_arguments(self.qualname, gen.integer_float_args,
+                                    self.flat_types)
         text = self.source
         ns = entry.namespace(gen, text, _INTRINSICS) if entry is not None else None
         cached = ns is not None
@@ -350,13 +351,20 @@ def overflow_error(dispatcher, exc):
         dispatcher.py_func.__qualname__, dispatcher.ad_options, exc))
 
 
-def _warn_integer_arguments(qualname, args):
+def _warn_integer_arguments(qualname, args, argtypes):
     """Once per signature: integer arguments in float arithmetic get no gradient."""
     names = ", ".join(repr(name) for _, name in args)
+    arrays = [name for i, name in args if isinstance(argtypes[i], types.Array)]
+    scalars = len(arrays) < len(args)
+    how = " or ".join(
+        (["a float (2.0, not 2)"] if scalars else []) +
+        (["a float array (`%s.astype(np.float64)`, or `np.array(..., dtype=np.float64)`)"
+          % arrays[0]] if arrays else []))
     warnings.warn(
-        "%s: integer argument %s takes part in float arithmetic, but integers are not "
-        "differentiated, so its gradient is None. To differentiate it, pass a float (2.0, "
-        "not 2); to say it is a constant, give wrt= without it" % (qualname, names),
+        "%s: integer %sargument %s takes part in float arithmetic, but integers are not "
+        "differentiated, so its gradient is None. To differentiate it, pass %s; to say "
+        "it is a constant, give wrt= without it"
+        % (qualname, "array " if arrays and not scalars else "", names, how),
         IntegerArgumentWarning, stacklevel=_user_stacklevel())
 
 

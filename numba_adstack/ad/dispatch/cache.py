@@ -61,9 +61,19 @@ class _CheckedCacheFile(IndexDataCacheFile):
     """Numba's index and data files; each data file starts with a digest of its key and
     content, so a damaged file is detected instead of loaded as machine code."""
 
+    #: ``replaces(new_key, old_key)``: a new entry takes over the file of an old one.
+    replaces = None
+
     def save(self, key, data):
         overloads = self._load_index()
         name = overloads.get(key)
+        stale = [k for k in overloads if self.replaces is not None and k != key
+                 and self.replaces(key, k)] if name is None else []
+        if stale:
+            name = overloads[key] = overloads.pop(stale[0])
+            for k in stale[1:]:
+                del overloads[k]
+            self._save_index(overloads)
         if name is None:
             taken = set(overloads.values())
             number = 1
@@ -131,12 +141,47 @@ class CheckedFunctionCache(FunctionCache):
                  % (self._py_func.__qualname__, self._cache_path, type(e).__name__, e))
 
 
-def enable(disp, strict=True):
-    """``cache=True`` for the dispatcher ``disp`` (checked entries). Where Numba finds no
+class PrimalFunctionCache(CheckedFunctionCache):
+    """The cache of a ``grad_jit`` function's primal: its entries are keyed, besides
+    Numba's key (the function's own code), by what the gradient's key covers (the
+    source of every function it reaches, the globals they read: ``Dependencies``).
+    Numba's own key misses an edited helper in another file, and the primal would then
+    be the old function beside a gradient of the new one. Where the walk cannot describe
+    a dependency (the gradient is then compiled in each process), so is the primal."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        # An entry of the same signature and code, of other dependencies: replaced.
+        self._cache_file.replaces = lambda new, old: new[:-1] == old[:-1]
+
+    def _dependencies(self):
+        if not hasattr(self, "_deps_digest"):
+            try:
+                self._deps_digest = cache_key.digest(Dependencies(self._py_func).parts)
+            except Uncacheable:
+                self._deps_digest = None
+        return self._deps_digest
+
+    def _index_key(self, sig, codegen):
+        return super()._index_key(sig, codegen) + (self._dependencies(),)
+
+    def load_overload(self, sig, target_context):
+        if self._dependencies() is None:
+            return None
+        return super().load_overload(sig, target_context)
+
+    def save_overload(self, sig, data):
+        if self._dependencies() is not None:
+            super().save_overload(sig, data)
+
+
+def enable(disp, strict=True, primal=False):
+    """``cache=True`` for the dispatcher ``disp`` (checked entries; ``primal``: a
+    ``grad_jit`` function's own, keyed by its dependencies too). Where Numba finds no
     writable cache directory it raises, as ``njit(cache=True)`` does, unless ``strict`` is
     False (a dispatcher rebuilt in a worker process), which leaves it uncached."""
     try:
-        disp._cache = CheckedFunctionCache(disp.py_func)
+        disp._cache = (PrimalFunctionCache if primal else CheckedFunctionCache)(disp.py_func)
     except (RuntimeError, OSError, TypeError):
         if strict:
             raise

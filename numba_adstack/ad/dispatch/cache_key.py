@@ -172,8 +172,11 @@ class Dependencies:
             return ("enum", type(value).__module__, type(value).__qualname__, value.name,
                     self.fingerprint(value.value, reader))
         if _is_dispatcher(value):
+            # (with the rules a user gave it, numba_adstack.custom_vjp: walked too)
+            rules = getattr(value, "ad_rules", {})
             return ("jitted", self._function(value.py_func),
-                    stable_repr(value.targetoptions))
+                    stable_repr(value.targetoptions)) + tuple(
+                        (kind, self._function(rules[kind].py_func)) for kind in sorted(rules))
         overloads = _overload_functions(value)
         if overloads:
             # A library's @overload stub: the grad follows the implementation Numba
@@ -286,6 +289,11 @@ def locate(value, deps):
     named = _named(value)
     if named is not None:
         return ["named", named[0], named[1]]
+    owner = getattr(value, "ad_rule_of", None)    # a checked call of a user's rule
+    if owner is not None:
+        loc = locate(owner[0], deps)
+        if loc is not None:
+            return ["rule", loc, owner[1]]
     return None
 
 
@@ -298,6 +306,8 @@ def resolve(loc, deps):
             return deps.reads[(loc[1], loc[2], loc[3])]
         if loc[0] == "named":
             return _import_path(loc[1], loc[2])
+        if loc[0] == "rule":
+            return resolve(loc[1], deps).ad_rule_helpers[loc[2]]
     except (ImportError, AttributeError, KeyError, IndexError, TypeError) as e:
         raise Uncacheable("cannot find %r again: %s" % (loc, e)) from None
     raise Uncacheable("unknown locator %r" % (loc,))

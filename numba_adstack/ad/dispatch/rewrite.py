@@ -25,6 +25,7 @@ from ..emit import BackwardIR, Names, Source, emit_backward
 from ..facts.ir_facts import IRFacts
 from ..plan import Rebuild, draft_plan, settle_plan
 from ..plan.map_sums import fold_map_sums
+from ..capture.results import float_result
 from ..emit.target import CPU, AccumulatingTarget
 from ..typeinfo import is_float
 
@@ -72,10 +73,14 @@ def build_backward(typed, py_func, options, target=CPU):
     """Run the phases on one typed function; return its :class:`BackwardSource`."""
     if options.into:
         target = AccumulatingTarget(options.wrt, target.global_map)
+    if target.returns_value:
+        typed = float_result(typed)         # a 0-d array result: its float
     typed = fold_map_sums(typed, target)
     facts = IRFacts(typed, py_func, target)
     if target.returns_value and not is_float(facts.return_type):
         hint = ""
+        if isinstance(facts.return_type, (types.Integer, types.Boolean)):
+            hint = " (an integer or a boolean, which has no derivative)"
         if isinstance(facts.return_type, (types.Array, types.BaseTuple)):
             hint = ("; for an array or tuple result, f.vjp(*args) gives the value and a "
                     "pullback of a cotangent shaped like it, and f.vjp_call(*args, "

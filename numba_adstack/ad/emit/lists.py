@@ -12,7 +12,7 @@ count is the list's length at the same point of the forward: ``L.append(v)`` rev
 takes the count down by one and gives ``v`` the adjoint of that last item; a read
 ``L[i]`` adds into item ``i`` (a negative ``i`` counted from the count); a store
 ``L[i] = v`` gives ``v`` item ``i``'s adjoint and clears it; the items of ``[a, b]`` get
-the first adjoints. The list itself is the forward's (its values are the replay's).
+the first adjoints (those of ``{k: a, ...}``, as stores, the adjoints of their keys). The list itself is the forward's (its values are the replay's).
 """
 import ast
 
@@ -104,6 +104,16 @@ def reverse_statement(rev, L, stmt):
             if item.name in cx.activity.useful:
                 rev.make_adjoints(L)
                 rev.accumulate(L, Add(cx.names.bar(item), expr("{}[{}]", bar(cx, name), k)))
+        return True
+    if e.op == "build_map" and holds_adjoint(cx, stmt.target):
+        # The items as stores, reversed: a key given twice keeps its last value.
+        name = stmt.target.name
+        for key, item in reversed(e.items):
+            cell = _item(cx, name, cx.adjoints.ref(key))
+            if item.name in cx.activity.useful:
+                rev.make_adjoints(L)
+                rev.accumulate(L, Add(cx.names.bar(item), cell))
+            L.code("{} = 0.0", cell)
         return True
     if e.op != "call":
         return False

@@ -121,11 +121,11 @@ class Source:
             return expr("unpacked({}, {})", r(e.value), e.count)     # the length check
         if op in ("exhaust_iter", "cast"):
             return r(e.value)
-        if op in ("build_map", "build_set"):
-            self.facts.error("a %s literal on the gradient path: the rewrite does not "
-                             "follow values through dicts and sets; keep them in local "
-                             "variables or a tuple" % ("dict" if op == "build_map" else "set"),
-                             e.loc)
+        if op == "build_set":
+            return ast.Set(elts=[value(r(v)) for v in e.items])
+        if op == "build_map":       # (a Dict read usefully has an adjoint: emit/lists.py)
+            return ast.Dict(keys=[value(r(k)) for k, _ in e.items],
+                            values=[value(r(v)) for _, v in e.items])
         self.facts.error("the construct %r" % op, e.loc)
 
     def hoisted(self, h):

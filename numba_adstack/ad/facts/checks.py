@@ -18,6 +18,7 @@ from .memory import MemoryModel, call_view_operand, shared_writes
 from .unreplayed_reads import check_reads_of_unreplayed_stores
 from ..typeinfo import holds_complex, is_float, is_float_array
 from .operators import OPS, UNARY
+from .names import is_generated
 
 
 def check(facts, activity):
@@ -144,8 +145,20 @@ def _check_store(facts, activity, stmt):
                     "element-wise loop" % facts.ty(v), stmt.loc)
 
 
+#: ``check(facts, activity, expr, name, fn)`` for each call on the gradient path
+#: (registered by ad/calls/: a user's rule checks what it returns).
+_CALL_CHECKS = []
+
+
+def register_call_check(check):
+    _CALL_CHECKS.append(check)
+
+
 def check_call(facts, activity, e, name):
     """A call whose float result reaches the gradient needs an adjoint rule."""
+    if name in activity.useful:
+        for hook in _CALL_CHECKS:
+            hook(facts, activity, e, name, facts.resolve_global(e.func))
     if facts.reduction(e) is not None or facts.array_copy_source(e) is not None \
             or facts.float_itself(e) is not None:
         return
@@ -319,7 +332,7 @@ def array_expr_message(facts, name):
                 return ("reading arrays out of a %s that differentiable values were put "
                         "into; keep them in a tuple, or in the rows of one array "
                         "(np.empty((n, m)) and a[k] = ...)" % held)
-    target = "" if name.startswith("$") else ", assigned to %r," % name
+    target = "" if is_generated(name) else ", assigned to %r," % name
     return ("%s%s producing %s has no array rule (the supported primitives are listed in "
             "docs/array_rules.md): write the element-wise loop, or give the function a "
             "derivative with numba_adstack.custom_vjp" % (what, target, facts.ty(name)))

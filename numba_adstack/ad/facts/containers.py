@@ -109,6 +109,8 @@ def put_into(facts, held):
                 continue
             if e.op == "build_list" and stmt.target.name in held:
                 out.extend(v.name for v in e.items)
+            elif e.op == "build_map" and stmt.target.name in held:
+                out.extend(v.name for _, v in e.items)
             elif e.op == "call":
                 method = facts.def_expr(e.func.name)
                 if isinstance(method, ir.Expr) and method.op == "getattr" and \
@@ -178,11 +180,11 @@ def _names_of(facts, root):
 
 def _made(facts, e, varied):
     """Does ``e`` make a container: ``[...]``, ``[0.0] * n`` (constants repeated),
-    ``List()``, ``List.empty_list(t)``, ``Dict.empty(k, v)``, ``{}``?"""
+    ``List()``, ``List.empty_list(t)``, ``Dict.empty(k, v)``, ``{}``, ``{k: v, ...}``?"""
     if e.op == "build_list":
         return True
-    if e.op == "build_map":         # {} (a literal with items would put them: not read)
-        return not e.items
+    if e.op == "build_map":         # {} or {k: v, ...} (its items put in: emit/lists.py)
+        return True
     if e.op == "binop" and e.fn is operator.mul:
         lists = [v for v in (e.lhs, e.rhs) if is_float_list(facts.ty(v.name))]
         return len(lists) == 1 and lists[0].name not in varied

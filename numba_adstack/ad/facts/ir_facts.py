@@ -13,6 +13,7 @@ from numba.core import ir, types
 
 from ...errors import raise_non_differentiable
 from .array_facts import ArrayFacts
+from .names import in_user_names
 from .rule_binding import bind_expr
 from .structure import Structure
 from ..typeinfo import is_complex, is_float, is_float_array, is_float_container, \
@@ -81,7 +82,8 @@ class IRFacts(ArrayFacts):
         self.inplace_stores, self.inplace_loads = self._inplace_updates()
 
     def error(self, what, loc=None):
-        raise_non_differentiable(self.qualname, what, loc)
+        # (quoted IR names become the user's: facts/names.py)
+        raise_non_differentiable(self.qualname, in_user_names(self, what), loc)
 
     # ------------------------------------------------------------------ definitions, uses
     def _collect(self):

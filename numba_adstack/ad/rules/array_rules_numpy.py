@@ -82,7 +82,8 @@ def numpy_rules(rule, ew):
                         jvps={"p": "{d}"}),
         np.vander: rule("x N=None increasing=False", "vander_vjp({g}, {x}, {N}, {increasing})",
                         jvps={"x": "vander_jvp({x}, {N}, {increasing}, {d})"}),
-        np.diagflat: rule("v k=0", "np.ascontiguousarray(np.diag({g}, {k})).reshape({v}.shape)",
+        np.diagflat: rule("v k=0", "np.ascontiguousarray(np.diag({g}, {k}))"
+                                   ".reshape(vector_of({v}).shape)",
                           jvps={"v": "np.diagflat({d}, {k})"}),
         np.ediff1d: rule("ary to_end=None to_begin=None",
                          "ediff1d_vjp({g}, {ary}, {to_begin})",
@@ -126,20 +127,25 @@ def numpy_rules(rule, ew):
                        jvps={"x": "{d} * np.ldexp(1.0, {n})"})
     # np.polynomial.polynomial's sums and product of 1-d coefficient arrays: padded with
     # zeros, added (or convolved), then trailing zeros trimmed.
-    full = "leading_part({g}, {c1}.size + {c2}.size - 1)"
-    out[_poly.polyadd] = rule("c1 c2", "leading_part({g}, {c1}.size)",
-                              "leading_part({g}, {c2}.size)",
-                              jvps={"c1": "leading_part({d}, {y}.size)",
-                                    "c2": "leading_part({d}, {y}.size)"})
-    out[_poly.polysub] = rule("c1 c2", "leading_part({g}, {c1}.size)",
-                              "-leading_part({g}, {c2}.size)",
-                              jvps={"c1": "leading_part({d}, {y}.size)",
-                                    "c2": "-leading_part({d}, {y}.size)"})
+    # (a number given for coefficients is one coefficient: vector_of)
+    full = "leading_part({g}, vector_of({c1}).size + vector_of({c2}).size - 1)"
+    out[_poly.polyadd] = rule("c1 c2", "leading_part({g}, vector_of({c1}).size)",
+                              "leading_part({g}, vector_of({c2}).size)",
+                              jvps={"c1": "leading_part(vector_of({d}), {y}.size)",
+                                    "c2": "leading_part(vector_of({d}), {y}.size)"})
+    out[_poly.polysub] = rule("c1 c2", "leading_part({g}, vector_of({c1}).size)",
+                              "-leading_part({g}, vector_of({c2}).size)",
+                              jvps={"c1": "leading_part(vector_of({d}), {y}.size)",
+                                    "c2": "-leading_part(vector_of({d}), {y}.size)"})
     out[_poly.polymul] = rule("c1 c2",
-                              "conv_vjp(%s, {c1}, {c2}, 'full', False, True)" % full,
-                              "conv_vjp(%s, {c1}, {c2}, 'full', False, False)" % full,
-                              jvps={"c1": "leading_part(np.convolve({d}, {c2}), {y}.size)",
-                                    "c2": "leading_part(np.convolve({c1}, {d}), {y}.size)"})
+                              "conv_vjp(%s, vector_of({c1}), vector_of({c2}), 'full', False, "
+                              "True)" % full,
+                              "conv_vjp(%s, vector_of({c1}), vector_of({c2}), 'full', False, "
+                              "False)" % full,
+                              jvps={"c1": "leading_part(np.convolve(vector_of({d}), "
+                                          "vector_of({c2})), {y}.size)",
+                                    "c2": "leading_part(np.convolve(vector_of({c1}), "
+                                          "vector_of({d})), {y}.size)"})
     # np.take(a, idx) (and a.take(idx)): a's flat elements at the index array idx; its
     # adjoint adds g back at those positions (repeated indices add up).
     out[np.take] = rule("a indices",

@@ -124,5 +124,6 @@ RULE_HELPERS.update({name: getattr(vjp_signal, name) for name in (
     "arange_vjp_start", "arange_vjp_step", "arange_jvp_start")})
 RULE_HELPERS.update({name: getattr(vjp_poly, name) for name in (
     "polyval_vjp_x", "polyval_vjp_c", "polyval_jvp_x", "polyval_jvp_c", "leading_part",
+    "vector_of",
     "polyint_vjp", "polyint_jvp", "polydiv_vjp", "polydiv_jvp", "polydiv_quotient",
     "polydiv_remainder")})

@@ -127,6 +127,13 @@ for _np_fn, _math_fn in _NUMPY_TWINS.items():
 for _np_fn in (np.sum, np.prod, np.mean, np.max, np.min, np.amax, np.amin, np.nansum,
                np.nanprod, np.nanmean, np.nanmax, np.nanmin, np.median, np.nanmedian):
     CALL_RULES.setdefault(_np_fn, ("{g}",))
+# Of one float, Numba's np.cumsum, np.average, np.percentile and np.quantile (whatever
+# the q) are the float itself, and its np.ptp is 0, as their array forms of one element.
+for _np_fn in (np.cumsum, np.nancumsum, np.average):
+    CALL_RULES.setdefault(_np_fn, ("{g}",))
+for _np_fn in (np.percentile, np.nanpercentile, np.quantile, np.nanquantile):
+    CALL_RULES.setdefault(_np_fn, ("{g}", None))
+CALL_RULES.setdefault(np.ptp, (None,))
 # Random draws, reparameterised (a draw of the distribution at its parameters is the
 # parameters' function of a standard draw): normal loc + scale z, uniform low + (high -
 # low) u, exponential scale e. The draw is kept, never drawn again.

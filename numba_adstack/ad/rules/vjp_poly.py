@@ -2,7 +2,7 @@
 ``polyint``, ``polydiv`` (its items as functions of their own: capture rewrites
 ``polydiv(c1, c2)[0]`` as ``polydiv_quotient(c1, c2)``, ad/capture/numpy_items.py), and
 ``leading_part``, the adjoint of the coefficients ``polyadd``, ``polysub`` and ``polymul``
-padded and trimmed.
+padded and trimmed (``vector_of``: a number given for coefficients, as NumPy reads it).
 
 Each helper returns one operand's contribution, shaped like that operand (a float for a
 float operand), following Numba's implementation of the primitive where it differs from
@@ -16,6 +16,15 @@ from .vjp_core import by_type, public
 
 
 # -------------------------------------------------------------------- leading_part
+@by_type
+def vector_of(c):
+    """``c`` as the 1-d array NumPy's functions of coefficients take a number for (one
+    coefficient); an array as it is."""
+    if isinstance(c, types.Array):
+        return lambda c: c
+    return lambda c: np.full(1, c)
+
+
 @public
 def leading_part(g, n):
     """The first ``n`` items of ``g``, zeros past its end: the adjoint of coefficients that
