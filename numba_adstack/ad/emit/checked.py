@@ -57,7 +57,11 @@ class _Guard(ast.NodeTransformer):
         f = node.func
         if isinstance(f, ast.Name) and f.id in TAKES_UNSET and node.args \
                 and isinstance(node.args[0], ast.Name):
-            node.args[1:] = [self.visit(a) for a in node.args[1:]]
+            # (``acc(a, c, like)`` takes a contribution ``c`` with nothing in it yet too:
+            # a phi's adjoint flowing on an edge, which nothing may have reached)
+            keep = 2 if f.id != "ensure" and len(node.args) > 1 and \
+                isinstance(node.args[1], ast.Name) else 1
+            node.args[keep:] = [self.visit(a) for a in node.args[keep:]]
             return node
         if isinstance(f, ast.Name) and f.id == "add_adjoint" and len(node.args) == 2 \
                 and isinstance(node.args[1], ast.Name):

@@ -31,8 +31,8 @@ projected history with the memory budget; past it the call raises
 with a checkpointed backward.
 """
 from ..plan import checkpoint_schedule as CS
-from ..plan.checkpoint import length_expr, loop_budget, loop_slots
-from ..generated_source.code import call, expr
+from ..plan.checkpoint import entry_bytes, length_expr, loop_budget, loop_slots
+from ..generated_source.code import call, expr, sum_of
 from .constants import ZERO
 from .lowering import Guard, GuardIteration
 from .replay import range_index
@@ -87,6 +87,9 @@ class Checkpoint:
         n = self.cx.names.n
         arrays = [expr("{}.nbytes", n(a)) for a in car.arrays + car.in_place]
         largest = call("max", [8] + list(arrays)) if arrays else 8
+        if self._measured(lp):
+            L.code("{} = {}", self._v("L", lp), largest)
+            largest = self._v("L", lp)
         kept = expr("{} + {} * {}", car.scalar_bytes, car.list_values, largest)
         for m in car.nested:
             per = expr("({} + {} * {})", m.scalar_bytes, m.list_values, largest)
@@ -118,13 +121,41 @@ class Checkpoint:
                self._v("b", lp), self.cx.plan.memory_budget)
 
     def guard_iteration(self, L, lp):
+        """In each iteration of a guarded loop: a loop of unknown trip count compares its
+        count with the limit its guard set; a loop with a nested loop whose length is not
+        known when it starts (``for j in range(i)``) measures what its stacks hold."""
         if self.cx.draft:
             if lp.depth == 1 and not self.cx.fused.replaying:
                 L(GuardIteration(lp))
             return
-        if self.guarded(lp) and self.online(lp) and not self.cx.fused.replaying:
+        if not self.guarded(lp) or self.cx.fused.replaying:
+            return
+        if self.online(lp):
             with L.block("if {} == {}:", "_n%d" % lp.header, self._v("l", lp)):
                 L.code("{}()", self.cx.names.gname(CS.need_checkpoint))
+        elif self._measured(lp):
+            held = self._held(lp)
+            if held is not None:
+                with L.block("if {} > {}:", held, self.cx.plan.memory_budget):
+                    L.code("{}()", self.cx.names.gname(CS.need_checkpoint))
+
+    def _measured(self, lp):
+        """Does the guard of ``lp`` measure its history as it runs (a nested loop of a
+        length its guard cannot know before it starts)?"""
+        car = self.cx.plan.checkpointed.get(lp)
+        return car is not None and not car.online and any(
+            m.lengths is None for m in car.nested)
+
+    def _held(self, lp):
+        """The bytes the stacks hold now: scalar stacks by their size, list stacks by their
+        length times the largest array of the loop's state."""
+        terms = []
+        for st, spec in sorted(self.cx.stack_specs().items()):
+            if spec.storage == "list":
+                terms.append(expr("len({}) * {}", st, self._v("L", lp)))
+            elif spec.storage in ("heap", "frame"):
+                terms.append(expr("size({}) * {}", st, entry_bytes(spec.dtype)))
+        return sum_of(terms) if terms else None
 
     # ------------------------------------------------------------------ state
     def _store(self, L, lp, slot):

@@ -431,6 +431,7 @@ class Forward:
         """The header of a plain range loop (its index), then its body."""
         facts, h, rl = self.facts, lp.header, lp.range
         R = facts.s.regions[lp]
+        self.cx.checkpoint.guard_iteration(L, lp)
         for stmt in facts.fir.blocks[h].body:
             op = stmt.value.op if isinstance(stmt, ir.Assign) \
                 and isinstance(stmt.value, ir.Expr) else None

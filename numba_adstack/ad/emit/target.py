@@ -6,6 +6,10 @@ adjoint shared by several threads, how does the backward end), it asks its ``Tar
 This base class is the CPU (``numba.njit``); :mod:`numba_adstack.cuda.target` implements
 kernels.
 """
+import ast
+
+from numba.core import types
+
 from ..typeinfo import is_float, is_float_array
 from ..generated_source.code import expr, stmt
 
@@ -96,6 +100,16 @@ class Target:
         copied (the caller's stay as they are), the adjoints of array arguments made
         (left unset for those in ``assigned``: a loop assigns every element)."""
         out = []
+        arrays = [a for a in facts.arg_vars if isinstance(facts.ty(a), types.Array)]
+        for a in arrays:
+            if a not in facts.written_roots:
+                continue
+            for b in arrays:
+                if b != a and not (b in facts.written_roots and b < a):
+                    # (arguments that share memory make the function one of that memory:
+                    # the gradient by argument would be of another function)
+                    out.append(stmt("arguments_apart({}, {}, {})", names.n(a), names.n(b),
+                                    ast.Constant(_sharing_message(facts, a, b))))
         for a in facts.arg_vars:
             if a in facts.written_roots:
                 out.append(stmt("{0} = {0}.copy()", names.n(a)))
@@ -171,3 +185,9 @@ class AccumulatingTarget(Target):
             if a in facts.written_roots:
                 out.append(stmt("{} += {}", self._buffer(facts, names, a), names.bar(a)))
         return out + [stmt("return _retval")]
+
+
+def _sharing_message(facts, written, other):
+    return ("%s writes into its argument %r, and %r shares memory with it: the gradient "
+            "with respect to each is not defined; pass arrays that share none (a copy)"
+            % (facts.qualname, written.split(".")[0], other.split(".")[0]))

@@ -4,8 +4,6 @@ Reads the facts and the activity; produces nothing, or raises ``NonDifferentiabl
 naming the function, the construct and its line. Run before anything is planned, so that
 what is refused is refused whatever the plan, and never differentiated wrongly.
 """
-import re
-
 import numpy as np
 from numba.core import ir, types
 
@@ -18,7 +16,7 @@ from .memory import MemoryModel, call_view_operand, shared_writes
 from .unreplayed_reads import check_reads_of_unreplayed_stores
 from ..typeinfo import holds_complex, is_float, is_float_array
 from .operators import OPS, UNARY
-from .names import is_generated
+from .names import describe, is_generated
 
 
 def check(facts, activity):
@@ -408,37 +406,10 @@ def _made_by_call(facts, model, name):
 
 def _described(facts, name):
     """How a message names the array variable ``name``: the user's name, or what made it."""
-    user = _named_alias(facts, name)
-    if user is not None:
-        inlined = _INLINED.match(user)
-        if inlined and not inlined.group(2).startswith("_v"):
-            return "%r (in %s)" % (inlined.group(2), inlined.group(1).split("_locals_")[-1])
-        return repr(user)
     viewed = call_view_operand(facts, facts.def_expr(name))
-    if viewed is not None:
+    if viewed is not None and is_generated(name):
         return "the array %s makes of %s" % (viewed[1], _described(facts, viewed[0].name))
-    e = facts.def_expr(name)
-    if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem"):
-        return "a view of %s" % _described(facts, e.value.name)
-    return "an array it computes (line %s)" % getattr(facts.def_loc(name), "line", "?")
-
-
-#: A variable of a function Numba inlined: ``relax_v676_Anew`` is ``Anew`` in ``relax``.
-_INLINED = re.compile(r"^(.+?)_v\d+_(.+)$")
-
-
-def _named_alias(facts, name):
-    """The user's name of ``name``, or of a name it is copied to or from."""
-    if not name.startswith("$"):
-        return _user_name(name)
-    e = facts.def_expr(name)
-    if isinstance(e, ir.Var) and not e.name.startswith("$"):
-        return _user_name(e.name)
-    for _, stmt in facts.uses.get(name, ()):
-        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var) and \
-                not stmt.target.name.startswith("$"):
-            return _user_name(stmt.target.name)
-    return None
+    return describe(facts, name)
 
 
 def _how_shared(facts, model, other):

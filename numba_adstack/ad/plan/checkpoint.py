@@ -357,6 +357,11 @@ _ENTRY_BYTES = {"np.float64": 8, "np.int64": 8, "np.float32": 4, "np.int32": 4,
                 "np.bool_": 1}
 
 
+def entry_bytes(dtype):
+    """Bytes of one entry of a stack of ``dtype`` (its NumPy dtype's source)."""
+    return _ENTRY_BYTES.get(dtype, 8)
+
+
 def loop_budget(plan, car):
     """The memory budget a checkpointed loop is emitted with (bytes; -1: none)."""
     return plan.memory_budget if car.budget is None else car.budget

@@ -77,9 +77,13 @@ def numpy_rules(rule, ew):
                           "corrcoef_vjp({g}, {x}, {y_}, {rowvar}, False)",
                           jvps={"x": "corrcoef_jvp({x}, {y_}, {rowvar}, {d}, True)",
                                 "y_": "corrcoef_jvp({x}, {y_}, {rowvar}, {d}, False)"}),
-        # Piecewise the identity: whole periods added where the phase jumps.
+        # Piecewise the identity: whole periods added where the phase jumps, as many at
+        # each element as (y - p) / period (which jumps are counted moves with discont
+        # only at isolated values: no derivative there).
         np.unwrap: rule("p discont=None axis=-1 period=6.283185307179586", "{g}",
-                        jvps={"p": "{d}"}),
+                        "{g} * 0.0", None, "{g} * (({y} - {p}) / {period})",
+                        jvps={"p": "{d}", "discont": "0.0 * {y}",
+                              "period": "{d} * (({y} - {p}) / {period})"}),
         np.vander: rule("x N=None increasing=False", "vander_vjp({g}, {x}, {N}, {increasing})",
                         jvps={"x": "vander_jvp({x}, {N}, {increasing}, {d})"}),
         np.diagflat: rule("v k=0", "np.ascontiguousarray(np.diag({g}, {k}))"

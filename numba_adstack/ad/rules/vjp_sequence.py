@@ -44,6 +44,17 @@ def diff_vjp(g, a, n=1):
 
 
 @internal
+def _knots_increase(xp):
+    """Raise unless the knots of ``np.interp`` increase: NumPy leaves the result
+    unspecified otherwise (Numba computes one that depends on its search), so there is no
+    derivative to follow."""
+    for k in range(xp.size - 1):
+        if xp[k + 1] < xp[k]:
+            raise ValueError("np.interp with knots xp that do not increase: its result is "
+                             "unspecified, and has no gradient; sort xp (and fp with it)")
+
+
+@internal
 def _interval(xv, xp):
     """``(j, t, inside)`` for the point ``xv`` of ``np.interp(xv, xp, fp)``: the value is
     ``(1 - t) * fp[j] + t * fp[j + 1]`` inside ``[xp[0], xp[-1]]`` (a knot belongs to the
@@ -72,6 +83,7 @@ def _slope(j, xp, fp):
 def _interp_x_vjp(g, x, xp, fp):
     """Flat ``g`` and ``x``: each point's adjoint is ``g`` times the slope of its
     interval (0 outside the knots)."""
+    _knots_increase(xp)
     out = np.empty(x.size)
     for k in range(x.size):
         j, t, inside = _interval(x[k], xp)
@@ -82,6 +94,7 @@ def _interp_x_vjp(g, x, xp, fp):
 @internal
 def _interp_table_vjp(g, x, xp, fp, values):
     """Flat ``g`` and ``x``: the adjoint of ``fp`` (``values``) or of ``xp``."""
+    _knots_increase(xp)
     n = xp.size
     out = np.zeros(n)
     for k in range(x.size):
@@ -255,6 +268,7 @@ def take_vjp(g, a, index):
 def _interp_tangent(x, xp, fp, dx, dxp, dfp):
     """Flat ``x``, ``dx``: the tangent of ``np.interp(x, xp, fp)`` along ``dx``, ``dxp``,
     ``dfp`` (the transpose of the three adjoints above)."""
+    _knots_increase(xp)
     out = np.empty(x.size)
     for k in range(x.size):
         j, t, inside = _interval(x[k], xp)

@@ -19,6 +19,7 @@ from ...errors import AdjointReadError
 from ..rules.helpers import IN_PLACE, RULE_HELPERS
 from ..rules.vjp_core import is_shape, shape_of, sum_to
 from ..rules.helper_jit import helper_jit
+from ..rules.vjp_overlap import _addresses
 
 
 def acc(a, c, like):
@@ -287,6 +288,37 @@ def _ov_apart(a, b):
 
 
 @helper_jit(error_model="numpy")
+def _extent(a):
+    """The first and one past the last byte of the elements of ``a`` (not empty)."""
+    lo = hi = np.int64(a.ctypes.data)
+    for d in range(a.ndim):
+        step = np.int64(a.strides[d]) * (a.shape[d] - 1)
+        if step < 0:
+            lo += step
+        else:
+            hi += step
+    return lo, hi + a.itemsize
+
+
+@helper_jit(error_model="numpy")
+def arguments_apart(a, b, message):
+    """Raise ``ValueError(message)`` when the arrays ``a`` and ``b`` share an element."""
+    if a.size == 0 or b.size == 0:
+        return
+    lo_a, hi_a = _extent(a)
+    lo_b, hi_b = _extent(b)
+    if hi_a <= lo_b or hi_b <= lo_a:
+        return
+    pa = _addresses(a)
+    pb = _addresses(b)
+    sa = np.sort(pa)
+    for p in pb:
+        i = np.searchsorted(sa, p)
+        if (i < sa.size and sa[i] < p + b.itemsize) or (i > 0 and sa[i - 1] + a.itemsize > p):
+            raise ValueError(message)
+
+
+@helper_jit(error_model="numpy")
 def unpacked(a, n):
     """``a``, which ``x, y, ... = a`` unpacks into ``n`` names: Numba's check of its length,
     kept where the items are read as ``a[k]`` (tuples.read_unpacked_arrays)."""
@@ -432,7 +464,7 @@ def radd(typingctx, a, b):
 RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, add_adjoint=add_adjoint, ensure=ensure,
                fill_as=fill_as, written=written, sum_of_product=sum_of_product,
                sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like,
-               length_is=length_is, apart=apart, unpacked=unpacked, radd=radd,
+               length_is=length_is, apart=apart, arguments_apart=arguments_apart, unpacked=unpacked, radd=radd,
                dict_zeros=dict_zeros, checked_add=checked_add, checked_add_at=checked_add_at,
                acc_checked=acc_checked, acc_new_checked=acc_new_checked)
 #: Pullbacks returning the adjoints of all their operands as fresh values, none a view of
