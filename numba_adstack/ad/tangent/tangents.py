@@ -48,10 +48,13 @@ LINEAR_CALLS = {
     # reshapes of adjoint arrays, linear in the adjoints together.
     runtime.acc: (0, 1), runtime.acc_new: (0, 1), runtime.ensure: (0,),
     runtime.fill_as: (0,), runtime.radd: (0, 1),
+    runtime.acc_checked: (0, 1), runtime.acc_new_checked: (0, 1),
+    runtime.checked_add: (0, 1),
 }
 #: A helper whose tangent is another's: the tangent of ``acc_new``'s contribution is not
 #: a new array, so it is added with ``acc``.
-TANGENT_CALLEES = {runtime.acc_new: runtime.acc}
+TANGENT_CALLEES = {runtime.acc_new: runtime.acc,
+                   runtime.acc_new_checked: runtime.acc_checked}
 if hasattr(np, "row_stack"):        # an alias of np.vstack, gone in NumPy 2.5
     LINEAR_CALLS[np.row_stack] = LINEAR_CALLS[np.vstack]
 #: Helpers of the array rules linear in the adjoint they take first; their other
@@ -78,12 +81,17 @@ ADDS_INTO = {runtime.RUNTIME[n]: pos for n, pos in (
 #: called as they are, the sum's linear in its two adjoints (tangent: itself of theirs).
 OVERLAP_ADJOINTS = {runtime.RUNTIME[n] for n in ("overlap_sum_vjp", "overlap_update_vjp")}
 register_call_rewriter(lambda *args: False, lambda obj: obj in OVERLAP_ADJOINTS)
+#: Helpers of the backward adding into an adjoint in place, linear in the arguments at
+#: these positions together (``add_adjoint(out, c)``, ``checked_add_at(a, i, c, sign)``).
+ADDS_IN_PLACE = {runtime.RUNTIME["add_adjoint"]: (0, 1),
+                 runtime.RUNTIME["checked_add_at"]: (0, 2)}
 #: The adjoints of np.interp (in a backward that hvp differentiates) -> their tangents,
 #: which take the helper's four arguments and then the four tangents.
 INTERP_ADJOINTS = {runtime.RUNTIME[n]: runtime.RUNTIME[n + "_jvp"] for n in (
     "interp_vjp_x", "interp_vjp_xp", "interp_vjp_fp")}
 #: Linear functions whose other arguments give only a shape.
 SHAPE_ARGUMENTS = {runtime.acc, runtime.acc_new, runtime.ensure, runtime.fill_as,
+                   runtime.acc_checked, runtime.acc_new_checked, runtime.checked_add,
                    *_SHAPED_HELPERS}
 #: Stack reads: the tangent is read from the tangent's stack, pushed in step.
 STACK_READS = {I.pop, I.top}
@@ -420,6 +428,11 @@ class Tangents:
                                  "(write it as `x[...] = x * y`)", e.loc)
             return [stmt("{}({}, {}, {})", self.src.operand(e.func), self.of(e.args[0]),
                          self.of(e.args[1]), self.src.operand(e.args[2]))]
+        if fn in ADDS_IN_PLACE and any(self.has(e.args[k]) for k in ADDS_IN_PLACE[fn]):
+            # ``out += c`` into an adjoint (the backward's): the same of their tangents
+            ops = [self.of(a) if k in ADDS_IN_PLACE[fn] else self.src.operand(a)
+                   for k, a in enumerate(e.args)]
+            return [stmt("{}", call(self.names.gname(fn), ops))]
         if fn in ADDS_INTO and self.has(e.args[0]):
             terms = self.helper_terms(fn, e.args, ADDS_INTO[fn], out=self.dot(e.args[0]))
             return [stmt("{}", t) for t in terms] if terms else None
