@@ -91,6 +91,15 @@ def delay_line(x, steps):
     return s + np.sum(u)
 
 
+def shifted_by(x, k, m):
+    """Overlap known only at run time: the shift and the length are arguments."""
+    u = x.copy()
+    u[k:k + m] = u[:m]
+    u[:m] *= u[k:k + m]
+    u[k:] += 0.5 * u[:-k]
+    return np.sum(u * u)
+
+
 X6 = np.array([.1, .2, .3, .4, .5, .6])
 X12 = np.linspace(0.3, 1.4, 12)
 X9 = np.linspace(0.2, 1.0, 9)
@@ -98,10 +107,12 @@ X9 = np.linspace(0.2, 1.0, 9)
 CASES = [(shift, (X6,)), (flip, (X6,)), (reverse_copy, (X6,)), (second_name, (X6,)),
          (add_next, (X6,)), (add_previous, (X6,)), (mul_next, (X6,)),
          (strided_updates, (X12,)), (grid, (X12,)), (transposed, (X9,)),
-         (broadcast_row, (X12,)), (upwind, (X12, 0.3, 3)), (delay_line, (X6, 5))]
+         (broadcast_row, (X12,)), (upwind, (X12, 0.3, 3)), (delay_line, (X6, 5)),
+         (shifted_by, (X12, 2, 6)), (shifted_by, (X12, 7, 4))]
 
 
-@pytest.mark.parametrize("fn,args", CASES, ids=[f.__name__ for f, _ in CASES])
+@pytest.mark.parametrize("fn,args", CASES,
+                         ids=["%s%s" % (f.__name__, a[1:]) for f, a in CASES])
 def test_overlapping_views(fn, args):
     primal = numba.njit(fn)      # the differences of what Numba computes
     g = nad.grad_jit(fn)
