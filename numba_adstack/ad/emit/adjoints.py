@@ -16,7 +16,7 @@ from ..facts.operators import OPS
 from ..plan.reciprocals import copy_root
 from ..facts.rule_binding import bind_expr
 from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
-from ..rules.vjp_overlap import OPERATOR_CODES
+from ..rules.vjp_overlap import OVERLAP_RULES
 from . import lists
 from .lowering import Choice
 from .reads import PrimalRead
@@ -323,14 +323,11 @@ class Adjoints:
                 self._element_seeded(y):
             return None
         fn = R.INPLACE_TO_BINOP.get(e.fn, e.immutable_fn)
-        op = OPERATOR_CODES.get(fn.__name__)
-        if op is None:
+        template = OVERLAP_RULES.get(fn.__name__)
+        if template is None:
             facts.error("the in-place operator %s between two views of one array"
                         % OPS.get(fn, fn), e.loc)
-        if op <= 1:
-            rule = (None, "overlap_sum_vjp({out}, {g}, %s)" % ("1.0", "-1.0")[op])
-        else:
-            rule = (None, "overlap_update_vjp({out}, {g}, {0}, {1}, %d)" % op)
+        rule = (None, template)
         g = self.ref_bar(name)
         return [Into(self.ref_bar(y), term)
                 for _, term in self.terms(name, rule, [e.lhs, y], g=g)]

@@ -20,6 +20,13 @@ from .helper_jit import helper_jit
 #: The operators a helper differentiates, by the code its call passes.
 OPERATOR_CODES = {"add": 0, "sub": 1, "mul": 2, "truediv": 3, "pow": 4, "mod": 5,
                   "floordiv": 6}
+#: The rule of ``x op= y`` between views of one array, by operator: the template of
+#: ``y``'s contribution, added into ``{out}`` (``y``'s adjoint view) while ``{g}`` (``x``'s)
+#: is made the adjoint of ``x``'s old value; ``{0}``, ``{1}``: ``x`` and ``y`` before it.
+OVERLAP_RULES = {"add": "overlap_sum_vjp({out}, {g}, 1.0)",
+                 "sub": "overlap_sum_vjp({out}, {g}, -1.0)"}
+OVERLAP_RULES.update({name: "overlap_update_vjp({out}, {g}, {0}, {1}, %d)" % code
+                      for name, code in OPERATOR_CODES.items() if name not in OVERLAP_RULES})
 
 
 @helper_jit(error_model="numpy")
