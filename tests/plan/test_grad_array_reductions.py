@@ -154,7 +154,7 @@ def test_checked_mode_lets_acc_new_take_an_adjoint_with_none_yet():
     f = nad.grad_jit(boundscheck=True)(squared_in_place)
     args = (np.linspace(0.1, 0.9, 6), 0.7)
     src = f.inspect_adjoint(*args)
-    assert "acc_new(z_bar, written(" in src
+    assert "acc_new_checked(z_bar, written(" in src
     check_fd(f, *args)
 
 

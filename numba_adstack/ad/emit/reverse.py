@@ -434,7 +434,8 @@ class Reverse:
                 has_scalar_adjoint(facts.ty(name)) or name in cx.activity.array_values):
             direct = {v: use for v, use in cx.plan.direct.items() if use is stmt}
             contributions = cx.adjoints.contributions(name, e)
-            if contributions and name in cx.activity.array_values:
+            if contributions and name in cx.activity.array_values and \
+                    not self._reached_in_block(label, stmt, name):
                 # Nothing may have reached it (a use in a branch not taken, the last
                 # iteration of a loop tested at its end): a rule reads its adjoint as an
                 # array of its value's shape, never as the size-0 "nothing yet".
@@ -457,6 +458,24 @@ class Reverse:
             self.pop_value(L, partial_of(facts, name)[0], label)
         self.pop_value(L, name, label)
         self.snapshot_pops(L, name, copies, False, label)
+
+    def _reached_in_block(self, label, stmt, name):
+        """Does a statement after ``stmt`` in its block add into ``name``'s adjoint
+        whenever the block runs (its reverse, before this one's, always writes it)?"""
+        facts, useful = self.facts, self.cx.activity.useful
+        body = facts.fir.blocks[label].body
+        later = body[body.index(stmt) + 1:]
+        for _, use in facts.uses.get(name, ()):
+            if not any(use is s for s in later):
+                continue
+            if isinstance(use, ir.Assign) and isinstance(use.value, ir.Var):
+                if self._reached_in_block(label, use, use.target.name):   # an alias
+                    return True
+            elif isinstance(use, ir.Return) or (
+                    isinstance(use, ir.Assign) and use.target.name in useful
+                    and not (isinstance(use.value, ir.Expr) and use.value.op == "phi")):
+                return True
+        return False
 
     def snapshot_pops(self, L, name, copies, own, label):
         """Pop the snapshots of :meth:`.replay.Forward.snapshots` back, in reverse; under

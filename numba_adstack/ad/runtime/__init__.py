@@ -116,8 +116,8 @@ def _ov_ensure(a, like):
 
     def impl(a, like):
         if a.shape != like.shape:
-            return np.zeros(like.shape, like.dtype)
-        return a
+            return np.zeros(like.shape, a.dtype)    # (the adjoint's dtype: a float32
+        return a                                    # value may have a float64 adjoint)
     return impl
 
 
