@@ -240,6 +240,8 @@ def shared_writes(facts, model, relevant):
     docstring); ``relevant(names)``: whether the gradient reads any of those identities."""
     found = []
     for label, k, target, stmt in array_writes(facts):
+        if not isinstance(facts.typemap.get(target.name), types.Array):
+            continue        # (a list or a dict stored into: facts/containers.py's)
         if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr) and \
                 stmt.value.op == "inplace_binop":
             identity = facts.array_root(stmt.target.name)

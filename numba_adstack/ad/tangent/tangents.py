@@ -80,7 +80,8 @@ ADDS_INTO = {runtime.RUNTIME[n]: pos for n, pos in (
 #: The adjoints of an in-place operator between views of one array (rules/vjp_overlap.py):
 #: called as they are, the sum's linear in its two adjoints (tangent: itself of theirs).
 OVERLAP_ADJOINTS = {runtime.RUNTIME[n] for n in ("overlap_sum_vjp", "overlap_update_vjp")}
-register_call_rewriter(lambda *args: False, lambda obj: obj in OVERLAP_ADJOINTS)
+register_call_rewriter(lambda *args: False,
+                       lambda obj: any(obj is f for f in OVERLAP_ADJOINTS))
 #: Helpers of the backward adding into an adjoint in place, linear in the arguments at
 #: these positions together (``add_adjoint(out, c)``, ``checked_add_at(a, i, c, sign)``).
 ADDS_IN_PLACE = {runtime.RUNTIME["add_adjoint"]: (0, 1),
