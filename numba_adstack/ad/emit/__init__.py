@@ -38,6 +38,7 @@ from .parallel import Parallel, straight_helpers
 from ..generated_source.code import module, printed
 from .reads import Read, reads_of, shared_assignments, written_with_reciprocals
 from .reassoc import reassociate_folded_sums
+from ..rules.template import ieee_products as plain_products
 from .reverse import Reverse
 from .source import Source
 from .states import States
@@ -312,12 +313,15 @@ class Emitted:
     inlined: frozenset
 
 
-def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False, ir=None):
+def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False, ir=None,
+                  ieee_products=False):
     """The :class:`Emitted` backward under ``plan``; ``checked``: its reads of adjoint
     arrays are checked (:mod:`.checked`). ``ir``: the :class:`BackwardIR` the plan was
     settled from, lowered under it where it can be (:mod:`.lowering`); else the backward
-    is emitted under ``plan``. Its statements are nested into one tree, the passes work
-    on that tree, and it is printed once (:func:`..generated_source.code.printed`)."""
+    is emitted under ``plan``. ``ieee_products``: its guarded products are plain ones
+    (:func:`..rules.template.ieee_products`). Its statements are nested into one tree,
+    the passes work on that tree, and it is printed once
+    (:func:`..generated_source.code.printed`)."""
     lowered = ir is not None and lowerable(facts, ir, plan)
     if lowered:
         cx, fwd, rev = ir.cx, ir.forward, ir.reverse
@@ -333,6 +337,8 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False, ir
     if lowered:
         lower(tree, cx)
     cx.states.resolve(tree)
+    if ieee_products:
+        plain_products(tree)
     # (element-wise runs fused where the target makes arrays: not in checked mode, whose
     # reads of adjoints are checked statement by statement)
     tidy(tree, names.globals, set(cx.helpers), name_types(cx),

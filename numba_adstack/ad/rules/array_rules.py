@@ -131,8 +131,10 @@ def _elementwise(fn, scalar_rule, params):
 
 
 # Element-wise ufuncs: the scalar rule of the ufunc (rules/scalar.py) lifted to arrays.
-# Our erf and erfc ufuncs take the rules of math.erf and math.erfc; np.sign has none.
-_ARRAY_TWINS = {vjp_elementwise.erf: math.erf, vjp_elementwise.erfc: math.erfc}
+# Our erf and erfc ufuncs take the rules of math.erf and math.erfc, zmultiply those of
+# zmul (the guarded product of the generated code, rules/template.py); np.sign has none.
+_ARRAY_TWINS = {vjp_elementwise.erf: math.erf, vjp_elementwise.erfc: math.erfc,
+                 vjp_elementwise.zmultiply: vjp_elementwise.zmul}
 _UFUNCS = {fn: rule for fn, rule in CALL_RULES.items() if isinstance(fn, np.ufunc)}
 _UFUNCS.update({f: CALL_RULES[m] for f, m in _ARRAY_TWINS.items()})
 _UFUNCS[np.sign] = (None,)

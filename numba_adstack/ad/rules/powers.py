@@ -6,7 +6,9 @@ make each of them a libm ``pow`` call per step in the sweep. With a literal expo
 the derivative ``k x^(k-1)`` is written instead with integer powers (multiplications),
 square roots and the result ``y`` itself; with a literal base ``c`` the exponent's
 derivative ``y ln c`` gets ``ln c`` as a constant. A quotient with a literal numerator
-(``1. / r``) differentiates to ``-y * y / c``, reusing the quotient: no division.
+(``1. / r``) differentiates to ``-y * y / c``, reusing the quotient: no division. Where
+the derivative may be infinite at a finite operand (``x ** 0.5`` and ``1. / x`` at 0) the
+rule is ``zero_safe`` (rules/template.py).
 
 ``LITERAL_RULES`` maps each power primitive to the function giving the rule for its
 literal operands (one entry per primitive: ``math.pow`` and ``np.power`` share it). The
@@ -17,7 +19,7 @@ import operator
 
 import numpy as np
 
-from .template import rule
+from .template import rule, zero_safe
 
 #: Integer literal powers up to this Numba lowers to multiplications.
 _MAX_INT_POWER = 0x10000
@@ -72,11 +74,16 @@ def exponent_derivative(k):
 
 def power_rule(literals):
     """The rule of ``y = base ** exponent`` for ``literals = [base or None, exponent or
-    None]`` (the values of the literal operands), or None for the generic rule."""
+    None]`` (the values of the literal operands), or None for the generic rule. The
+    derivative of a power other than a positive integer is infinite at 0 (``x ** 0.5``,
+    ``x ** -2``) or NaN below it: its contribution is ``zero_safe``."""
     base, k = literals[0], literals[1]
     if k is not None:
         d = exponent_derivative(k)             # (x ** 0 is 1: no gradient)
-        return (None if d is None else ("{g}" if d == "1.0" else "{g} * %s" % d), None)
+        if d is None or d == "1.0":
+            return (None if d is None else "{g}", None)
+        finite = float(k).is_integer() and k > 1
+        return ("{g} * %s" % d if finite else zero_safe("{g} * %s" % d), None)
     if base is not None and base > 0:
         return (None, "{g} * ({y} * %r)" % math.log(base))
     return None
@@ -90,8 +97,8 @@ def quotient_rule(literals):
     if c is None or x is not None or c == 0:
         return None
     if c == 1:
-        return (None, "{g} * (-({y} * {y}))")
-    return (None, "{g} * (-({y} * {y}) * %s)" % _num(1.0 / c))
+        return (None, zero_safe("{g} * (-({y} * {y}))"))
+    return (None, zero_safe("{g} * (-({y} * {y}) * %s)" % _num(1.0 / c)))
 
 
 LITERAL_RULES = {operator.pow: power_rule, math.pow: power_rule, np.power: power_rule,
