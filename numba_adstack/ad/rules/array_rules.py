@@ -32,7 +32,7 @@ function; methods and ``.T`` through ``METHODS``) to an ``ArrayRule``:
   their tangent.
 * ``literal``: None, or a function of {parameter: value} for the arguments that are
   compile-time constants, giving templates that replace ``vjps`` entries
-  (``x ** 2`` -> ``{g} * (2.0 * {a})``, no ``pow``): rules/powers.py's, lifted.
+  (``x ** 2`` -> ``zmultiply({g}, 2.0 * {a})``, no ``pow``): rules/powers.py's, lifted.
 
 The element-wise rules of ufuncs and operators are not written here: each is its scalar
 rule (rules/scalar.py) lifted to arrays by rules/template.py (``math.cos`` -> ``np.cos``,
@@ -109,7 +109,7 @@ def _named(scalar_rule, params):
 
 def _literal_rule(fn, params):
     """The specialisation of ``fn``'s rule to compile-time constant operands
-    (rules/powers.py: ``x ** 2`` -> ``{g} * (2.0 * {a})``, no pow), lifted; None when
+    (rules/powers.py: ``x ** 2`` -> ``zmultiply({g}, 2.0 * {a})``, no pow), lifted; None when
     ``fn`` has none."""
     if fn not in LITERAL_RULES:
         return None

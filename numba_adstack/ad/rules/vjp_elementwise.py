@@ -35,6 +35,14 @@ def zmul(typingctx, g, p):
     ``g`` where ``|g| > 0`` fails, marked as almost never taken: the processor predicts
     it, and a loop's adjoint chain does not wait for it (a select on ``g`` would); the
     contributions of one adjoint share the branch once LLVM has merged their tests."""
+    if isinstance(g, types.Array) or isinstance(p, types.Array):
+        # (a 0-d array: a scalar rule's operand, or its tangent, in forward mode)
+        ufunc = typingctx.resolve_value_type(zmultiply)
+        sig = typingctx.resolve_function_type(ufunc, (g, p), {})
+        return None if sig is None else (sig, lambda context, builder, sig, args:
+                                         context.compile_internal(
+                                             builder, lambda g, p: zmultiply(g, p), sig,
+                                             args))
     if not (isinstance(g, types.Number) and isinstance(p, (types.Number, types.Boolean))):
         return None
     rt = typingctx.resolve_function_type(operator.mul, (g, p), {}).return_type
