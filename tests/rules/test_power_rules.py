@@ -136,7 +136,11 @@ def test_quotient_rules_read_as_written():
     assert powers.quotient_rule([1.0, None]) == (None, "zmul({g}, -({y} * {y}))")
     assert powers.quotient_rule([2, None]) == (None, "zmul({g}, -({y} * {y}) * 0.5)")
     assert powers.quotient_rule([0.0, None]) is None
-    assert powers.quotient_rule([None, 2.0]) is None
+    # a literal divisor: the numerator's partial is a number (no guard)
+    assert powers.quotient_rule([None, 2.0]) == ("{g} * (1.0 / 2.0)", None)
+    assert powers.quotient_rule([None, 0.0]) is None
+    assert powers.product_rule([None, -0.5]) == ("{g} * -0.5", None)
+    assert powers.product_rule([3, None]) == (None, "{g} * 3.0")
 
 
 # A rule dividing by v multiplies by q instead where the primal computed q = 1. / v, on

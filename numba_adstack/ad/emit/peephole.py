@@ -253,9 +253,11 @@ def _reduction_form(e):
 
 
 def _is_new_array(e):
-    """Is ``e`` an operator's result (on arrays, a new array nothing else refers to)?"""
+    """Is ``e`` an operator's result, or the guarded product's (on arrays, a new array
+    nothing else refers to)?"""
     return e.__class__ is ast.BinOp or (e.__class__ is ast.UnaryOp
-                                        and e.op.__class__ is ast.USub)
+                                        and e.op.__class__ is ast.USub) \
+        or guarded_product_call(e, GUARDED_UFUNC) is not None
 
 
 def is_np_sum(e):

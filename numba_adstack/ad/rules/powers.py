@@ -10,9 +10,10 @@ derivative ``y ln c`` gets ``ln c`` as a constant. A quotient with a literal num
 the derivative may be infinite at a finite operand (``x ** 0.5`` and ``1. / x`` at 0) the
 rule is ``zero_safe`` (rules/template.py).
 
-``LITERAL_RULES`` maps each power primitive to the function giving the rule for its
-literal operands (one entry per primitive: ``math.pow`` and ``np.power`` share it). The
-rules are written here for floats; rules/array_rules.py lifts them to arrays.
+``LITERAL_RULES`` maps each power primitive (and quotients and products) to the function
+giving the rule for its literal operands (one entry per primitive: ``math.pow`` and
+``np.power`` share it). The rules are written here for floats; rules/array_rules.py lifts
+them to arrays.
 """
 import math
 import operator
@@ -92,8 +93,12 @@ def power_rule(literals):
 def quotient_rule(literals):
     """The rule of ``y = c / x`` for a literal numerator ``c`` (``1. / r``): ``d y / d x =
     -c / x**2 = -y * y / c`` reuses the quotient the primal computed, with no division
-    (the generic rule divides by ``x * x``); None for the generic rule."""
+    (the generic rule divides by ``x * x``); of ``y = x / c``, a literal divisor: ``1 / c``,
+    a finite number; None for the generic rule."""
     c, x = literals[0], literals[1]
+    if c is None and x is not None and x != 0 and math.isfinite(x):
+        # (a literal divisor: the numerator's partial is a finite number)
+        return ("{g} * (1.0 / %s)" % _num(x), None)
     if c is None or x is not None or c == 0:
         return None
     if c == 1:
@@ -101,9 +106,20 @@ def quotient_rule(literals):
     return (None, zero_safe("{g} * (-({y} * {y}) * %s)" % _num(1.0 / c)))
 
 
+def product_rule(literals):
+    """The rule of ``y = a * b`` for a literal finite operand (``-0.5 * z``): the other
+    operand's partial is that number, a plain product even on arrays (where a partial
+    that reads a value is guarded, rules/template.py); None for the generic rule."""
+    a, b = literals
+    if (a is None) == (b is None) or not math.isfinite(a if b is None else b):
+        return None
+    return (None, "{g} * %s" % _num(a)) if b is None else ("{g} * %s" % _num(b), None)
+
+
 LITERAL_RULES = {operator.pow: power_rule, math.pow: power_rule, np.power: power_rule,
                  np.float_power: power_rule, operator.truediv: quotient_rule,
-                 np.divide: quotient_rule, np.true_divide: quotient_rule}
+                 np.divide: quotient_rule, np.true_divide: quotient_rule,
+                 operator.mul: product_rule, np.multiply: product_rule}
 
 
 def specialise(fn, literals):
