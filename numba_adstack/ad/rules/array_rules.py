@@ -212,8 +212,11 @@ ARRAY_RULES = {
     np.min: _rule("a", _EXTREME), np.amin: _rule("a", _EXTREME),
     np.var: _rule("a", "np.ascontiguousarray({g} * (2.0 / {a}.size) * ({a} - np.mean({a})))",
                   jvps={"a": "np.sum(({a} - np.mean({a})) * {d}) * (2.0 / {a}.size)"}),
-    np.std: _rule("a", "np.ascontiguousarray({g} / ({a}.size * {y}) * ({a} - np.mean({a})))",
-                  jvps={"a": "np.sum(({a} - np.mean({a})) * {d}) / ({a}.size * {y})"}),
+    # (at no spread the partial is 0 / 0: a zero adjoint or tangent contributes zero)
+    np.std: _rule("a", "np.ascontiguousarray(zmultiply({g}, ({a} - np.mean({a})) / "
+                       "({a}.size * {y})))",
+                  jvps={"a": "zmul(np.sum(({a} - np.mean({a})) * {d}), "
+                             "1.0 / ({a}.size * {y}))"}),
     np.cumsum: _rule("a axis=None", "cumsum_vjp({g}, {a}, {axis})"),
     np.cumprod: _rule("a", "cumprod_vjp({g}, {a})", jvps={"a": "cumprod_jvp({a}, {d})"}),
     np.diff: _rule("a n=1", "diff_vjp({g}, {a}, {n})"),
