@@ -25,17 +25,20 @@ infinite or NaN at finite operands (``sqrt`` and ``log`` at 0, a quotient by 0,
 ``arcsin`` at 1), the rule is declared ``zero_safe``: ``zmul({g}, P)``, the product where
 ``{g}`` is not zero and 0 where it is (rules/vjp_elementwise.py), so that an operation
 whose result nothing uses, or that a masked ``where`` or a NaN-skipping reduction leaves
-out, gives exactly 0 where IEEE arithmetic gives ``0 * inf = NaN``. ``zmul`` is a branch
-the processor predicts, so an adjoint chain through it runs as fast as through the
-product; it is a primitive with a rule, so forward mode over the backward (``hvp``)
-differentiates it (a branch on the adjoint would lose the tangent where the adjoint is
-zero). On arrays (:func:`lift`) it is the ufunc ``zmultiply``, and every contribution
+out, gives exactly 0 where IEEE arithmetic gives ``0 * inf = NaN``. ``zmul`` is the
+product and a branch the processor predicts, so an adjoint chain through it does not wait
+for the test; it is a primitive with a rule, so forward mode over the backward (``hvp``)
+differentiates it (a branch on the adjoint in the code would lose the tangent where the
+adjoint is zero). On arrays (:func:`lift`) it is the ufunc ``zmultiply``, and every contribution
 whose partial reads a value gets it: arrays carry data with NaNs that the NaN-skipping
 reductions leave out. Rules whose partial is finite where their operands are (``sin``, a
 product, a sum) stay plain products on floats: a loop's adjoint chain pays nothing for
 them. :func:`ieee_products` takes the guards out of a generated tree
 (``grad_jit(ieee_products=True)``), :func:`guards_as_branches` writes them as
 conditional expressions (for targets without the ``zmul`` primitive: CUDA).
+
+A template made from a tree is printed once (``ast.unparse``); its text then parses
+back to the same tree.
 """
 import ast
 import functools
