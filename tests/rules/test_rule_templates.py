@@ -97,6 +97,11 @@ def test_zero_safe_rules_and_their_forms_in_generated_code():
     tree = ast.parse("a = zmul(-g[i], 0.5 / y)")
     assert ast.unparse(T.guards_as_branches(tree)) == \
         "a = -g[i] * (0.5 / y) if g[i] != 0.0 else 0.0"
+    # Outside loops, code that runs once: the select form; in loops, the branch.
+    fn = ast.parse("def f(g, y):\n    a = zmul(g, y)\n    for i in range(3):\n"
+                   "        a += zmul(a, y)\n    return zmul(a, y)\n").body[0]
+    assert ast.unparse(T.guards_outside_loops(fn)).count("zmul_select(") == 2
+    assert "a += zmul(a, y)" in ast.unparse(fn)
 
 
 def test_elementwise_array_rules_are_the_scalar_rules_lifted():

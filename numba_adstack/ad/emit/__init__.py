@@ -38,7 +38,7 @@ from .parallel import Parallel, straight_helpers
 from ..generated_source.code import module, printed
 from .reads import Read, reads_of, shared_assignments, written_with_reciprocals
 from .reassoc import reassociate_folded_sums
-from ..rules.template import guards_as_branches, ieee_products as plain_products
+from ..rules.template import guards_as_branches, guards_outside_loops, ieee_products as plain_products
 from .reverse import Reverse
 from .source import Source
 from .states import States
@@ -341,6 +341,10 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False, ir
         plain_products(tree)
     elif not facts.target.guarded_product_calls:
         guards_as_branches(tree)
+    else:       # (a parallel loop's helper is its body: it runs in the loop)
+        for fn in tree.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name not in cx.helpers:
+                guards_outside_loops(fn)
     # (element-wise runs fused where the target makes arrays: not in checked mode, whose
     # reads of adjoints are checked statement by statement)
     tidy(tree, names.globals, set(cx.helpers), name_types(cx),

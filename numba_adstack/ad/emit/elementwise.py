@@ -16,7 +16,7 @@ and every array it writes apart from the others (or the same array); otherwise t
 statements run as written. A statement is element-wise when it is an operator, a negation
 or a one-argument NumPy ufunc of 1-d float64 arrays and numbers (or a rule's helper that
 is one on arrays of the run's length: ``sum_to``, ``broadcast_like``, ``unreduce`` of a
-whole sum), or the guarded product ``zmultiply`` (``zmul`` on the elements); a division or a power of arrays takes NumPy's meaning in the loop
+whole sum), or the guarded product ``zmultiply`` (``zmul_select`` on the elements); a division or a power of arrays takes NumPy's meaning in the loop
 (``np.divide``, ``np.power``: no exception on a zero, the same routine), as it has on the
 arrays.
 Scalar statements of the run go before the loop when they read nothing the loop makes,
@@ -29,7 +29,7 @@ import copy
 
 from numba.core import types as nbtypes
 
-from ..rules.template import GUARDED_PRODUCT, GUARDED_UFUNC, guarded_product_call
+from ..rules.template import GUARDED_SELECT, GUARDED_UFUNC, guarded_product_call
 from .peephole import is_np_sum, is_sum_unreduce
 from .syntax import walk
 
@@ -437,8 +437,9 @@ class _Element(ast.NodeTransformer):
 
 
 def _guarded(a, p):
-    """``zmultiply(a, p)`` of numbers: ``zmul(a, p)``."""
-    return _call(GUARDED_PRODUCT, [a, p])
+    """``zmultiply(a, p)`` of numbers: ``zmul_select(a, p)`` (no chain runs through an
+    element loop's products, and selects leave it one block)."""
+    return _call(GUARDED_SELECT, [a, p])
 
 
 def _summand(c):

@@ -27,7 +27,7 @@ import numpy as np
 
 from .special import digamma, trigamma
 from .template import RuleTable, check_linear, zero_safe
-from .vjp_elementwise import zmul
+from .vjp_elementwise import zmul, zmul_select
 
 # x ** y: as JAX, d/dx is 0 where y == 0 (not 0 * x ** -1, NaN at x == 0) and d/dy is 0
 # where x == 0 (log(0) * 0 ** y is NaN): log reads 1 there. Comparisons added as numbers,
@@ -153,6 +153,7 @@ for _np_fn in (np.std, np.var, np.nanstd, np.nanvar):
 # The guarded product of the generated code (rules/template.py, zero_safe): a primitive
 # where forward mode differentiates a backward (hvp).
 CALL_RULES[zmul] = (zero_safe("{g} * {1}"), "({g} * {0} if {0} != 0.0 else 0.0)")
+CALL_RULES[zmul_select] = CALL_RULES[zmul]
 
 # Rules by operator (binary and in-place binary operators share them).
 BINOP_RULES = RuleTable({

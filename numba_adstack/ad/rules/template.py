@@ -34,8 +34,9 @@ whose partial reads a value gets it: arrays carry data with NaNs that the NaN-sk
 reductions leave out. Rules whose partial is finite where their operands are (``sin``, a
 product, a sum) stay plain products on floats: a loop's adjoint chain pays nothing for
 them. :func:`ieee_products` takes the guards out of a generated tree
-(``grad_jit(ieee_products=True)``), :func:`guards_as_branches` writes them as
-conditional expressions (for targets without the ``zmul`` primitive: CUDA).
+(``grad_jit(ieee_products=True)``), :func:`guards_outside_loops` makes those that run
+once selects, :func:`guards_as_branches` writes them as conditional expressions (for
+targets without the ``zmul`` primitive: CUDA).
 
 A template made from a tree is printed once (``ast.unparse``); its text then parses
 back to the same tree.
@@ -167,8 +168,9 @@ def _module_call(node, module):
         and isinstance(node.func.value, ast.Name) and node.func.value.id == module
 
 
-#: The guarded product of floats (``zmul(a, P)``) and its ufunc (rules/vjp_elementwise.py).
-GUARDED_PRODUCT, GUARDED_UFUNC = "zmul", "zmultiply"
+#: The guarded product of floats (``zmul(a, P)``), its form for code that runs once and
+#: its ufunc (rules/vjp_elementwise.py).
+GUARDED_PRODUCT, GUARDED_SELECT, GUARDED_UFUNC = "zmul", "zmul_select", "zmultiply"
 
 
 def _scaled_adjoint(node):
@@ -453,11 +455,30 @@ def ieee_products(tree):
     class Plain(ast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
-            parts = guarded_product_call(node) or guarded_product_call(node, GUARDED_UFUNC)
+            parts = guarded_product_call(node) or guarded_product_call(
+                node, GUARDED_UFUNC) or guarded_product_call(node, GUARDED_SELECT)
             if parts is None:
                 return node
             return ast.BinOp(left=parts[0], op=ast.Mult(), right=parts[1])
     return Plain().visit(tree)
+
+
+def guards_outside_loops(fn):
+    """The function ``fn`` (a generated ``ast.FunctionDef``, changed in place) with each
+    ``zmul`` outside its loops ``zmul_select``: code that runs once gains nothing from a
+    predicted branch, whose weight only changes how LLVM lays out the loops around it."""
+    class Once(ast.NodeTransformer):
+        def visit_For(self, node):
+            return node
+
+        visit_While = visit_For
+
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            parts = guarded_product_call(node)
+            return node if parts is None else _guarded_product(*parts, GUARDED_SELECT)
+    Once().visit(fn)
+    return fn
 
 
 def guards_as_branches(tree):

@@ -29,7 +29,7 @@ from ..facts.ir_facts import IRFacts, is_range
 from ..emit.target import CPU
 from ..typeinfo import zero_expr
 from ..plan.shapes import Shapes
-from ..rules.template import guards_as_branches, ieee_products as plain_products
+from ..rules.template import guards_as_branches, guards_outside_loops, ieee_products as plain_products
 from .tangents import Tangents, has_floats, zero_of
 
 
@@ -293,6 +293,10 @@ def build_jvp(typed, py_func, wrt, target=CPU, ieee_products=False):
         plain_products(tree)
     elif not target.guarded_product_calls:
         guards_as_branches(tree)
+    else:
+        for fn in tree.body:
+            if isinstance(fn, ast.FunctionDef):
+                guards_outside_loops(fn)
     return JVPSource(fname, printed(tree), names.globals, facts, frozenset(wrt))
 
 
