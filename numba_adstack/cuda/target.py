@@ -26,6 +26,9 @@ class CudaTarget(Target):
     forced_storage = "frame"
     checkpoints = False
     history_place = "in each thread's local memory"
+    # (a kernel's backward is not differentiated again: its zero-safe products are
+    # branches, which CUDA and the simulator compile as they are)
+    guarded_product_calls = False
 
     def __init__(self, sized_at_launch=False):
         super().__init__(global_map={id(STANDIN): cuda_module()})

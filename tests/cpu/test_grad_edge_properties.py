@@ -39,7 +39,9 @@ def weighted_sines(a, s):
 
 
 def weighted_sines_grad(a, s):
-    return np.cos(a) * s, np.sum(np.sin(a))
+    # The adjoint reaching sin(a) is s: where it is 0, so is the contribution, whatever
+    # cos(a) (an infinite a) is (docs/errors.md, a zero adjoint contributes zero).
+    return np.where(s != 0.0, np.cos(a) * s, 0.0), np.sum(np.sin(a))
 
 
 def recurrence(a, c):

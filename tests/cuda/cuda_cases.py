@@ -614,6 +614,26 @@ def case_device_function_grad_overflow_is_nan_then_recovers():
     np.testing.assert_allclose(dk, [g[1] for g in cpu], rtol=1e-12, atol=1e-15)
 
 
+def case_grad_jit_zero_adjoint_contributes_zero():
+    # sqrt(0) whose value the thread does not read: its adjoint is 0, its partial
+    # infinite; the backward's and the tangent kernel's contributions are 0, not NaN.
+    x, y_bar = _grad_inputs(43, 0.0, 1.0)
+    x[::4] = 0.0
+    seed, slope = y_bar.copy(), G.root_where_large_slope(x)
+    y = np.zeros_like(x)
+    G.root_where_large[GRID, BLOCK](x, y)
+    x_bar = np.zeros_like(x)
+    G.root_where_large.grad[GRID, BLOCK](x, y, x_bar, y_bar)
+    np.testing.assert_allclose(x_bar, seed * slope, rtol=1e-12)
+    assert np.all(x_bar[::4] == 0.0)
+    # (a zero tangent at sqrt(0): the simulator's Python floats raise on 0.5 / 0.0, which
+    # the guard leaves unevaluated; the device gives inf, unread)
+    dx, dy = np.linspace(-1.0, 1.0, x.size), np.zeros_like(x)
+    dx[::4] = 0.0
+    G.root_where_large.jvp[GRID, BLOCK](x, y, dx, dy)
+    np.testing.assert_allclose(dy, slope * dx, rtol=1e-12)
+
+
 #: Cases known to fail, by name: (where, reason); where is "simulator" or "everywhere".
 #: test_cuda_simulator.py and test_cuda_device.py mark them xfail(strict=True).
 XFAIL = {}

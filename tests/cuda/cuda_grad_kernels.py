@@ -237,6 +237,24 @@ def make_recurrence(ad_stack_size):
     return nad.cuda.grad_jit(recurrence.py_func, ad_stack_size=ad_stack_size)
 
 
+@nad.cuda.grad_jit
+def root_where_large(x, y):
+    """math.sqrt of every element, read only where it is over 0.25: at 0 its partial is
+    infinite and the adjoint reaching it 0 (a zero adjoint contributes zero)."""
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i]
+        r = math.sqrt(v)
+        if v > 0.25:
+            y[i] = r
+        else:
+            y[i] = v * v
+
+
+def root_where_large_slope(x):
+    return np.where(x > 0.25, 0.5 / np.sqrt(np.maximum(x, 0.25)), 2.0 * x)
+
+
 def fd_elementwise(fn, x, h=1e-6):
     """Central differences of an elementwise map (y[i] depends on x[i] only)."""
     x = np.asarray(x, dtype=np.float64)

@@ -139,6 +139,14 @@ def test_branch_and_while_backward_compiles():
     assert any(not dt.startswith("float") for dt, _ in _STACK.findall(bw.source)), bw.source
 
 
+def test_zero_safe_products_are_branches_in_a_kernel():
+    # (a kernel's backward calls no zmul: its guarded products are conditional
+    # expressions, which NVVM compiles)
+    bw, ptx = backward_ptx(G.root_where_large, (A, A))
+    assert "zmul" not in bw.source and "!= 0.0 else 0.0" in bw.source, bw.source
+    assert "sqrt" in ptx
+
+
 def test_device_function_is_inlined_and_differentiated():
     bw, ptx = backward_ptx(G.calls_device, (A, A, A, N))
     # the rewrite inlines damped_sin: no call is left, its body and its adjoint (cos) are in

@@ -120,7 +120,8 @@ def test_mixture_likelihood_sums_products_in_one_pass():
     f = nad.grad_jit(mixture_nll)
     args = (_events(), 0.9, 0.6, 0.3)
     src = f.inspect_adjoint(*args)
-    assert "sum_of_product(" in src and "broadcast_like(" in src
+    # (the products of a value's partial are guarded on arrays: rules/template.py)
+    assert "sum_of_guarded_product(" in src and "broadcast_like(" in src
     assert "unreduce(" not in src and sums_of_products(src) == []
     check_fd(f, *args, rtol=1e-5, atol=1e-6)
 
@@ -154,7 +155,8 @@ def test_checked_mode_lets_acc_new_take_an_adjoint_with_none_yet():
     f = nad.grad_jit(boundscheck=True)(squared_in_place)
     args = (np.linspace(0.1, 0.9, 6), 0.7)
     src = f.inspect_adjoint(*args)
-    assert "acc_new_checked(z_bar, written(" in src
+    assert any(ln.strip().startswith("z_bar = acc_new_checked(z_bar, ") and "written(" in ln
+               for ln in src.splitlines()), src
     check_fd(f, *args)
 
 

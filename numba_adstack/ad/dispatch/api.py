@@ -274,8 +274,8 @@ def _numba_options():
 
 
 def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, wrt=None,
-             checkpoint="auto", snapshots=None, memory_budget=None, locals=None,
-             pipeline_class=None, **options):
+             checkpoint="auto", snapshots=None, memory_budget=None, ieee_products=False,
+             locals=None, pipeline_class=None, **options):
     """Decorator like ``numba.njit`` that also gives ``f.grad`` and ``f.value_and_grad``.
 
     Spelled as ``numba.njit`` is: ``@grad_jit``, ``@grad_jit(...)``, and with signatures
@@ -332,6 +332,13 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
         Bytes the history of a loop may take (default: a fraction,
         ``numba_adstack.config.MEMORY_BUDGET_FRACTION``, of the memory available when the
         backward is compiled).
+    ieee_products
+        By default (False) a zero adjoint contributes zero: where the adjoint reaching an
+        operation is exactly 0, its contribution is exactly 0 even where its local
+        derivative is infinite or NaN (``sqrt`` of 0 whose value nothing uses, the
+        masked branch of ``np.where``, NaN data that ``np.nansum`` skips), so that such
+        gradients are finite where JAX and PyTorch give NaN. True: the IEEE product,
+        ``0 * inf = NaN``, as they give (docs/errors.md).
     cache
         Like Numba's ``cache=True``, and the gradient too: its generated backward and
         machine code are cached on disk, so a new process does not compile them again.
@@ -352,7 +359,8 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
     if unknown:
         raise TypeError(
             "grad_jit got an unknown option %s; its own options are ad_stack_size, storage, "
-            "frame_budget, wrt, checkpoint, snapshots, memory_budget and cache, and Numba's are %s"
+            "frame_budget, wrt, checkpoint, snapshots, memory_budget, ieee_products and "
+            "cache, and Numba's are %s"
             % (", ".join(map(repr, unknown)),
                ", ".join(sorted(k for k in _numba_options() if not k.startswith("_")))))
     if storage not in ("auto", "frame", "heap"):
@@ -369,7 +377,8 @@ def grad_jit(fn=None, *, ad_stack_size=None, storage="auto", frame_budget=None, 
                   "storage": storage, "frame_budget": frame_budget, "wrt": wrt,
                   "cache": cache, "checkpoint": checkpoint,
                   "snapshots": None if snapshots is None else int(snapshots),
-                  "memory_budget": None if memory_budget is None else int(memory_budget)}
+                  "memory_budget": None if memory_budget is None else int(memory_budget),
+                  "ieee_products": bool(ieee_products)}
 
     def wrap(f):
         # As numba.jit sets it: None, Numba's configured default.

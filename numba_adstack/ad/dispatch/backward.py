@@ -162,7 +162,8 @@ class Backward:
                                     snapshots=self.opts.get("snapshots"),
                                     memory_budget=self.opts.get("memory_budget"),
                                     checked=_checked(self.dispatcher.backward_options),
-                                    into=self.into is not None))
+                                    into=self.into is not None,
+                                    ieee_products=self.opts.get("ieee_products", False)))
         facts = rw.facts
         args = facts.arg_vars
         gen = disk_cache.Generated(

@@ -429,7 +429,8 @@ def lookup(dispatcher, argtypes, parallel):
                cache_key.stable_repr(dispatcher.backward_options),
                # a given error_model is the backward's own too (numba_pipeline.OWN_MODEL)
                "error_model" in dispatcher.targetoptions, config.checked_backwards(),
-               (opts.get("checkpoint"), opts.get("snapshots"), opts.get("memory_budget")))
+               (opts.get("checkpoint"), opts.get("snapshots"), opts.get("memory_budget")),
+               bool(opts.get("ieee_products")))
     try:
         deps = Dependencies(dispatcher.py_func)
         # A function passed as an argument is inlined: its source is keyed too.

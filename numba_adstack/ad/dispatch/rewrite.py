@@ -52,6 +52,9 @@ class Options:
     # ``grad_into``: the gradients of float array arguments are added into buffers the
     # caller passes (emit.target.AccumulatingTarget).
     into: bool = False
+    # A zero adjoint times an infinite partial is NaN, as IEEE products give
+    # (rules/template.py, ieee_products); by default it is zero.
+    ieee_products: bool = False
 
 
 @dataclass
@@ -99,7 +102,8 @@ def build_backward(typed, py_func, options, target=CPU):
         if not isinstance(plan, Rebuild):
             break
         plan = plan.draft
-    out = emit_backward(facts, act, plan, names, src, options.wrt, options.checked, ir)
+    out = emit_backward(facts, act, plan, names, src, options.wrt, options.checked, ir,
+                        ieee_products=options.ieee_products)
     return BackwardSource(out.fname, out.source, names.globals, list(out.helpers),
                           out.inlined, facts, act, plan)
 

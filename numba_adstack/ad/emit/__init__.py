@@ -38,6 +38,7 @@ from .parallel import Parallel, straight_helpers
 from ..generated_source.code import module, printed
 from .reads import Read, reads_of, shared_assignments, written_with_reciprocals
 from .reassoc import reassociate_folded_sums
+from ..rules.template import guards_as_branches, guards_outside_loops, ieee_products as plain_products
 from .reverse import Reverse
 from .source import Source
 from .states import States
@@ -326,12 +327,15 @@ class Emitted:
     inlined: frozenset
 
 
-def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False, ir=None):
+def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False, ir=None,
+                  ieee_products=False):
     """The :class:`Emitted` backward under ``plan``; ``checked``: its reads of adjoint
     arrays are checked (:mod:`.checked`). ``ir``: the :class:`BackwardIR` the plan was
     settled from, lowered under it where it can be (:mod:`.lowering`); else the backward
-    is emitted under ``plan``. Its statements are nested into one tree, the passes work
-    on that tree, and it is printed once (:func:`..generated_source.code.printed`)."""
+    is emitted under ``plan``. ``ieee_products``: its guarded products are plain ones
+    (:func:`..rules.template.ieee_products`). Its statements are nested into one tree,
+    the passes work on that tree, and it is printed once
+    (:func:`..generated_source.code.printed`)."""
     lowered = ir is not None and lowerable(facts, ir, plan)
     if lowered:
         cx, fwd, rev = ir.cx, ir.forward, ir.reverse
@@ -347,6 +351,14 @@ def emit_backward(facts, activity, plan, names, src, wrt=None, checked=False, ir
     if lowered:
         lower(tree, cx)
     cx.states.resolve(tree)
+    if ieee_products:
+        plain_products(tree)
+    elif not facts.target.guarded_product_calls:
+        guards_as_branches(tree)
+    else:       # (a parallel loop's helper is its body: it runs in the loop)
+        for fn in tree.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name not in cx.helpers:
+                guards_outside_loops(fn)
     # (element-wise runs fused where the target makes arrays: not in checked mode, whose
     # reads of adjoints are checked statement by statement)
     tidy(tree, names.globals, set(cx.helpers), name_types(cx),

@@ -15,7 +15,7 @@ from ..typeinfo import has_scalar_adjoint, is_complex, is_float, is_float_array
 from ..facts.operators import OPS
 from ..plan.reciprocals import copy_root
 from ..facts.rule_binding import bind_expr
-from ..rules.template import by_reciprocal, is_adjoint, shape_only, template
+from ..rules.template import by_reciprocal, is_adjoint, shape_only, template, with_factor
 from ..rules.vjp_overlap import OVERLAP_RULES
 from . import lists
 from .lowering import Choice
@@ -363,7 +363,7 @@ class Adjoints:
         with self._application(name):
             partials = self.cx.plan.partials
             if name in partials:
-                return [(operands[0], Term.of("{g} * {p}", g=g,
+                return [(operands[0], Term.of(with_factor(rule[0], "p"), g=g,
                                               p=self.ref(partials[name][0])))]
             copies = self.cx.plan.snapshots.get(name, {})
             fmt = {"g": g}
@@ -388,8 +388,8 @@ class Adjoints:
                 pname = partial_of(self.facts, name)[0]
                 kept = self.cx.read_node(PrimalRead(pname, None, False, name,
                                                     kept_partial=True))
-                out = [(out[0][0], _Chosen(name, Term.of("{g} * {p}", g=g, p=kept),
-                                           out[0][1]))]
+                out = [(out[0][0], _Chosen(name, Term.of(with_factor(rule[0], "p"), g=g,
+                                                          p=kept), out[0][1]))]
         return out
 
     @contextmanager

@@ -16,7 +16,7 @@ and every array it writes apart from the others (or the same array); otherwise t
 statements run as written. A statement is element-wise when it is an operator, a negation
 or a one-argument NumPy ufunc of 1-d float64 arrays and numbers (or a rule's helper that
 is one on arrays of the run's length: ``sum_to``, ``broadcast_like``, ``unreduce`` of a
-whole sum); a division or a power of arrays takes NumPy's meaning in the loop
+whole sum), or the guarded product ``zmultiply`` (``zmul_select`` on the elements); a division or a power of arrays takes NumPy's meaning in the loop
 (``np.divide``, ``np.power``: no exception on a zero, the same routine), as it has on the
 arrays.
 Scalar statements of the run go before the loop when they read nothing the loop makes,
@@ -29,6 +29,7 @@ import copy
 
 from numba.core import types as nbtypes
 
+from ..rules.template import GUARDED_SELECT, GUARDED_UFUNC, guarded_product_call
 from .peephole import is_np_sum, is_sum_unreduce
 from .syntax import walk
 
@@ -42,7 +43,8 @@ _OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 #: Operators whose meaning on arrays the loop keeps with the ufunc on elements (no
 #: exception on a zero, the same power routine).
 _AS_UFUNC = {ast.Div: "divide", ast.Pow: "power"}
-_REDUCTIONS = {"sum_of_product": 1, "sum_of_negated_product": -1}
+_REDUCTIONS = {"sum_of_product": 1, "sum_of_negated_product": -1,
+               "sum_of_guarded_product": 1}
 #: Fewest statements that touch arrays for a run to be fused (one is a pass already).
 MIN_ARRAY_STATEMENTS = 2
 
@@ -273,6 +275,9 @@ class _Run:
             reads = self._element(e.operand)
         elif c is ast.Call and _np_ufunc(e):
             reads = self._element(e.args[0])
+        elif guarded_product_call(e, GUARDED_UFUNC) is not None:
+            left, right = (self._element(a) for a in e.args)
+            reads = None if left is None or right is None else (left or right)
         elif _call_name(e) in ("broadcast_like", "sum_to") and len(e.args) == 2 \
                 and self._shape(e.args[1]):
             # (its first operand spread to the run's length, or of that length already)
@@ -417,6 +422,9 @@ class _Element(ast.NodeTransformer):
         if _call_name(node) in ("broadcast_like", "sum_to") or is_sum_unreduce(node):
             return self.visit(node.args[0])
         self.generic_visit(node)
+        parts = guarded_product_call(node, GUARDED_UFUNC)
+        if parts is not None:       # (the ufunc's kernel, on the elements)
+            return _guarded(*parts)
         return node
 
     def visit_BinOp(self, node):
@@ -428,9 +436,17 @@ class _Element(ast.NodeTransformer):
         return node
 
 
+def _guarded(a, p):
+    """``zmultiply(a, p)`` of numbers: ``zmul_select(a, p)`` (no chain runs through an
+    element loop's products, and selects leave it one block)."""
+    return _call(GUARDED_SELECT, [a, p])
+
+
 def _summand(c):
     if is_np_sum(c):
         return c.args[0]
+    if _call_name(c) == "sum_of_guarded_product":
+        return _guarded(*c.args)
     term = ast.BinOp(c.args[0], ast.Mult(), c.args[1])
     return ast.UnaryOp(ast.USub(), term) if _REDUCTIONS[_call_name(c)] < 0 else term
 

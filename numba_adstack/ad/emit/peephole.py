@@ -12,6 +12,7 @@ use is a sum, or the first add into an adjoint, are left out (:func:`whole_array
 """
 import ast
 
+from ..rules.template import GUARDED_UFUNC, guarded_product_call
 from .dataflow import EveryPath, Unsure, stored
 from .syntax import walk
 
@@ -185,11 +186,15 @@ def whole_array_forms(node):
     """Whole-array temporaries the backward does not need, left out:
 
     * ``np.sum(a * b)`` is ``sum_of_product(a, b)`` (``np.sum(-(a * b))``:
-      ``sum_of_negated_product``): one pass and no array for the product (the adjoint of
-      a float operand of an array rule is such a sum);
-    * ``unreduce(g, x, None, False) * e`` (``e * ...`` alike) is
-      ``broadcast_like(g * e, x)``: the adjoint of a sum of all of ``x`` is one number,
-      so Numba makes the product in one pass, with no array of ``g``;
+      ``sum_of_negated_product``, ``np.sum(zmultiply(a, b))``:
+      ``sum_of_guarded_product``):
+      one pass and no array for the product (the adjoint of a float operand of an array
+      rule is such a sum);
+    * ``unreduce(g, x, None, False) * e`` (``e * ...`` alike, and
+      ``zmultiply(unreduce(...), e)``) is ``broadcast_like(g * e, x)``
+      (``broadcast_like(zmultiply(g, e), x)``): the
+      adjoint of a sum of all of ``x`` is one number, so Numba makes the product in one
+      pass, with no array of ``g``;
     * ``acc(a, e, x)`` of a whole-array expression ``e`` (an operator's result, a new
       array) is ``acc_new(a, e, x)``: the first contribution is that array itself, with
       no array of zeros made and added to.
@@ -229,7 +234,14 @@ def _reduction_form(e):
             arg, helper = arg.operand, "sum_of_negated_product"
         if arg.__class__ is ast.BinOp and arg.op.__class__ is ast.Mult:
             return _call(helper, [arg.left, arg.right])
+        guarded = guarded_product_call(arg, GUARDED_UFUNC)
+        if guarded is not None and helper == "sum_of_product":
+            return _call("sum_of_guarded_product", list(guarded))
         return None
+    guarded = guarded_product_call(e, GUARDED_UFUNC)
+    if guarded is not None and is_sum_unreduce(guarded[0]):
+        g, x = guarded[0].args[0], guarded[0].args[1]
+        return _call("broadcast_like", [_call(GUARDED_UFUNC, [g, guarded[1]]), x])
     if e.__class__ is ast.BinOp and e.op.__class__ is ast.Mult:
         for side, other in ((e.left, e.right), (e.right, e.left)):
             if is_sum_unreduce(side):
@@ -241,9 +253,11 @@ def _reduction_form(e):
 
 
 def _is_new_array(e):
-    """Is ``e`` an operator's result (on arrays, a new array nothing else refers to)?"""
+    """Is ``e`` an operator's result, or the guarded product's (on arrays, a new array
+    nothing else refers to)?"""
     return e.__class__ is ast.BinOp or (e.__class__ is ast.UnaryOp
-                                        and e.op.__class__ is ast.USub)
+                                        and e.op.__class__ is ast.USub) \
+        or guarded_product_call(e, GUARDED_UFUNC) is not None
 
 
 def is_np_sum(e):

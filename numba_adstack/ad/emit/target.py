@@ -38,6 +38,9 @@ class Target:
     #: The adjoints of array arguments are buffers the caller passes, holding what it has
     #: summed so far: the backward adds into them and never assigns an element.
     accumulates_arguments = False
+    #: The generated code calls ``zmul`` (rules/template.py, the guarded product); else
+    #: it is written as a conditional expression.
+    guarded_product_calls = True
 
     def __init__(self, global_map=None):
         # Objects the IR names that the generated code must name differently (a kernel is

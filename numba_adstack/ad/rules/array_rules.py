@@ -32,7 +32,7 @@ function; methods and ``.T`` through ``METHODS``) to an ``ArrayRule``:
   their tangent.
 * ``literal``: None, or a function of {parameter: value} for the arguments that are
   compile-time constants, giving templates that replace ``vjps`` entries
-  (``x ** 2`` -> ``{g} * (2.0 * {a})``, no ``pow``): rules/powers.py's, lifted.
+  (``x ** 2`` -> ``zmultiply({g}, 2.0 * {a})``, no ``pow``): rules/powers.py's, lifted.
 
 The element-wise rules of ufuncs and operators are not written here: each is its scalar
 rule (rules/scalar.py) lifted to arrays by rules/template.py (``math.cos`` -> ``np.cos``,
@@ -109,7 +109,7 @@ def _named(scalar_rule, params):
 
 def _literal_rule(fn, params):
     """The specialisation of ``fn``'s rule to compile-time constant operands
-    (rules/powers.py: ``x ** 2`` -> ``{g} * (2.0 * {a})``, no pow), lifted; None when
+    (rules/powers.py: ``x ** 2`` -> ``zmultiply({g}, 2.0 * {a})``, no pow), lifted; None when
     ``fn`` has none."""
     if fn not in LITERAL_RULES:
         return None
@@ -131,8 +131,10 @@ def _elementwise(fn, scalar_rule, params):
 
 
 # Element-wise ufuncs: the scalar rule of the ufunc (rules/scalar.py) lifted to arrays.
-# Our erf and erfc ufuncs take the rules of math.erf and math.erfc; np.sign has none.
-_ARRAY_TWINS = {vjp_elementwise.erf: math.erf, vjp_elementwise.erfc: math.erfc}
+# Our erf and erfc ufuncs take the rules of math.erf and math.erfc, zmultiply those of
+# zmul (the guarded product of the generated code, rules/template.py); np.sign has none.
+_ARRAY_TWINS = {vjp_elementwise.erf: math.erf, vjp_elementwise.erfc: math.erfc,
+                 vjp_elementwise.zmultiply: vjp_elementwise.zmul}
 _UFUNCS = {fn: rule for fn, rule in CALL_RULES.items() if isinstance(fn, np.ufunc)}
 _UFUNCS.update({f: CALL_RULES[m] for f, m in _ARRAY_TWINS.items()})
 _UFUNCS[np.sign] = (None,)
@@ -210,8 +212,11 @@ ARRAY_RULES = {
     np.min: _rule("a", _EXTREME), np.amin: _rule("a", _EXTREME),
     np.var: _rule("a", "np.ascontiguousarray({g} * (2.0 / {a}.size) * ({a} - np.mean({a})))",
                   jvps={"a": "np.sum(({a} - np.mean({a})) * {d}) * (2.0 / {a}.size)"}),
-    np.std: _rule("a", "np.ascontiguousarray({g} / ({a}.size * {y}) * ({a} - np.mean({a})))",
-                  jvps={"a": "np.sum(({a} - np.mean({a})) * {d}) / ({a}.size * {y})"}),
+    # (at no spread the partial is 0 / 0: a zero adjoint or tangent contributes zero)
+    np.std: _rule("a", "np.ascontiguousarray(zmultiply({g}, ({a} - np.mean({a})) / "
+                       "({a}.size * {y})))",
+                  jvps={"a": "zmul(np.sum(({a} - np.mean({a})) * {d}), "
+                             "1.0 / ({a}.size * {y}))"}),
     np.cumsum: _rule("a axis=None", "cumsum_vjp({g}, {a}, {axis})"),
     np.cumprod: _rule("a", "cumprod_vjp({g}, {a})", jvps={"a": "cumprod_jvp({a}, {d})"}),
     np.diff: _rule("a n=1", "diff_vjp({g}, {a}, {n})"),

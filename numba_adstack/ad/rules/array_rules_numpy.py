@@ -18,8 +18,10 @@ _LN10 = "2.302585092994046"
 
 
 def _scalar(vjp):
-    """The tangent of a float result whose adjoint is ``vjp`` (with ``{g}`` in it)."""
-    return "np.sum(%s * {d})" % vjp.replace("{g}", "1.0")
+    """The tangent of a float result whose adjoint is ``vjp`` (with ``{g}`` in it): the
+    sum of its weights times the tangent, a weight of 0 contributing 0 (a NaN element,
+    which the NaN-skipping reductions leave out, may have a NaN tangent)."""
+    return "np.sum(zmultiply(%s, {d}))" % vjp.replace("{g}", "1.0")
 
 
 def _pair(vjp):

@@ -21,7 +21,9 @@ reshapes): add contributions into adjoints, never write into them.
 * ``vjp_split``: the pieces of the splits (``split_item``...) and their adjoints;
 * ``vjp_order``: ``partition_vjp``, ``percentile_vjp_a``/``_q`` (also ``np.quantile``)
   and their tangents;
-* ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, and the ufuncs ``erf``, ``erfc``;
+* ``vjp_elementwise``: ``clip_vjp``, ``clip_bounds_vjp``, the ufuncs ``erf``, ``erfc``,
+  and the guarded products ``zmul`` (of numbers: zero where the first is; ``zmul_select``
+  for code that runs once) and ``zmultiply`` (its ufunc);
 * ``vjp_reduce``: ``prod_vjp``, ``extreme_vjp`` (max/min), ``cumsum_vjp``,
   ``cumprod_vjp`` (and ``cumprod_jvp``, the forward mode's), ``norm_vjp``,
   ``average_vjp_a``/``_weights``;
@@ -41,7 +43,7 @@ reshapes): add contributions into adjoints, never write into them.
 from .special import digamma, trigamma
 from . import vjp_decomp, vjp_lstsq, vjp_split
 from .vjp_core import reduced_view, sum_to, unreduce
-from .vjp_elementwise import clip_bounds_vjp, clip_vjp, erf, erfc
+from .vjp_elementwise import clip_bounds_vjp, clip_vjp, erf, erfc, zmul, zmul_select, zmultiply
 from .vjp_linalg import (add_dot_vjp_a, add_dot_vjp_b, diag_vjp, dot_vjp_a, dot_vjp_b,
                          like_dtype, outer_vjp_a, outer_vjp_b, solve_vjp_a, trace_vjp)
 from .vjp_reduce import (average_vjp_a, average_vjp_weights, cumprod_jvp, cumprod_vjp,
@@ -57,6 +59,8 @@ RULE_HELPERS = {f.__name__: f for f in (
     column_stack_vjp, sort_vjp, sort_jvp, median_vjp, tri_vjp, append_vjp_arr,
     append_vjp_values,
     average_vjp_a, average_vjp_weights, cumprod_vjp, cumprod_jvp, digamma, trigamma)}
+# The guarded products (rules/template.py, zero_safe): an intrinsic has no __name__.
+RULE_HELPERS.update(zmul=zmul, zmul_select=zmul_select, zmultiply=zmultiply)
 
 # kron, repeat, linspace, append along an axis: vjp_arrange.
 from .vjp_arrange import append_axis_vjp_arr, append_axis_vjp_values, kron_vjp_a, kron_vjp_b, linspace_weights, repeat_vjp

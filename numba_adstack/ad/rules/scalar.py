@@ -13,6 +13,12 @@ parsed once, into a tree, and must be linear in ``{g}`` (checked at import). Wri
 ``{g} * (...)``: the part in parentheses reads only primal values, so it is computed off
 the chain of adjoint updates that runs through a loop, and the adjoint pays one multiply
 per step.
+
+A rule whose partial may be infinite or NaN where its operands are finite (``sqrt`` and
+``log`` at 0, a quotient by 0, ``asin`` at 1, a pole of ``lgamma``) is written
+``zero_safe("{g} * (...)")``: its contribution is exactly 0 where the adjoint is, rather
+than ``0 * inf = NaN`` (rules/template.py). The others are plain products: their partial
+is finite wherever the operands are, and a loop's adjoint chain pays nothing for them.
 """
 import math
 import operator
@@ -20,46 +26,47 @@ import operator
 import numpy as np
 
 from .special import digamma, trigamma
-from .template import RuleTable, check_linear
+from .template import RuleTable, check_linear, zero_safe
+from .vjp_elementwise import zmul, zmul_select
 
 # x ** y: as JAX, d/dx is 0 where y == 0 (not 0 * x ** -1, NaN at x == 0) and d/dy is 0
 # where x == 0 (log(0) * 0 ** y is NaN): log reads 1 there. Comparisons added as numbers,
 # not conditionals, keep the rule valid element-wise on arrays.
-_POW = ("{g} * ({1} * {0} ** ({1} - 1.0 + ({1} == 0.0)))",
-        "{g} * ({y} * math.log({0} + ({0} == 0.0)))")
+_POW = (zero_safe("{g} * ({1} * {0} ** ({1} - 1.0 + ({1} == 0.0)))"),
+        zero_safe("{g} * ({y} * math.log({0} + ({0} == 0.0)))"))
 
 # Rules by Python function object. NumPy ufuncs map to the same rule as their math twin.
 CALL_RULES = RuleTable({
     math.sin: ("{g} * math.cos({0})",),
     math.cos: ("-{g} * math.sin({0})",),
     math.tan: ("{g} * (1.0 + {y} * {y})",),
-    math.asin: ("{g} * (1.0 / math.sqrt(1.0 - {0} * {0}))",),
-    math.acos: ("{g} * (-1.0 / math.sqrt(1.0 - {0} * {0}))",),
+    math.asin: (zero_safe("{g} * (1.0 / math.sqrt(1.0 - {0} * {0}))"),),
+    math.acos: (zero_safe("{g} * (-1.0 / math.sqrt(1.0 - {0} * {0}))"),),
     math.atan: ("{g} * (1.0 / (1.0 + {0} * {0}))",),
-    math.atan2: ("{g} * ({1} / ({0} * {0} + {1} * {1}))",
-                 "{g} * (-{0} / ({0} * {0} + {1} * {1}))"),
+    math.atan2: (zero_safe("{g} * ({1} / ({0} * {0} + {1} * {1}))"),
+                 zero_safe("{g} * (-{0} / ({0} * {0} + {1} * {1}))")),
     math.sinh: ("{g} * math.cosh({0})",),
     math.cosh: ("{g} * math.sinh({0})",),
     math.tanh: ("{g} * (1.0 - {y} * {y})",),
     math.asinh: ("{g} * (1.0 / math.sqrt({0} * {0} + 1.0))",),
-    math.acosh: ("{g} * (1.0 / math.sqrt({0} * {0} - 1.0))",),
-    math.atanh: ("{g} * (1.0 / (1.0 - {0} * {0}))",),
+    math.acosh: (zero_safe("{g} * (1.0 / math.sqrt({0} * {0} - 1.0))"),),
+    math.atanh: (zero_safe("{g} * (1.0 / (1.0 - {0} * {0}))"),),
     math.erf: ("{g} * (1.1283791670955126 * math.exp(-({0} * {0})))",),
     math.erfc: ("{g} * (-1.1283791670955126 * math.exp(-({0} * {0})))",),
     # digamma and trigamma: njit helpers of rules/special.py, in the generated code's
     # namespace (RULE_HELPERS, rules/helpers.py); called, not inlined, as they have rules here.
-    math.lgamma: ("{g} * digamma({0})",),
-    math.gamma: ("{g} * ({y} * digamma({0}))",),
-    digamma: ("{g} * trigamma({0})",),
+    math.lgamma: (zero_safe("{g} * digamma({0})"),),
+    math.gamma: (zero_safe("{g} * ({y} * digamma({0}))"),),
+    digamma: (zero_safe("{g} * trigamma({0})"),),
     math.exp: ("{g} * {y}",),
     math.exp2: ("{g} * ({y} * 0.6931471805599453)",),
     math.expm1: ("{g} * ({y} + 1.0)",),
-    math.log: ("{g} * (1.0 / {0})",),
-    math.log1p: ("{g} * (1.0 / (1.0 + {0}))",),
-    math.log10: ("{g} * (1.0 / ({0} * 2.302585092994046))",),
-    math.log2: ("{g} * (1.0 / ({0} * 0.6931471805599453))",),
-    math.sqrt: ("{g} * (0.5 / {y})",),
-    math.hypot: ("{g} * ({0} / {y})", "{g} * ({1} / {y})"),
+    math.log: (zero_safe("{g} * (1.0 / {0})"),),
+    math.log1p: (zero_safe("{g} * (1.0 / (1.0 + {0}))"),),
+    math.log10: (zero_safe("{g} * (1.0 / ({0} * 2.302585092994046))"),),
+    math.log2: (zero_safe("{g} * (1.0 / ({0} * 0.6931471805599453))"),),
+    math.sqrt: (zero_safe("{g} * (0.5 / {y})"),),
+    math.hypot: (zero_safe("{g} * ({0} / {y})"), zero_safe("{g} * ({1} / {y})")),
     math.pow: _POW,
     math.radians: ("{g} * 0.017453292519943295",),
     math.degrees: ("{g} * 57.29577951308232",),
@@ -91,7 +98,7 @@ CALL_RULES = RuleTable({
     # np.logaddexp(a, b) = log(e^a + e^b): d/da = e^(a - y).
     np.logaddexp: ("{g} * math.exp({0} - {y})", "{g} * math.exp({1} - {y})"),
     np.logaddexp2: ("{g} * math.exp2({0} - {y})", "{g} * math.exp2({1} - {y})"),
-    np.cbrt: ("{g} * (1.0 / (3.0 * {y} * {y}))",),
+    np.cbrt: (zero_safe("{g} * (1.0 / (3.0 * {y} * {y}))"),),
     math.fmod: ("{g}", "{g} * (-math.trunc({0} / {1}))"),
     np.rint: (None,),
     # sinc(x) = sin(pi x) / (pi x): (cos(pi x) - sinc(x)) / x, 0 at x = 0 (the comparison
@@ -150,12 +157,20 @@ for _np_fn in (np.round, np.around):
 for _np_fn in (np.std, np.var, np.nanstd, np.nanvar):
     CALL_RULES.setdefault(_np_fn, (None,))
 
+# The guarded product of the generated code (rules/template.py, zero_safe): a primitive
+# where forward mode differentiates a backward (hvp).
+CALL_RULES[zmul] = (zero_safe("{g} * {1}"), "({g} * {0} if {0} != 0.0 else 0.0)")
+CALL_RULES[zmul_select] = CALL_RULES[zmul]
+
 # Rules by operator (binary and in-place binary operators share them).
 BINOP_RULES = RuleTable({
     operator.add: ("{g}", "{g}"),
     operator.sub: ("{g}", "-{g}"),
     operator.mul: ("{g} * {1}", "{g} * {0}"),
-    operator.truediv: ("{g} * (1.0 / {1})", "{g} * (-{0} / ({1} * {1}))"),
+    # (one reciprocal for both partials: a division, the slowest operation of a loop's
+    # reverse, made once)
+    operator.truediv: (zero_safe("{g} * (1.0 / {1})"),
+                       zero_safe("{g} * (-{0} * (1.0 / {1}) * (1.0 / {1}))")),
     operator.pow: _POW,
     operator.mod: ("{g}", "{g} * (-math.floor({0} / {1}))"),
     operator.floordiv: (None, None),
@@ -193,7 +208,7 @@ _UFUNC_RULES = {
     np.negative: UNARY_RULES[operator.neg],
     np.positive: UNARY_RULES[operator.pos],
     np.square: ("{g} * (2.0 * {0})",),
-    np.reciprocal: ("{g} * (-{y} * {y})",),
+    np.reciprocal: (zero_safe("{g} * (-{y} * {y})"),),
     np.float_power: CALL_RULES[math.pow],
     np.mod: BINOP_RULES[operator.mod],
     np.floor_divide: BINOP_RULES[operator.floordiv],

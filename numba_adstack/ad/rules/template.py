@@ -16,7 +16,27 @@ placeholder is a ``Name`` node (:func:`field`). Whatever reads a rule reads the 
   array tangents from the scalar rules;
 * :func:`substitute`: placeholders renamed or replaced by other expressions;
 * :func:`linear_in_adjoint`: the property every adjoint rule must have (it is linear in
-  ``{g}``), checked when a table is built.
+  ``{g}``), checked when a table is built;
+* :func:`zero_safe`: a contribution that is exactly zero where the adjoint is, whatever
+  its partial (see below).
+
+A zero adjoint contributes zero. Where the partial ``P`` of a rule ``{g} * P`` may be
+infinite or NaN at finite operands (``sqrt`` and ``log`` at 0, a quotient by 0,
+``arcsin`` at 1), the rule is declared ``zero_safe``: ``zmul({g}, P)``, the product where
+``{g}`` is not zero and 0 where it is (rules/vjp_elementwise.py), so that an operation
+whose result nothing uses, or that a masked ``where`` or a NaN-skipping reduction leaves
+out, gives exactly 0 where IEEE arithmetic gives ``0 * inf = NaN``. ``zmul`` is the
+product and a branch the processor predicts, so an adjoint chain through it does not wait
+for the test; it is a primitive with a rule, so forward mode over the backward (``hvp``)
+differentiates it (a branch on the adjoint in the code would lose the tangent where the
+adjoint is zero). On arrays (:func:`lift`) it is the ufunc ``zmultiply``, and every contribution
+whose partial reads a value gets it: arrays carry data with NaNs that the NaN-skipping
+reductions leave out. Rules whose partial is finite where their operands are (``sin``, a
+product, a sum) stay plain products on floats: a loop's adjoint chain pays nothing for
+them. :func:`ieee_products` takes the guards out of a generated tree
+(``grad_jit(ieee_products=True)``), :func:`guards_outside_loops` makes those that run
+once selects, :func:`guards_as_branches` writes them as conditional expressions (for
+targets without the ``zmul`` primitive: CUDA).
 
 A template made from a tree is printed once (``ast.unparse``); its text then parses
 back to the same tree.
@@ -148,6 +168,53 @@ def _module_call(node, module):
         and isinstance(node.func.value, ast.Name) and node.func.value.id == module
 
 
+#: The guarded product of floats (``zmul(a, P)``), its form for code that runs once and
+#: its ufunc (rules/vjp_elementwise.py).
+GUARDED_PRODUCT, GUARDED_SELECT, GUARDED_UFUNC = "zmul", "zmul_select", "zmultiply"
+
+
+def _scaled_adjoint(node):
+    """``a`` of ``a`` or ``-a``."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return node.operand
+    return node
+
+
+def guarded_product_call(node, name=GUARDED_PRODUCT):
+    """``(a, P)`` of a call ``zmul(a, P)`` (``name``: or of the ufunc's); else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == name and len(node.args) == 2 and not node.keywords:
+        return node.args[0], node.args[1]
+    return None
+
+
+def _guarded_product(a, p, name=GUARDED_PRODUCT):
+    return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[a, p], keywords=[])
+
+
+def zero_safe(text):
+    """The template ``{g} * P`` (or ``-{g} * P``) made exactly zero where ``{g}`` is
+    zero, whatever ``P``: ``zmul({g}, P)`` (see the module's docstring). For the rules
+    whose partial may be infinite or NaN at finite operands."""
+    tree = _parse(text)
+    if not (isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Mult)
+            and field_of(_scaled_adjoint(tree.left)) == "g"
+            and not _reads_g(tree.right)):
+        raise ValueError("zero_safe(%r): write the rule {g} * (...)" % (text,))
+    return Template.of_tree(_guarded_product(tree.left, tree.right))
+
+
+def _product(tpl):
+    """``(a, P, guarded)`` of a template ``a * P`` or ``zmul(a, P)``; None otherwise."""
+    tree = template(tpl).tree
+    parts = guarded_product_call(tree)
+    if parts is not None:
+        return parts[0], parts[1], True
+    if isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Mult):
+        return tree.left, tree.right, False
+    return None
+
+
 # ---------------------------------------------------------------------------- matchers
 def is_adjoint(tpl):
     """Is the template ``{g}`` itself (the contribution is the adjoint as it is)?"""
@@ -155,14 +222,20 @@ def is_adjoint(tpl):
 
 
 def adjoint_factor(tpl):
-    """``P`` of a template ``{g} * P`` whose ``P`` reads neither the adjoint nor the
-    result, as a template; else None."""
-    tree = template(tpl).tree
-    if not (isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.Mult)
-            and field_of(tree.left) == "g"):
+    """``P`` of a template ``{g} * P`` (guarded or not) whose ``P`` reads neither the
+    adjoint nor the result, as a template; else None."""
+    parts = _product(tpl)
+    if parts is None or field_of(parts[0]) != "g":
         return None
-    part = Template.of_tree(tree.right)
+    part = Template.of_tree(parts[1])
     return None if part.reads & {"g", "y"} else part
+
+
+def with_factor(tpl, name):
+    """The template ``{g} * {name}``, guarded where ``tpl`` (a rule of
+    :func:`adjoint_factor`) is: its partial kept, and read as ``{name}``."""
+    product = "{g} * {%s}" % name
+    return zero_safe(product) if _product(tpl)[2] else template(product)
 
 
 def calls_module(tpl, module):
@@ -192,6 +265,9 @@ def linear_in_adjoint(tpl):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and node.func.attr == "conjugate" and not node.args and not node.keywords:
             return linear(node.func.value)
+        parts = guarded_product_call(node)
+        if parts is not None:
+            return linear(parts[0]) and not _reads_g(parts[1])
         if isinstance(node, ast.IfExp):
             if _reads_g(node.test):
                 return False
@@ -275,6 +351,10 @@ class _Lift(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Call(self, node):
+        parts = guarded_product_call(node)
+        if parts is not None:
+            return _guarded_product(self.visit(parts[0]), self.visit(parts[1]),
+                                    GUARDED_UFUNC)
         if isinstance(node.func, ast.Name):
             raise self.Refused(node.func.id)     # a builtin: abs, min... of scalars
         return self.generic_visit(node)
@@ -313,6 +393,31 @@ class _Lift(ast.NodeTransformer):
         return _np_call("where", test, body, orelse)
 
 
+#: Calls whose value is a truth value (a partial that is a mask: finite).
+_TRUTHS = {"isfinite", "isnan", "isinf", "logical_not"}
+
+
+def _truth(node):
+    if isinstance(node, (ast.Compare, ast.BoolOp)):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+        and node.func.attr in _TRUTHS
+
+
+def _guarded_on_arrays(scalar, lifted):
+    """``lifted`` (the array form of the scalar tree ``scalar``) guarded where it is a
+    product ``{g} * P`` (or ``-{g} * P``) whose ``P`` reads a value and is no mask: on
+    arrays, NaN data that a NaN-skipping reduction leaves out meets every such partial."""
+    if not (isinstance(scalar, ast.BinOp) and isinstance(scalar.op, ast.Mult)
+            and field_of(_scaled_adjoint(scalar.left)) == "g") or _truth(scalar.right):
+        return lifted
+    if not any(f is not None and f != "g" for f in map(field_of, ast.walk(scalar.right))):
+        return lifted           # a constant partial
+    return _guarded_product(lifted.left, lifted.right, GUARDED_UFUNC)
+
+
 def _np_call(name, *args):
     return ast.Call(func=ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()), attr=name,
                                        ctx=ast.Load()), args=list(args), keywords=[])
@@ -321,13 +426,14 @@ def _np_call(name, *args):
 def lift(tpl):
     """The template element-wise on arrays (``math.cos`` -> ``np.cos``, ``a if c else b``
     -> ``np.where(c, a, b)``, or a mask times ``{g}`` when the other branch is zero;
-    ``or``/``and``/``not`` -> ``|``/``&``/``np.logical_not``), or None when it calls a
+    ``or``/``and``/``not`` -> ``|``/``&``/``np.logical_not``; a guarded product, and a
+    product whose partial reads a value, -> ``zmultiply({g}, P)``), or None when it calls a
     function with no NumPy ufunc. A template that needs no change is returned as is."""
     if tpl is None:
         return None
     tpl = template(tpl)
     try:
-        tree = _Lift().visit(_copy(tpl.tree))
+        tree = _guarded_on_arrays(tpl.tree, _Lift().visit(_copy(tpl.tree)))
     except _Lift.Refused:
         return None
     out = Template.of_tree(tree)
@@ -340,6 +446,58 @@ def lift_rule(rule):
     if any(o is None and t is not None for o, t in zip(out, rule)):
         return None
     return out
+
+
+def ieee_products(tree):
+    """The generated code ``tree`` (changed in place) with its guarded products plain
+    ones, ``zmul(a, P)`` and ``zmultiply(a, P)`` -> ``a * P``: the IEEE product (``0 *
+    inf`` is NaN), as ``grad_jit(ieee_products=True)`` asks."""
+    class Plain(ast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            parts = guarded_product_call(node) or guarded_product_call(
+                node, GUARDED_UFUNC) or guarded_product_call(node, GUARDED_SELECT)
+            if parts is None:
+                return node
+            return ast.BinOp(left=parts[0], op=ast.Mult(), right=parts[1])
+    return Plain().visit(tree)
+
+
+def guards_outside_loops(fn):
+    """The function ``fn`` (a generated ``ast.FunctionDef``, changed in place) with each
+    ``zmul`` outside its loops ``zmul_select``: code that runs once gains nothing from a
+    predicted branch, whose weight only changes how LLVM lays out the loops around it."""
+    class Once(ast.NodeTransformer):
+        def visit_For(self, node):
+            return node
+
+        visit_While = visit_For
+
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            parts = guarded_product_call(node)
+            return node if parts is None else _guarded_product(*parts, GUARDED_SELECT)
+    Once().visit(fn)
+    return fn
+
+
+def guards_as_branches(tree):
+    """The generated code ``tree`` (changed in place) with each ``zmul(a, P)`` written
+    ``(a * P if a != 0.0 else 0.0)`` (``a``, an adjoint or a tangent, is read twice), for
+    a target that compiles no ``zmul``. Forward mode over such code would lose the tangent
+    where ``a`` is zero (see the module's docstring): only kernels are written so."""
+    class Branches(ast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            parts = guarded_product_call(node)
+            if parts is None:
+                return node
+            a, p = parts
+            return ast.IfExp(
+                test=ast.Compare(left=_copy(_scaled_adjoint(a)), ops=[ast.NotEq()],
+                                 comparators=[ast.Constant(0.0)]),
+                body=ast.BinOp(left=a, op=ast.Mult(), right=p), orelse=ast.Constant(0.0))
+    return Branches().visit(tree)
 
 
 # ---------------------------------------------------------------------------- tables

@@ -90,7 +90,8 @@ def nanvar_vjp(g, a, ddof):
 
 @public
 def nanstd_vjp(g, y, a, ddof):
-    return nanvar_vjp(0.5 * g / y, a, ddof)
+    # (at no spread, y == 0: a zero adjoint contributes zero)
+    return nanvar_vjp(0.5 * g / y if g != 0.0 else 0.0, a, ddof)
 
 
 @public

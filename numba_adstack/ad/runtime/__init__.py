@@ -147,6 +147,12 @@ def sum_of_negated_product(a, b):
     raise NotImplementedError
 
 
+def sum_of_guarded_product(a, b):
+    """``np.sum(zmultiply(a, b))`` (the product, zero where ``a`` is zero:
+    rules/template.py), as :func:`sum_of_product`."""
+    raise NotImplementedError
+
+
 @helper_jit(error_model="numpy")
 def _sum_product_written(a, b):
     return np.sum(a * b)
@@ -157,10 +163,19 @@ def _sum_negated_product_written(a, b):
     return np.sum(-(a * b))
 
 
-def _product_sum(a, b, sign):
+@helper_jit(error_model="numpy")
+def _sum_guarded_product_written(a, b):
+    return np.sum(_zmul(a, b))
+
+
+_zmul = RULE_HELPERS["zmultiply"]
+
+
+def _product_sum(a, b, sign, guarded=False):
     """The implementation of ``np.sum(sign * (a * b))`` for these operand types (``sign``
-    1.0 or -1.0, a negation: exact)."""
-    as_written = _sum_negated_product_written if sign < 0 else _sum_product_written
+    1.0 or -1.0, a negation: exact), with ``guarded``, of ``np.sum(zmultiply(a, b))``."""
+    as_written = _sum_guarded_product_written if guarded else \
+        _sum_negated_product_written if sign < 0 else _sum_product_written
     arrays = [t for t in (a, b) if isinstance(t, types.Array)]
     # The single pass reads 1-d arrays by index and others through their flat C view.
     ok = arrays and all(t.dtype == types.float64 and (t.ndim == 1 or t.layout == "C")
@@ -177,7 +192,10 @@ def _product_sum(a, b, sign):
             fb = _flat(b)
             s = 0.0
             for k in range(fa.size):
-                s += sign * (fa[k] * fb[k])
+                if guarded:
+                    s += fa[k] * fb[k] if fa[k] != 0.0 else 0.0
+                else:
+                    s += sign * (fa[k] * fb[k])
             return s
         return both
     if isinstance(a, types.Array):
@@ -185,13 +203,18 @@ def _product_sum(a, b, sign):
             fa = _flat(a)
             s = 0.0
             for k in range(fa.size):
-                s += sign * (fa[k] * b)
+                if guarded:
+                    s += fa[k] * b if fa[k] != 0.0 else 0.0
+                else:
+                    s += sign * (fa[k] * b)
             return s
         return left
 
     def right(a, b):
         fb = _flat(b)
         s = 0.0
+        if guarded and a == 0.0:
+            return s
         for k in range(fb.size):
             s += sign * (a * fb[k])
         return s
@@ -218,6 +241,11 @@ def _ov_sum_of_product(a, b):
 @overload(sum_of_negated_product)
 def _ov_sum_of_negated_product(a, b):
     return _product_sum(a, b, -1.0)
+
+
+@overload(sum_of_guarded_product)
+def _ov_sum_of_guarded_product(a, b):
+    return _product_sum(a, b, 1.0, guarded=True)
 
 
 def broadcast_like(p, x):
@@ -461,16 +489,19 @@ def radd(typingctx, a, b):
     return a(a, b), codegen
 
 
-RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, add_adjoint=add_adjoint, ensure=ensure,
-               fill_as=fill_as, written=written, sum_of_product=sum_of_product,
-               sum_of_negated_product=sum_of_negated_product, broadcast_like=broadcast_like,
-               length_is=length_is, apart=apart, arguments_apart=arguments_apart, unpacked=unpacked, radd=radd,
-               dict_zeros=dict_zeros, checked_add=checked_add, checked_add_at=checked_add_at,
-               acc_checked=acc_checked, acc_new_checked=acc_new_checked)
+RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, add_adjoint=add_adjoint,
+               ensure=ensure, fill_as=fill_as, written=written, sum_of_product=sum_of_product,
+               sum_of_negated_product=sum_of_negated_product,
+               sum_of_guarded_product=sum_of_guarded_product, broadcast_like=broadcast_like,
+               length_is=length_is, apart=apart, arguments_apart=arguments_apart,
+               unpacked=unpacked, radd=radd, dict_zeros=dict_zeros, checked_add=checked_add,
+               checked_add_at=checked_add_at, acc_checked=acc_checked,
+               acc_new_checked=acc_new_checked)
 #: Pullbacks returning the adjoints of all their operands as fresh values, none a view of
 #: another: the backward calls each once for all the operands it needs
 #: (:mod:`..emit.common_calls`).
 ONE_CALL = set()
 #: Helpers with no effect on their arguments (the generated code may move their calls).
 PURE = set(RULE_HELPERS) | {"fill_as", "sum_of_product", "sum_of_negated_product",
+                             "sum_of_guarded_product",
                              "broadcast_like", "length_is", "apart", "radd"}

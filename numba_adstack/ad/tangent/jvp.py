@@ -27,7 +27,8 @@ class JVP:
     def __init__(self, py_func, argtypes, wrt, dispatcher, layout=None):
         typed = typed_ir(py_func, argtypes, layout=layout, locals=dispatcher.locals,
                          pipeline_class=dispatcher._compiler.pipeline_class)
-        gen = build_jvp(typed, py_func, wrt)
+        gen = build_jvp(typed, py_func, wrt,
+                        ieee_products=dispatcher.ad_options.get("ieee_products", False))
         self.fname, self.source, self.wrt = gen.fname, gen.source, gen.wrt
         self.layout = layout
         ns = dict(gen.globals)

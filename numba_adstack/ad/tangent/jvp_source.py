@@ -29,6 +29,7 @@ from ..facts.ir_facts import IRFacts, is_range
 from ..emit.target import CPU
 from ..typeinfo import zero_expr
 from ..plan.shapes import Shapes
+from ..rules.template import guards_as_branches, guards_outside_loops, ieee_products as plain_products
 from .tangents import Tangents, has_floats, zero_of
 
 
@@ -242,10 +243,12 @@ class TangentForward(Forward):
             L.code("{}[{}] = {}", self.t.dot(stmt.target), idx, value)
 
 
-def build_jvp(typed, py_func, wrt, target=CPU):
+def build_jvp(typed, py_func, wrt, target=CPU, ieee_products=False):
     """The :class:`JVPSource` of one typed function, differentiated along the tangents of
     the arguments in ``wrt`` (argument indices). ``target``: the platform (a kernel's
-    tangent kernel writes its tangent outputs into the tangent arrays it is given)."""
+    tangent kernel writes its tangent outputs into the tangent arrays it is given).
+    ``ieee_products``: a zero tangent times an infinite partial is NaN (by default,
+    zero: :func:`..rules.template.ieee_products`)."""
     facts = IRFacts(typed, py_func, target)
     names = Names(target, reserved=[rl.len[:-4] for rl in facts.ranges.values()],
                   counter=len(facts.ranges))
@@ -286,6 +289,14 @@ def build_jvp(typed, py_func, wrt, target=CPU):
         for fn in tree.body:
             if isinstance(fn, ast.FunctionDef):
                 simplify_control(fn)
+    if ieee_products:
+        plain_products(tree)
+    elif not target.guarded_product_calls:
+        guards_as_branches(tree)
+    else:
+        for fn in tree.body:
+            if isinstance(fn, ast.FunctionDef):
+                guards_outside_loops(fn)
     return JVPSource(fname, printed(tree), names.globals, facts, frozenset(wrt))
 
 

@@ -105,9 +105,12 @@ CONTAINER_READS = {"count", "index", "copy", "keys", "get", "values", "items"}
 #: Array methods linear in the array they are called on.
 LINEAR_METHODS = {"sum", "mean", "cumsum", "copy", "reshape", "ravel", "flatten",
                   "transpose", "trace", "conj", "conjugate"}
-#: Functions linear in each of their two operands: d(a b) = da b + a db.
+#: Functions linear in each of their two operands: d(a b) = da b + a db (the guarded
+#: product's sum too: its tangent along its first operand is guarded by that tangent, and
+#: along its second by the first operand, as zmul's rule has them).
 BILINEAR_CALLS = {np.dot, np.outer, np.inner, np.cross, np.matmul, np.kron, np.vdot,
-                  runtime.sum_of_product, runtime.sum_of_negated_product}
+                  runtime.sum_of_product, runtime.sum_of_negated_product,
+                  runtime.sum_of_guarded_product}
 BILINEAR_METHODS = {"dot"}
 #: Reductions that pick one element: the tangent is the tangent's element there.
 PICKS = {np.max: np.argmax, np.min: np.argmin, np.amax: np.argmax, np.amin: np.argmin}
