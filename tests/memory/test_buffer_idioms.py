@@ -1,5 +1,6 @@
 """The buffer idioms of explicit time stepping (buffer_idioms.py), each differentiated with
-default options and compared with central differences of what Numba computes. The
+default options, checked (NUMBA_ADSTACK_CHECKED: every accumulation's shapes, every
+adjoint read), and compared with central differences of what Numba computes. The
 default run takes each idiom in 1-d, with loops or whole-array expressions in turn (the
 2-d forms compile the most); NUMBA_ADSTACK_TESTS_FULL=1 runs all four forms."""
 import numba
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 
 import numba_adstack as nad
+from numba_adstack import config
 from conftest import FULL_SWEEP, assert_grads_close, fd_grad
 
 import buffer_idioms as B
@@ -28,6 +30,7 @@ def test_buffer_idiom(name, ndim, style):
             g.grad(*args)
         return
     primal = numba.njit(fn)
-    value, grads = g.value_and_grad(*args)
+    with config.checking():         # every accumulation of the backward checked
+        value, grads = g.value_and_grad(*args)
     np.testing.assert_allclose(value, primal(*args), rtol=1e-12)
     assert_grads_close(grads, fd_grad(primal, args), args, rtol=2e-6, atol=1e-8)

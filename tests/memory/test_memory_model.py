@@ -171,3 +171,26 @@ def test_interp_with_knots_that_do_not_increase_is_refused():
     check_fd(interpolated, x, np.array([0.0, 0.5, 1.0]), fp)
     with pytest.raises(ValueError, match="knots xp that do not increase"):
         interpolated.grad(x, np.array([0.0, 1.0, 0.5]), fp)
+
+
+def _slices_and_products(x, A, n):
+    y = x.copy(); B = A.copy(); s = 0.1
+    w = np.sin(x) + A @ x
+    y[4] += 0.2 * np.tanh(np.sum(np.sin(B)) * 0.1)
+    if np.sum((A + 0.1 * B)) * 0.1 > 0.30:
+        B[:, 0] += 0.1 * (0.5 * (B.T @ A[:, 4]) + 0.5 * np.sqrt(1.0 + w * w))
+    else:
+        y = y + 0.1 * (B @ y)
+    B[:, 1] += 0.1 * (0.5 * (A @ A[3]))
+    B[1:, :] = 0.5 * B[1:, :] + 0.1 * B[:-1, :]
+    B = 0.9 * B + 0.1 * np.tanh(np.sin(B))
+    return np.dot(y, x) + s
+
+
+def test_a_value_read_only_in_the_branch_not_taken_of_a_whole_array_program():
+    # (its adjoint was added into another's before anything reached it: sum_to failed)
+    f = nad.grad_jit(_slices_and_products)
+    rng = np.random.default_rng(4341033)
+    x, A = rng.uniform(-0.8, 0.8, 5), rng.uniform(-0.5, 0.5, (5, 5))
+    check_fd(f, x, A, 4)
+    check_fd(f, x, A + 0.5, 4)
