@@ -45,14 +45,21 @@ def is_float_list(t):
     return isinstance(t, (types.List, types.ListType)) and isinstance(t.dtype, types.Float)
 
 
+def is_array_list(t):
+    """A list or typed List of float arrays (its adjoint: a list of arrays of the items'
+    shapes)."""
+    return isinstance(t, (types.List, types.ListType)) and is_float_array(t.dtype)
+
+
 def is_float_dict(t):
     """A typed Dict whose values are floats (its adjoint: a Dict of the same keys)."""
     return isinstance(t, types.DictType) and isinstance(t.value_type, types.Float)
 
 
 def is_float_container(t):
-    """A list, typed List or typed Dict of floats: containers with adjoints."""
-    return is_float_list(t) or is_float_dict(t)
+    """A list, typed List or typed Dict of floats, or a list of float arrays: containers
+    with adjoints."""
+    return is_float_list(t) or is_float_dict(t) or is_array_list(t)
 
 
 def carries_floats(t):

@@ -194,3 +194,66 @@ def test_a_value_read_only_in_the_branch_not_taken_of_a_whole_array_program():
     x, A = rng.uniform(-0.8, 0.8, 5), rng.uniform(-0.5, 0.5, (5, 5))
     check_fd(f, x, A, 4)
     check_fd(f, x, A + 0.5, 4)
+
+
+# ---------------------------------------------------------------- lists of arrays
+@nad.grad_jit
+def history_appended(x, k, steps):
+    hist = []
+    u = x.copy()
+    for t in range(steps):
+        hist.append(u.copy())           # a copy: the list keeps each step's values
+        u[0] = u[0] * 2.0 + np.sin(u[1])
+        u[1:] += k * u[:-1]
+    s = 0.0
+    for h in hist:
+        s += np.sum(h * h)
+    return s + np.sum(u)
+
+
+@nad.grad_jit
+def history_of_the_same_array(x, k, steps):
+    hist = []
+    u = x.copy()
+    for t in range(steps):
+        hist.append(u)                  # one array, put in again and again
+        u[0] = u[0] * 2.0 + np.sin(u[1])
+    s = 0.0
+    for h in hist:
+        s += np.sum(h * h)
+    return s + k
+
+
+def _typed_list_states(x, k, steps):
+    L = numba.typed.List()
+    L.append(x * 1.0)
+    for t in range(steps):
+        L.append(np.cos(L[t]) * k + L[t])
+    return np.sum(L[-1]) + np.sum(L[1] * L[0])
+
+
+typed_list_states = nad.grad_jit(_typed_list_states)
+
+
+@nad.grad_jit
+def pair_stored_into(x, k, steps):
+    a = x * 2.0
+    L = [a, np.sin(x)]
+    for t in range(steps):
+        L[t % 2] = L[0] * k + L[1]      # a store: the item before it gets no adjoint
+    return np.sum(L[0] * L[1])
+
+
+def test_lists_of_arrays_appended_read_and_stored():
+    x = np.linspace(0.1, 0.9, 5)
+    with config.checking():
+        for f in (history_appended, typed_list_states, pair_stored_into):
+            check_fd(f, x, 0.3, 4)
+
+
+def test_an_array_written_after_it_was_put_into_a_list_is_refused():
+    x = np.linspace(0.1, 0.9, 5)
+    with pytest.raises(nad.NonDifferentiableError,
+                       match=r"writing into 'u' after it was put into the list 'hist'"
+                             r".*put a copy in"):
+        history_of_the_same_array.grad(x, 0.3, 3)

@@ -418,6 +418,8 @@ def _is_loop_form(em, var):
         return True
     if _built(em.fir, var)[0] is not None:
         return True         # a tuple or list written here: read t[k] (.literal_items)
+    if isinstance(defn, ir.Expr) and defn.op == "build_list":
+        return True         # a list made empty and appended to: read L[k] too
     ndim = ndim_before_typing(em, var)
     if ndim is None and isinstance(defn, ir.Expr) and defn.op == "call":
         # An array a NumPy function makes, of dimensions known only once typed

@@ -13,15 +13,20 @@ takes the count down by one and gives ``v`` the adjoint of that last item; a rea
 ``L[i]`` adds into item ``i`` (a negative ``i`` counted from the count); a store
 ``L[i] = v`` gives ``v`` item ``i``'s adjoint and clears it; the items of ``[a, b]`` get
 the first adjoints (those of ``{k: a, ...}``, as stores, the adjoints of their keys). The list itself is the forward's (its values are the replay's).
+
+A list of float arrays gets a list of zero arrays, one of each item's shape
+(``list_zeros_like``): a read adds the read array's adjoint into its item's, a store
+takes it and puts a zero array in its place, and an append reversed hands the last
+item's adjoint to the array appended (``acc`` copies it: the two never share memory).
 """
 import ast
 
 from numba.core import ir, types
 
 from ..facts.containers import container_root
-from ..typeinfo import is_float_dict
+from ..typeinfo import is_array_list, is_float_array, is_float_dict
 from ..generated_source.code import attribute, expr
-from .contributions import Add, Guarded
+from .contributions import Add, Guarded, Into, Term
 
 
 def declarations(cx, L):
@@ -30,9 +35,11 @@ def declarations(cx, L):
         if is_float_dict(cx.facts.ty(name)):
             L.code("{} = dict_zeros({})", bar(cx, name), cx.adjoints.ref(name))
             continue
-        dtype = cx.facts.ty(name).dtype
-        L.code("{} = np.zeros(len({}), {})", bar(cx, name), cx.adjoints.ref(name),
-               attribute("np", dtype))
+        if is_array_list(cx.facts.ty(name)):
+            L.code("{} = list_zeros_like({})", bar(cx, name), cx.adjoints.ref(name))
+        else:
+            L.code("{} = np.zeros(len({}), {})", bar(cx, name), cx.adjoints.ref(name),
+                   attribute("np", cx.facts.ty(name).dtype))
         L.code("{} = len({})", count(cx, name), cx.adjoints.ref(name))
 
 
@@ -71,8 +78,12 @@ def _non_negative_literal(index):
 
 
 def read(cx, e, g):
-    """The contribution of ``v = L[i]`` (``e``) to the list's adjoint."""
-    return [Add(_item(cx, _root(cx, e.value), cx.src.index(e, cx.adjoints.ref)), g)]
+    """The contribution of ``v = L[i]`` (``e``) to the list's adjoint: an array's adjoint
+    may hold nothing yet (only its shape read), then it adds nothing."""
+    cell = _item(cx, _root(cx, e.value), cx.src.index(e, cx.adjoints.ref))
+    if is_array_list(cx.facts.ty(_root(cx, e.value))):
+        return [Into(cell, Term.of("add_adjoint({out}, {g})", g=g))]
+    return [Add(cell, g)]
 
 
 def loop_item(cx, rl, h, g):
@@ -91,9 +102,8 @@ def reverse_statement(rev, L, stmt):
         name = _root(cx, stmt.target)
         cell = _item(cx, name, cx.src.store_index(stmt, cx.adjoints.ref))
         if stmt.value.name in cx.activity.useful:
-            rev.make_adjoints(L)
-            rev.accumulate(L, Add(cx.names.bar(stmt.value), cell))
-        L.code("{} = 0.0", cell)
+            _give(rev, L, stmt.value, cell)
+        _clear(cx, L, name, cell)
         return True
     e = stmt.value if isinstance(stmt, ir.Assign) else None
     if not isinstance(e, ir.Expr):
@@ -102,8 +112,7 @@ def reverse_statement(rev, L, stmt):
         name = stmt.target.name
         for k, item in enumerate(e.items):
             if item.name in cx.activity.useful:
-                rev.make_adjoints(L)
-                rev.accumulate(L, Add(cx.names.bar(item), expr("{}[{}]", bar(cx, name), k)))
+                _give(rev, L, item, expr("{}[{}]", bar(cx, name), k))
         return True
     if e.op == "build_map" and holds_adjoint(cx, stmt.target):
         # The items as stores, reversed: a key given twice keeps its last value.
@@ -125,9 +134,28 @@ def reverse_statement(rev, L, stmt):
     L.code("{} -= 1", count(cx, name))
     v = e.args[0]
     if v.name in cx.activity.useful:
-        rev.make_adjoints(L)
-        rev.accumulate(L, Add(cx.names.bar(v), expr("{}[{}]", bar(cx, name), count(cx, name))))
+        _give(rev, L, v, expr("{}[{}]", bar(cx, name), count(cx, name)))
     return True
+
+
+def _give(rev, L, v, cell):
+    """The adjoint of the item ``cell`` (source) into that of ``v``, the value put there."""
+    cx = rev.cx
+    if is_float_array(cx.facts.ty(v.name)):
+        for c in cx.adjoints.array_target(v, cell, shaped=True):
+            rev.make_adjoints(L)
+            rev.accumulate(L, c)
+        return
+    rev.make_adjoints(L)
+    rev.accumulate(L, Add(cx.names.bar(v), cell))
+
+
+def _clear(cx, L, name, cell):
+    """The item's adjoint after a store reversed: what the list held before got none."""
+    if is_array_list(cx.facts.ty(name)):
+        L.code("{0} = np.zeros_like({0})", cell)
+    else:
+        L.code("{} = 0.0", cell)
 
 
 def is_list(t):

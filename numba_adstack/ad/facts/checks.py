@@ -12,9 +12,9 @@ from .ir_facts import is_range
 from .rule_binding import bind_expr
 from ..rules import array_effects as effects
 from .view_checks import check_views
-from .memory import MemoryModel, call_view_operand, shared_writes
+from .memory import MemoryModel, call_view_operand, shared_writes, writes_into_held_arrays
 from .unreplayed_reads import check_reads_of_unreplayed_stores
-from ..typeinfo import holds_complex, is_float, is_float_array
+from ..typeinfo import holds_complex, is_array_list, is_float, is_float_array
 from .operators import OPS, UNARY
 from .names import describe, is_generated
 
@@ -372,6 +372,15 @@ def _check_shared_writes(facts, activity):
 
     def relevant(names):
         return bool(set(names) & active)
+    arrays_held = {c for c in activity.container_adjoints if is_array_list(facts.ty(c))}
+    for stmt, written, held, put in writes_into_held_arrays(facts, model, arrays_held):
+        what = "it" if model.base(put) == put and not is_generated(put) else \
+            "a view of it" if model.base(put) != put else "it"
+        facts.error("writing into %s after %s was put into the list %s (line %s), which "
+                    "is read later: a list holds the array itself, not its values when "
+                    "put in; put a copy in (`.copy()`)"
+                    % (_described(facts, written), what, _described(facts, held),
+                       getattr(facts.def_loc(put), "line", "?")), stmt.loc)
     for stmt, written, other in shared_writes(facts, model, relevant):
         w, o = _described(facts, written), _described(facts, other)
         made = _made_by_call(facts, model, other)

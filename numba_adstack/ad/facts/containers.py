@@ -14,7 +14,7 @@ import operator
 from numba.core import ir, types
 from numba.typed import Dict as TypedDict, List as TypedList
 
-from ..typeinfo import is_float_container, is_float_dict, is_float_list
+from ..typeinfo import is_array_list, is_float_container, is_float_dict, is_float_list
 
 _CONTAINERS = (types.List, types.ListType, types.DictType, types.Set)
 
@@ -136,7 +136,7 @@ def container_adjoints(facts, useful, varied):
         label, stmt = facts.defs.get(name, (None, None))
         e = stmt.value if stmt is not None else None
         t = facts.ty(name)
-        what = "list" if is_float_list(t) else "Dict"
+        what = "list" if _is_list(t) else "Dict"
         if not (isinstance(e, ir.Expr) and _made(facts, e, varied)):
             facts.error("reading floats out of %r (a %s) that it did not make; make the %s "
                         "in the function, or keep the values in an array"
@@ -178,6 +178,10 @@ def _names_of(facts, root):
             and container_root(facts, n) == root}
 
 
+def _is_list(t):
+    return is_float_list(t) or is_array_list(t)
+
+
 def _made(facts, e, varied):
     """Does ``e`` make a container: ``[...]``, ``[0.0] * n`` (constants repeated),
     ``List()``, ``List.empty_list(t)``, ``Dict.empty(k, v)``, ``{}``, ``{k: v, ...}``?"""
@@ -214,14 +218,14 @@ def _unsupported_use(facts, name, stmt, group):
     if not isinstance(e, ir.Expr):
         return None
     if e.op == "getattr":
-        allowed = _LIST_METHODS if is_float_list(t) else _DICT_METHODS
+        allowed = _LIST_METHODS if _is_list(t) else _DICT_METHODS
         return None if e.attr in allowed else "calling .%s on" % e.attr
     if e.op in ("getitem", "static_getitem"):
         if isinstance(facts.ty(stmt.target.name), (types.List, types.ListType)):
             return "slicing"
         return None
     if e.op in ("getiter", "build_list", "build_tuple", "cast"):
-        return None if e.op != "getiter" or is_float_list(t) or is_float_dict(t) else \
+        return None if e.op != "getiter" or is_float_container(t) else \
             "iterating over"
     if e.op == "binop" and e.fn is operator.contains:
         return None

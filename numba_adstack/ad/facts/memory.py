@@ -260,6 +260,36 @@ def shared_writes(facts, model, relevant):
     return found
 
 
+def writes_into_held_arrays(facts, model, containers):
+    """``(statement, array written, container)`` for each write into an array that a list
+    of ``containers`` (roots of lists of arrays whose items the gradient reads) may hold
+    at that point and that the list is read after: the list's adjoint gives each item the
+    adjoint of the array as it was put in, so the item must not change after."""
+    puts = _container_puts(facts)
+    found = []
+    for label, k, target, stmt in array_writes(facts):
+        if not isinstance(facts.typemap.get(target.name), types.Array):
+            continue
+        live = model.live_after(label, k)
+        written = model.objects_of(target.name)
+        for container in sorted(containers):
+            if not any(container_root(facts, n) == container for n in live
+                       if n in facts.typemap):
+                continue
+            for plabel, pindex, v in puts.get(container, ()):
+                held = model.objects_of(v)
+                if not model._reaches_within(plabel, pindex, label, k):
+                    held = {(site, OLD) if age == NEW and model._in_loop_of(site, plabel)
+                            else (site, age) for site, age in held}
+                if _overlap(written, held):
+                    found.append((stmt, target.name, container, v))
+                    break
+            else:
+                continue
+            break
+    return found
+
+
 def call_view_operand(facts, e):
     """``(operand, name of the call)`` when ``e`` is a call that may return a view of
     ``operand`` (``x.reshape(6)``, ``np.asarray(x)``, ``.real``), else None."""

@@ -364,6 +364,12 @@ def dict_zeros(d):
     return out
 
 
+@helper_jit(error_model="numpy")
+def list_zeros_like(items):
+    """A zero array of each array's shape in ``items``: the adjoint of a list of arrays."""
+    return [np.zeros_like(a) for a in items]
+
+
 # ---------------------------------------------------------------- checked mode (emit/checked.py)
 @helper_jit(error_model="numpy")
 def _check_broadcast(a_shape, b_shape):
@@ -494,7 +500,8 @@ RUNTIME = dict(RULE_HELPERS, **IN_PLACE, acc=acc, acc_new=acc_new, add_adjoint=a
                sum_of_negated_product=sum_of_negated_product,
                sum_of_guarded_product=sum_of_guarded_product, broadcast_like=broadcast_like,
                length_is=length_is, apart=apart, arguments_apart=arguments_apart,
-               unpacked=unpacked, radd=radd, dict_zeros=dict_zeros, checked_add=checked_add,
+               unpacked=unpacked, radd=radd, dict_zeros=dict_zeros, list_zeros_like=list_zeros_like,
+               checked_add=checked_add,
                checked_add_at=checked_add_at, acc_checked=acc_checked,
                acc_new_checked=acc_new_checked)
 #: Pullbacks returning the adjoints of all their operands as fresh values, none a view of
