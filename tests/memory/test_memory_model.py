@@ -257,3 +257,15 @@ def test_an_array_written_after_it_was_put_into_a_list_is_refused():
                        match=r"writing into 'u' after it was put into the list 'hist'"
                              r".*put a copy in"):
         history_of_the_same_array.grad(x, 0.3, 3)
+
+
+def test_forward_mode_and_hvp_through_a_list_of_arrays():
+    x, v = np.linspace(0.1, 0.9, 5), np.linspace(1.0, 2.0, 5)
+    _, tangent = pair_stored_into.jvp((x, 0.3, 4), (v, 0.0, 0))
+    np.testing.assert_allclose(tangent, np.dot(pair_stored_into.grad(x, 0.3, 4)[0], v),
+                               rtol=1e-12)
+    hv = pair_stored_into.hvp((x, 0.3, 4), (v, 0.0, 0))[0]
+    h = 1e-5
+    fd = (pair_stored_into.grad(x + h * v, 0.3, 4)[0] -
+          pair_stored_into.grad(x - h * v, 0.3, 4)[0]) / (2 * h)
+    np.testing.assert_allclose(hv, fd, rtol=1e-6, atol=1e-8)

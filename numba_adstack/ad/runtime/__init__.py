@@ -364,10 +364,16 @@ def dict_zeros(d):
     return out
 
 
-@helper_jit(error_model="numpy")
 def list_zeros_like(items):
     """A zero array of each array's shape in ``items``: the adjoint of a list of arrays."""
-    return [np.zeros_like(a) for a in items]
+    raise NotImplementedError
+
+
+@overload(list_zeros_like)
+def _ov_list_zeros_like(items):
+    def impl(items):
+        return [np.zeros_like(a) for a in items]
+    return impl
 
 
 # ---------------------------------------------------------------- checked mode (emit/checked.py)

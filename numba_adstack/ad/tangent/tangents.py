@@ -94,6 +94,9 @@ INTERP_ADJOINTS = {runtime.RUNTIME[n]: runtime.RUNTIME[n + "_jvp"] for n in (
 SHAPE_ARGUMENTS = {runtime.acc, runtime.acc_new, runtime.ensure, runtime.fill_as,
                    runtime.acc_checked, runtime.acc_new_checked, runtime.checked_add,
                    *_SHAPED_HELPERS}
+#: Helpers whose result is zeros of their operands' shapes (the adjoint of a list of
+#: arrays, made at the start of a sweep): the tangent is another one.
+ZEROS_OF_SHAPES = {runtime.RUNTIME["list_zeros_like"]}
 #: Stack reads: the tangent is read from the tangent's stack, pushed in step.
 STACK_READS = {I.pop, I.top}
 #: Stack effects mirrored on the tangent's stack (argument 1: the value pushed).
@@ -335,7 +338,7 @@ class Tangents:
             return None             # the add into the tangent is its effect
         if fn in STACK_READS and self.has(args[0]):
             return expr("{}({})", self.names.gname(fn), self.dot(args[0]))
-        if not varied_args:
+        if not varied_args or fn in ZEROS_OF_SHAPES:
             return self.constructed(name, e)
         if fn in R.ARRAY_CONSTRUCTORS:
             return self.fill_call(name, fn, e)
