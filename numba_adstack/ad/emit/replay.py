@@ -245,6 +245,11 @@ class Forward:
         elif isinstance(term, ir.StaticRaise):
             args = () if term.exc_args is None else [self.src.const(a) for a in term.exc_args]
             L.code("raise {}", call(self.cx.names.gname(term.exc_class), args))
+        elif isinstance(term, ir.DynamicRaise):     # (a raise of a checked backward)
+            args = () if term.exc_args is None else [
+                self.src.operand(a) if isinstance(a, ir.Var) else self.src.const(a)
+                for a in term.exc_args]
+            L.code("raise {}", call(self.cx.names.gname(term.exc_class), args))
         elif isinstance(term, ir.Raise):
             L.code("raise {}", self.cx.names.n(term.exception))
         else:
@@ -270,7 +275,7 @@ class Forward:
                 L.code("{}", call("print", [self.src.operand(a) for a in stmt.args]))
         elif isinstance(stmt, ir.Del):
             return
-        elif isinstance(stmt, (ir.StaticRaise, ir.Raise)):
+        elif isinstance(stmt, (ir.StaticRaise, ir.DynamicRaise, ir.Raise)):
             self.block_end(L, label, stmt)
         else:
             self.facts.error("the statement %s" % stmt, stmt.loc)
