@@ -116,18 +116,33 @@ def _triangle(x, n):
     s = 0.0
     for t in range(n):
         for i in range(x.shape[0]):
-            for j in range(i):           # not known when the outer loop starts
+            for j in range(i):           # at most x.shape[0] long
                 s = np.sin(s + x[i] * x[j])
     return s
 
 
-def test_a_history_whose_inner_lengths_are_unknown_is_measured():
-    f = nad.grad_jit(_triangle, memory_budget=4000)
+def _lengths_from_data(x, m, n):
+    s = 0.0
+    for t in range(n):
+        for i in range(x.shape[0]):
+            for j in range(m[i]):        # not known when the outer loop starts
+                s = np.sin(s + x[i] * x[j])
+    return s
+
+
+def test_a_history_whose_inner_lengths_are_bounded_or_measured():
     x = np.linspace(0.1, 0.9, 9)
+    f = nad.grad_jit(_triangle, memory_budget=4000)
+    assert "(at most: a bound" in f.inspect_adjoint(x, 30).splitlines()[0]
     check_fd(f, x, 30)
-    bw = f._backward([x, 30])
-    assert set(bw._checkpointed) == {"revolve"}     # 30 * 36 values: past 4000 bytes
+    assert set(f._backward([x, 30])._checkpointed) == {"revolve"}  # 30 * 36 values
     check_fd(f, x, 2)
+    g = nad.grad_jit(_lengths_from_data, memory_budget=4000)
+    m = np.arange(9)
+    assert "counted once" in g.inspect_adjoint(x, m, 30).splitlines()[0]
+    check_fd(g, x, m, 30)                        # measured as it runs: past the budget
+    assert set(g._backward([x, m, 30])._checkpointed) == {"revolve"}
+    check_fd(g, x, m, 2)
 
 
 def test_a_checked_accumulation_raises_on_shapes_that_do_not_broadcast():

@@ -263,9 +263,84 @@ def _lengths(facts, lp, x):
         trees = [_invariant(facts, lp, v, 8) for v in
                  ([rl.array] if rl.array is not None else rl.args)]
         if any(t is None for t in trees):
-            return None
+            bound = _length_bound(facts, lp, rl)
+            if bound is None:
+                return None
+            trees = [("bound", bound)]      # at most len(range(bound))
         out.append((rl, tuple(trees)))
     return tuple(out)
+
+
+def _length_bound(facts, lp, rl):
+    """A tree known before ``lp`` starts bounding the length of the range loop ``rl``
+    whose bounds depend on the indices of loops around it (``range(i + 1, d)``,
+    ``range(i)``): its stop, or the bound of the index it stops at, where its start is
+    not negative; None when there is none."""
+    if rl.array is not None or not rl.args or len(rl.args) > 3:
+        return None
+    if len(rl.args) == 3 and not _positive_constant(facts, rl.args[2]):
+        return None
+    start, stop = (None, rl.args[0]) if len(rl.args) == 1 else rl.args[:2]
+    if start is not None and not _not_negative(facts, lp, start, 6):
+        return None
+    return _upper(facts, lp, stop, 6)
+
+
+def _index_range(facts, lp, v, depth=6):
+    """The range loop (inside ``lp``, or ``lp``) whose index ``v`` is, or None."""
+    for _ in range(depth):
+        for lp2 in facts.s.loops:
+            rl = lp2.range
+            if rl is not None and rl.array is None and rl.first == v.name and \
+                    (lp2 is lp or lp2.header in lp.blocks):
+                return rl
+        e = facts.def_expr(v.name)
+        if not isinstance(e, ir.Var):
+            return None
+        v = e
+    return None
+
+
+def _upper(facts, lp, v, depth):
+    """A tree known before ``lp`` that is at least the value of ``v`` where it is
+    read (an invariant, or the stop of the loop whose index ``v`` is), or None."""
+    tree = _invariant(facts, lp, v, 8)
+    if tree is not None or depth <= 0:
+        return tree
+    rl = _index_range(facts, lp, v)
+    if rl is None or len(rl.args) == 3 and not _positive_constant(facts, rl.args[2]):
+        return None
+    return _upper(facts, lp, rl.args[0] if len(rl.args) == 1 else rl.args[1], depth - 1)
+
+
+def _not_negative(facts, lp, v, depth):
+    """Is ``v`` never negative: a sum or product of non-negative constants and of
+    indices of loops counting up from a start that is not negative?"""
+    if not hasattr(v, "name"):
+        return isinstance(v, int) and v >= 0
+    e = facts.def_expr(v.name)
+    if isinstance(e, (ir.Const, ir.Global, ir.FreeVar)):
+        return isinstance(e.value, int) and e.value >= 0
+    if depth <= 0:
+        return False
+    rl = _index_range(facts, lp, v)
+    if rl is not None:
+        if len(rl.args) == 3 and not _positive_constant(facts, rl.args[2]):
+            return False
+        return len(rl.args) == 1 or _not_negative(facts, lp, rl.args[0], depth - 1)
+    if isinstance(e, ir.Var):
+        return _not_negative(facts, lp, e, depth - 1)
+    if isinstance(e, ir.Expr) and e.op == "binop" and \
+            getattr(e.fn, "__name__", None) in ("add", "mul"):
+        return _not_negative(facts, lp, e.lhs, depth - 1) and \
+            _not_negative(facts, lp, e.rhs, depth - 1)
+    return False
+
+
+def _positive_constant(facts, v):
+    e = facts.def_expr(v.name) if hasattr(v, "name") else None
+    return isinstance(e, (ir.Const, ir.Global, ir.FreeVar)) and \
+        isinstance(e.value, int) and e.value > 0
 
 
 _BINOPS = {"+", "-", "*", "//"}
@@ -282,7 +357,6 @@ def _invariant(facts, lp, v, depth):
     e = facts.def_expr(v.name)
     if depth <= 0 or e is None:
         return None
-    from numba.core import ir
     if isinstance(e, ir.Const) and isinstance(e.value, int):
         return ("const", e.value)
     if isinstance(e, (ir.Global, ir.FreeVar)) and isinstance(e.value, int):
@@ -321,6 +395,8 @@ def _tree_expr(tree, operand):
     """The expression tree computing an invariant's tree, its values before the
     checkpointed loop given by ``operand`` (their source, or names)."""
     kind = tree[0]
+    if kind == "bound":             # (an upper bound of a length: _length_bound)
+        return _tree_expr(tree[1], operand)
     if kind == "var":
         return operand(tree[1])
     if kind == "const":
@@ -423,5 +499,8 @@ def _nested_note(n):
         return ", plus %s, counted once (its length is not known when the loop starts: " \
             "an estimate)" % what
     name = lambda v: v.name.split(".")[0] if hasattr(v, "name") else repr(v)   # noqa
-    return ", plus %s times %s" % (what, " * ".join(length_source(rl, name)
-                                                    for rl in n.lengths))
+    bounded = any(trees and trees[0][0] == "bound" for _, trees in n.lengths)
+    return ", plus %s times %s%s" % (what, " * ".join(length_source(rl, name)
+                                                      for rl in n.lengths),
+                                     " (at most: a bound of a length known inside the "
+                                     "loop)" if bounded else "")
