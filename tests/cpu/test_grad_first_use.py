@@ -1,9 +1,10 @@
 """What a new user meets: constants in sets and dicts, dicts of differentiable values,
 ``cmath.polar``, refusals in the user's own names, the integer-argument warning, NumPy
 functions of a float, 0-d results, ``max``/``min`` of one iterable, recursive functions
-compiled for fixed signatures. Gradients against central finite differences of the
-Python function, or analytic values."""
+compiled for fixed signatures, a long compile saying what it compiles. Gradients against
+central finite differences of the Python function, or analytic values."""
 import cmath
+import logging
 import math
 import warnings
 
@@ -173,3 +174,33 @@ def test_recursive_functions_compiled_for_fixed_signatures():
     def scaled(x):
         return x * fib1(10)            # an integer factor: 55
     assert scaled.value_and_grad(2.0) == (110.0, (55.0,))
+
+
+def _slow_to_compile(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s * 0.5 + np.sin(x[i % x.shape[0]])
+    return s
+
+
+def test_a_long_compile_says_what_it_compiles(monkeypatch, caplog):
+    # Past the threshold, one line names the function and its argument types.
+    monkeypatch.setenv("NUMBA_ADSTACK_COMPILE_NOTICE", "0.01")
+    with caplog.at_level(logging.WARNING, logger="numba_adstack"):
+        g = nad.grad_jit(_slow_to_compile).grad(X.copy(), 4)
+    said = [r.getMessage() for r in caplog.records if r.name == "numba_adstack"]
+    assert len(said) == 1, said
+    assert said[0].startswith("compiling the gradient of _slow_to_compile(array(float64, "
+                              "1d, C), int64)"), said
+    assert np.isfinite(g[0]).all()
+    caplog.clear()
+    monkeypatch.setenv("NUMBA_ADSTACK_COMPILE_NOTICE", "0")      # never
+
+    def another(x, n):
+        s = 0.0
+        for i in range(n):
+            s = s * 0.25 + np.cos(x[i % x.shape[0]])
+        return s
+    with caplog.at_level(logging.WARNING, logger="numba_adstack"):
+        nad.grad_jit(another).grad(X.copy(), 4)
+    assert not [r for r in caplog.records if r.name == "numba_adstack"]

@@ -23,6 +23,7 @@ from ...errors import AdStackOverflowError, AdStackBudgetError, IntegerArgumentW
 from ...intrinsics import adstack, push, pop, top, size, overflowed, clear, reserve
 from . import cache as disk_cache
 from . import frozen
+from . import progress
 from ..generated_source import exec_source
 from ..capture.numba_pipeline import generated_code_options
 from ..facts.activity import integer_arguments_in_float_arithmetic
@@ -100,12 +101,18 @@ class Backward:
         # cache for LLVM.
         entry = None if checkpoint is not None or memory_budget is not None \
             or into is not None else disk_cache.lookup(dispatcher, argtypes, parallel)
+        with progress.compiling(self.qualname, self.argtypes):
+            self._build(entry, wrt, parallel)
+
+    def _build(self, entry, wrt, parallel):
+        """Rewrite (or load) and compile the backward (see :meth:`__init__`)."""
         started = time.perf_counter()
         gen = entry.load() if entry is not None else None
         self.from_disk = gen is not None
         if gen is None:
             gen = self._generate(wrt, parallel)
-        gen.globals = frozen.as_frozen(gen.globals, dispatcher._frozen.get(argtypes, {}))
+        gen.globals = frozen.as_frozen(gen.globals,
+                                       self.dispatcher._frozen.get(self.argtypes, {}))
         self.fname, self.source = gen.fname, gen.source
         self.checkpoint_note = gen.checkpoint_note
         # checkpoint="auto" with a loop guarded by the memory budget (its guard raises
@@ -126,6 +133,8 @@ class Backward:
             ns.update(_INTRINSICS)
             exec_source(self.fname, text, ns, self.qualname)
         compiling = time.perf_counter()
+        progress.phase("compiling the backward (%d lines) with Numba"
+                       % self.source.count("\n"), self.qualname, self.argtypes)
         self._compile(ns, gen.helpers, gen.inlined, cached)
         if cached:
             entry.commit(gen)
@@ -147,13 +156,13 @@ class Backward:
                 "arguments as one tuple parameter (def f(a, args): ... f(a, (b, c))), or "
                 "call f from a function that names them"
                 % code.co_varnames[code.co_argcount + code.co_kwonlyargcount])
-        LOG.info("gradient of %s(%s): capturing the typed IR", self.qualname,
-                 ", ".join(map(str, self.argtypes)))
+        progress.phase("capturing the typed IR", self.qualname, self.argtypes)
         typed = typed_ir(py_func, self.argtypes,
                          layout=None if self.layout.trivial else self.layout,
                          locals=self.dispatcher.locals,
                          pipeline_class=self.dispatcher._compiler.pipeline_class,
                          stencils=self.stencils)
+        progress.phase("rewriting (facts, plan, backward)", self.qualname, self.argtypes)
         rw = build_backward(typed, py_func,
                             Options(self.opts["ad_stack_size"], self.opts["storage"],
                                     wrt=wrt, parallel=parallel,
