@@ -71,6 +71,13 @@ def carries_floats(t):
                           types.NumpyFlatType, types.Record))
 
 
+#: Bytes of one entry, and a short tag, of an adstack of each dtype :func:`stack_dtype` gives.
+STACK_ENTRY_BYTES = {"np.float64": 8, "np.int64": 8, "np.float32": 4, "np.int32": 4,
+                     "np.bool_": 1, "np.complex128": 16, "np.complex64": 8}
+STACK_TAGS = {"np.float64": "f8", "np.float32": "f4", "np.int64": "i8", "np.int32": "i4",
+              "np.bool_": "b1", "np.complex128": "c16", "np.complex64": "c8"}
+
+
 def stack_dtype(t):
     """Source of the NumPy dtype an adstack of values of type ``t`` holds, or None when
     such values cannot be kept on a stack."""
@@ -80,6 +87,8 @@ def stack_dtype(t):
         return "np.bool_"
     if isinstance(t, types.Integer):
         return "np.int32" if t.bitwidth == 32 and t.signed else "np.int64"
+    if isinstance(t, types.Complex):
+        return "np.complex64" if t.bitwidth == 64 else "np.complex128"
     return None
 
 

@@ -13,7 +13,7 @@ import operator
 import numpy as np
 from numba.core import ir, types
 
-_ITEMSIZE = {"np.float64": 8, "np.int64": 8, "np.float32": 4, "np.int32": 4, "np.bool_": 1}
+from ..ad.typeinfo import STACK_ENTRY_BYTES as _ITEMSIZE
 _BINOPS = {operator.add: operator.add, operator.sub: operator.sub,
            operator.mul: operator.mul, operator.floordiv: operator.floordiv,
            operator.mod: operator.mod}

@@ -12,7 +12,7 @@ from numba.core.utils import pysignature
 from .. import intrinsics
 from .types import AdStackType, ELEMENT_TYPES, STORAGES
 
-_ELEMENT_NAMES = "float32, float64, int32, int64 or bool"
+_ELEMENT_NAMES = "float32, float64, int32, int64, bool, complex64 or complex128"
 
 #: Callables run before typing any intrinsic call: a target's lowering registers one to
 #: install its implementations once the target context exists (installing earlier could
@@ -102,7 +102,9 @@ def _pushable(elt, val):
     if isinstance(val, types.Integer):
         return elt != types.boolean
     if isinstance(val, types.Float):
-        return isinstance(elt, types.Float)
+        return isinstance(elt, (types.Float, types.Complex))
+    if isinstance(val, types.Complex):
+        return isinstance(elt, types.Complex)
     return False
 
 

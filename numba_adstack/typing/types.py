@@ -2,7 +2,8 @@
 from numba.core import types
 
 #: Element types an adstack may hold, by Numba type.
-ELEMENT_TYPES = (types.float32, types.float64, types.int32, types.int64, types.boolean)
+ELEMENT_TYPES = (types.float32, types.float64, types.int32, types.int64, types.boolean,
+                 types.complex64, types.complex128)
 
 STORAGES = ("frame", "heap")
 #: Storage kinds of the type: those ``adstack()`` accepts, and "global", a CUDA stack whose

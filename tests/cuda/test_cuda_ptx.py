@@ -126,7 +126,7 @@ def test_heap_storage_is_refused_on_cuda():
 
 def test_cuda_typing_errors_are_clear():
     def bad_element(x):
-        st = adstack(np.complex128, 8)
+        st = adstack(np.float16, 8)
         push(st, x[0])
     with pytest.raises(TypingError, match="element type must be"):
         ptx_of(bad_element, (A,))

@@ -25,7 +25,7 @@ from ... import config
 from ...errors import CheckpointIgnoredWarning
 from ..capture.checkpoint_loop import mark_of
 from ..generated_source.code import expr, printed_expression
-from ..typeinfo import stack_dtype
+from ..typeinfo import STACK_ENTRY_BYTES, stack_dtype
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ def _history(facts, lp, value_stacks, stacks, site_of, online):
         for header, per in spec.reserves:
             for x in own:
                 if x.header == header:
-                    reserved[x] += per * _ENTRY_BYTES.get(spec.dtype, 8)
+                    reserved[x] += per * entry_bytes(spec.dtype)
     for name, spec in value_stacks.items():
         label = facts.def_label(site_of(name))
         if label is None or label not in lp.blocks:
@@ -218,7 +218,7 @@ def _history(facts, lp, value_stacks, stacks, site_of, online):
         if spec.storage == "list":
             own[x][1] += 1
         elif not reserved[x] and not _folded(lp, x, reserved):
-            own[x][0] += _ENTRY_BYTES.get(spec.dtype, 8)
+            own[x][0] += entry_bytes(spec.dtype)
     for x in own:
         if reserved[x] or (x is lp and not online):
             own[x][0] = reserved[x]
@@ -429,13 +429,9 @@ def length_source(length, name):
     return printed_expression(length_expr(length, name))
 
 
-_ENTRY_BYTES = {"np.float64": 8, "np.int64": 8, "np.float32": 4, "np.int32": 4,
-                "np.bool_": 1}
-
-
 def entry_bytes(dtype):
     """Bytes of one entry of a stack of ``dtype`` (its NumPy dtype's source)."""
-    return _ENTRY_BYTES.get(dtype, 8)
+    return STACK_ENTRY_BYTES.get(dtype, 8)
 
 
 def loop_budget(plan, car):

@@ -10,8 +10,7 @@ groups of its own.
 from ..facts.structure import node_key
 from .stacks import StackSpec
 
-_SHORT = {"np.float64": "f8", "np.float32": "f4", "np.int64": "i8", "np.int32": "i4",
-          "np.bool_": "b1"}
+from ..typeinfo import STACK_TAGS as _SHORT
 
 
 def group_stacks(facts, value_stacks, record_stacks, scoped_loops, types_of, site_of):

@@ -31,15 +31,13 @@ from ...errors import AdStackBudgetError
 from .. import rules as R
 from ..rules.template import adjoint_factor, calls_module
 from ..facts.structure import node_key
-from ..typeinfo import is_float, is_kept_array, stack_dtype
+from ..typeinfo import STACK_ENTRY_BYTES, is_float, is_kept_array, stack_dtype
 from ..generated_source.code import stmt
 
 #: First capacity of a heap stack that grows (a ``while`` loop's history): it doubles.
 HEAP_START = 64
 #: Bytes of a frame stack's count, ahead of its entries (see docs/adstack.md).
 FRAME_HEADER_BYTES = 8
-_ENTRY_BYTES = {"np.float64": 8, "np.int64": 8, "np.float32": 4, "np.int32": 4,
-                "np.bool_": 1}
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ class StackSpec:
     index: int = None     # the header of a loop counted at launch), and its place
 
     def frame_bytes(self):
-        return FRAME_HEADER_BYTES + self.capacity * _ENTRY_BYTES[self.dtype]
+        return FRAME_HEADER_BYTES + self.capacity * STACK_ENTRY_BYTES[self.dtype]
 
 
 def fixed_size(options):
