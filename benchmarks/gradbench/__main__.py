@@ -1,10 +1,11 @@
 """GradBench's problems, in loop style and NumPy style, against JAX: one process,
 interleaved medians.
 
-    python -m benchmarks.gradbench [--problems lse,llsq,ode,gmm] [--rounds 7] [--small]
+    python -m benchmarks.gradbench [--problems lse,llsq,ode,kmeans,gmm] [--rounds 7] [--small]
 
 For each problem (a module of this folder: ``STYLES`` of Numba code as a user writes it,
-``JAX`` the same in JAX, GradBench's ``SIZES``) and size: the Numba primal
+``JAX`` the same in JAX, GradBench's ``SIZES``, ``GRAD_OPTIONS`` of ``grad_jit`` where
+GradBench asks for some gradients only) and size: the Numba primal
 (``numba.njit``), our gradient (``grad_jit(f).grad``) and JAX's ``jit(grad(f))``. Reported:
 the gradient over its own primal, ours over JAX, the first calls (compilation included:
 ours, the primal's, JAX's), and the largest relative difference of the gradients. The
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-PROBLEMS = ["lse", "llsq", "ode", "gmm"]
+PROBLEMS = ["lse", "llsq", "ode", "kmeans", "gmm"]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -57,7 +58,7 @@ def run_problem(name, rounds, small):
         want = [np.asarray(w) for w in want]
         for style, fn in mod.STYLES.items():
             primal = numba.njit(fn)
-            ours = nad.grad_jit(fn)
+            ours = nad.grad_jit(fn, **getattr(mod, "GRAD_OPTIONS", {}))
             primal_first, _ = _first(lambda: primal(*args))
             ours_first, got = _first(lambda: ours.grad(*args))
             got = [got[k] for k in mod.WRT]
