@@ -24,7 +24,7 @@ from numba.core import ir, types
 from ..rules.array_effects import MAY_RETURN_VIEW, VIEW_METHODS, member
 from .containers import container_root
 from .rule_binding import bind_expr
-from .structure import successors
+from .structure import reachable, successors
 
 NEW, OLD = "new", "old"
 
@@ -216,6 +216,29 @@ class MemoryModel:
         for stmt in reversed(body[index + 1:]):
             _step_back(stmt, live)
         return live
+
+
+def memory_model(facts):
+    """The :class:`MemoryModel` of ``facts``'s function, made once."""
+    model = getattr(facts, "_memory_model", None)
+    if model is None:
+        model = facts._memory_model = MemoryModel(facts)
+    return model
+
+
+def unchanged_after(facts, name, label, index):
+    """Does no write into the memory the array ``name`` may name run after statement
+    ``index`` of block ``label`` (in this iteration or any later one)? Then what an element
+    read there gives is what the array holds once the function returns."""
+    model = memory_model(facts)
+    after = reachable(facts.fir.blocks, successors(facts.fir.blocks[label]))
+    for wlabel, k, target, _ in array_writes(facts):
+        if not isinstance(facts.typemap.get(target.name), types.Array):
+            continue
+        if (wlabel in after or wlabel == label and k > index) and \
+                model.may_alias(target.name, name):
+            return False
+    return True
 
 
 def array_writes(facts):

@@ -17,6 +17,7 @@ from numba.core import ir, types
 
 from ..typeinfo import stack_dtype, is_float
 from ..capture.loopforms import index_at
+from ..facts.memory import unchanged_after
 
 #: Operations a loop-invariant value may take to be recomputed rather than kept.
 INVARIANT_OPS = 4
@@ -61,7 +62,8 @@ class Recompute:
                 return stack_dtype(t) is None or not self.kept_on_stack(
                     self._copied(e.value.name))
             if isinstance(vt, types.Array):
-                return isinstance(t, types.Array) or f.is_readonly_array(e.value.name)
+                return isinstance(t, types.Array) or f.is_readonly_array(e.value.name) \
+                    or self._final_when_read(name, e)
             return False
         if e.op in ("binop", "unary", "inplace_binop"):
             if isinstance(t, (types.Integer, types.Boolean)):
@@ -71,6 +73,16 @@ class Recompute:
             if fn in (len, slice, index_at) and not e.kws:
                 return True     # (index_at: the index of np.ndindex's k-th iteration)
         return self._invariant_cost(name) is not None or self._cheap(name)
+
+    def _final_when_read(self, name, e):
+        """An element read from a float array made in the function that nothing writes
+        after the read (``Qdiags`` filled before the loop reading it): the sweep reads it
+        again from the array, which holds the same values then."""
+        f = self.facts
+        if not is_float(f.ty(name)) or f.is_arg_array(e.value.name):
+            return False
+        label, stmt = f.defs[name]
+        return unchanged_after(f, e.value.name, label, f.fir.blocks[label].body.index(stmt))
 
     def _copied(self, name):
         """The value ``name`` is a copy of (through copies), or ``name``."""
