@@ -112,9 +112,9 @@ FOOTER = """
 Where the rows that miss spend their time (read from `inspect_adjoint`):
 - gmm with loops: each inner iteration of the triangular loop pushes the element of
   `xcentered` it reads (the same for the whole inner loop) and the counter `lparam` (an
-  induction variable), and the loop before it pushes `Qdiags[ik, j]`, an array no later
-  statement writes: values the sweep could read again or recompute instead of keeping.
-  `Qxcentered[j] * Qxcentered[j]` keeps the same element twice.
+  induction variable): values the sweep could recompute instead of keeping.
+  `Qxcentered[j] * Qxcentered[j]` keeps the same element twice. (`Qdiags[ik, j]`, filled
+  before the loop and written by nothing after, is read again from the array.)
 - ode with loops: each step keeps the 4n elements of `y` and `tmp` its four stages read
   (both arrays are overwritten within the step); the sweep's arithmetic is light, so the
   pushes and pops are most of the gradient's time.

@@ -2,7 +2,9 @@
 
 A value the sweep needs is recomputed where it is cheap and pure: constants and globals
 (written in place), copies, tuples, integer index arithmetic, loads from arrays the
-function never writes, the index of a range loop (from the reversed iteration number),
+function never writes or, made in the function, writes only before the load
+(facts/memory.py ``unchanged_after``: the array holds the same values when the sweep
+reads it), the index of a range loop (from the reversed iteration number),
 and a few float operations on values that do not change within the reversal unit (the
 constant ``-T(0.5)`` that numba-stats computes in its loop, ``-k`` in a time loop): those
 are loop invariants, which the replay would otherwise push on every iteration, and which
