@@ -227,16 +227,20 @@ def memory_model(facts):
 
 
 def unchanged_after(facts, name, label, index):
-    """Does no write into the memory the array ``name`` may name run after statement
-    ``index`` of block ``label`` (in this iteration or any later one)? Then what an element
-    read there gives is what the array holds once the function returns."""
+    """Does no write into any array ``name`` may name run at or after statement ``index``
+    of block ``label`` (in this iteration or any later one)? Then what an element read
+    there gives is what the array holds once the function returns. Judged by objects, not
+    by names: a name rebound to another array later (a swap) counts the writes into
+    either."""
     model = memory_model(facts)
     after = reachable(facts.fir.blocks, successors(facts.fir.blocks[label]))
+    mine = model.objects_of(name)
     for wlabel, k, target, _ in array_writes(facts):
         if not isinstance(facts.typemap.get(target.name), types.Array):
             continue
-        if (wlabel in after or wlabel == label and k > index) and \
-                model.may_alias(target.name, name):
+        if (wlabel in after or wlabel == label and k >= index) and (
+                model.base(target.name) == model.base(name) or
+                _overlap(model.objects_of(target.name), mine)):
             return False
     return True
 
