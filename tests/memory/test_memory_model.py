@@ -259,10 +259,19 @@ def pair_stored_into(x, k, steps):
     return np.sum(L[0] * L[1])
 
 
+@nad.grad_jit
+def item_replaced_by_another_shape(x, k, steps):
+    L = [x * 2.0, np.sin(x)]
+    s = np.sum(L[0] * L[0])
+    L[0] = x[:2] * k                    # the item before had five elements
+    return s + np.sum(L[0] * L[1][:2]) * steps
+
+
 def test_lists_of_arrays_appended_read_and_stored():
     x = np.linspace(0.1, 0.9, 5)
     with config.checking():
-        for f in (history_appended, typed_list_states, pair_stored_into):
+        for f in (history_appended, typed_list_states, pair_stored_into,
+                  item_replaced_by_another_shape):
             check_fd(f, x, 0.3, 4)
 
 

@@ -233,7 +233,7 @@ class Adjoints:
             return self.array_target(e.value, expr("{}.T", g), shaped=True)
         if isinstance(e, ir.Expr) and e.op in ("getitem", "static_getitem") and \
                 lists.holds_adjoint(self.cx, e.value):
-            return lists.read(self.cx, e, g)        # an array read out of a list
+            return lists.read(self.cx, e, g, name)  # an array read out of a list
         found = facts.array_rule(e)
         if found is None:
             facts.error(array_expr_message(facts, name), e.loc)

@@ -15,9 +15,10 @@ takes the count down by one and gives ``v`` the adjoint of that last item; a rea
 the first adjoints (those of ``{k: a, ...}``, as stores, the adjoints of their keys). The list itself is the forward's (its values are the replay's).
 
 A list of float arrays gets a list of zero arrays, one of each item's shape
-(``list_zeros_like``): a read adds the read array's adjoint into its item's, a store
-takes it and puts a zero array in its place, and an append reversed hands the last
-item's adjoint to the array appended (``acc`` copies it: the two never share memory).
+(``list_zeros_like``): a read adds the read array's adjoint into its item's (``acc``, to
+the read array's shape), a store takes it and leaves an empty one (the array the list
+held before may have another shape), and an append reversed hands the last item's
+adjoint to the array appended (``acc`` copies it: the two never share memory).
 """
 import ast
 
@@ -26,7 +27,7 @@ from numba.core import ir, types
 from ..facts.containers import container_root
 from ..typeinfo import is_array_list, is_float_array, is_float_dict
 from ..generated_source.code import attribute, expr
-from .contributions import Add, Guarded, Into, Term
+from .contributions import Add, Assigned, Guarded, ThroughView
 
 
 def declarations(cx, L):
@@ -77,12 +78,15 @@ def _non_negative_literal(index):
     return isinstance(index, str) and index.isdigit()
 
 
-def read(cx, e, g):
-    """The contribution of ``v = L[i]`` (``e``) to the list's adjoint: an array's adjoint
-    may hold nothing yet (only its shape read), then it adds nothing."""
+def read(cx, e, g, name=None):
+    """The contribution of ``name = L[i]`` (``e``) to the list's adjoint. An array item's
+    adjoint is accumulated with ``acc`` to the shape of the array read: a store reversed
+    leaves the item's adjoint empty (the array there before may have had another shape),
+    and the read's adjoint may hold nothing yet (only its shape read)."""
     cell = _item(cx, _root(cx, e.value), cx.src.index(e, cx.adjoints.ref))
     if is_array_list(cx.facts.ty(_root(cx, e.value))):
-        return [Into(cell, Term.of("add_adjoint({out}, {g})", g=g))]
+        return [Assigned(cell, expr("acc({}, {}, {})", cell, g,
+                                    cx.adjoints.ref_shape(name)))]
     return [Add(cell, g)]
 
 
@@ -144,7 +148,10 @@ def _give(rev, L, v, cell):
     if is_float_array(cx.facts.ty(v.name)):
         for c in cx.adjoints.array_target(v, cell, shaped=True):
             rev.make_adjoints(L)
-            rev.accumulate(L, c)
+            if isinstance(c, ThroughView):      # (the item's adjoint may be empty)
+                L.code("add_adjoint({}, {})", c.adjoint, c.source)
+            else:
+                rev.accumulate(L, c)
         return
     rev.make_adjoints(L)
     rev.accumulate(L, Add(cx.names.bar(v), cell))
@@ -153,7 +160,7 @@ def _give(rev, L, v, cell):
 def _clear(cx, L, name, cell):
     """The item's adjoint after a store reversed: what the list held before got none."""
     if is_array_list(cx.facts.ty(name)):
-        L.code("{0} = np.zeros_like({0})", cell)
+        L.code("{0} = np.zeros_like({0}[:0])", cell)        # empty: nothing yet
     else:
         L.code("{} = 0.0", cell)
 
