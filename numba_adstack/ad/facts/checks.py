@@ -374,8 +374,7 @@ def _check_shared_writes(facts, activity):
         return bool(set(names) & active)
     arrays_held = {c for c in activity.container_adjoints if is_array_list(facts.ty(c))}
     for stmt, written, held, put in writes_into_held_arrays(facts, model, arrays_held):
-        what = "it" if model.base(put) == put and not is_generated(put) else \
-            "a view of it" if model.base(put) != put else "it"
+        what = "a view of it" if model.base(put) != put else "it"
         facts.error("writing into %s after %s was put into the list %s (line %s), which "
                     "is read later: a list holds the array itself, not its values when "
                     "put in; put a copy in (`.copy()`)"

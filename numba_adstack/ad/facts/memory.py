@@ -105,10 +105,7 @@ class MemoryModel:
                 got = set(pts[b]) - {("unknown", b)}
                 for plabel, pindex, v in puts.get(container, ()):
                     objs = pts.get(self.base(v), frozenset([("unknown", v)]))
-                    if not self._reaches_within(plabel, pindex, label, index):
-                        objs = {(site, OLD) if age == NEW and self._in_loop_of(site, plabel)
-                                else (site, age) for site, age in objs}
-                    got |= objs
+                    got |= self.put_as_seen(objs, (plabel, pindex), (label, index))
                 if got != pts[b]:
                     pts[b] = frozenset(got)
                     changed = True
@@ -124,6 +121,15 @@ class MemoryModel:
                     pts[p] = pts[p] | got
                     changed = True
         return pts
+
+    def put_as_seen(self, objs, put, at):
+        """The objects ``objs`` put into a container at statement ``put`` (label, index),
+        as a statement ``at`` sees them: made by an earlier iteration of the loops around
+        the put unless ``at`` runs after it within one iteration."""
+        if self._reaches_within(put[0], put[1], at[0], at[1]):
+            return set(objs)
+        return {(site, OLD) if age == NEW and self._in_loop_of(site, put[0]) else
+                (site, age) for site, age in objs}
 
     def _aged(self, objs, pred, label):
         """The objects ``objs`` after edge ``pred -> label``: an allocation inside a loop
@@ -245,6 +251,21 @@ def unchanged_after(facts, name, label, index):
     return True
 
 
+def unchanged_after_definition(facts, array, name):
+    """Is ``array``, made in the function, unchanged from the statement defining ``name``
+    on (:func:`unchanged_after`)? Memoised per function."""
+    memo = facts.__dict__.setdefault("_unchanged_after", {})
+    key = (array, name)
+    if key not in memo:
+        ok = name in facts.defs and not facts.is_arg_array(array)
+        if ok:
+            label, stmt = facts.defs[name]
+            body = facts.fir.blocks[label].body
+            ok = stmt in body and unchanged_after(facts, array, label, body.index(stmt))
+        memo[key] = ok
+    return memo[key]
+
+
 def array_writes(facts):
     """``(label, index, array written, statement)`` of every write into an array: stores,
     in-place operators, calls that write (the effect table)."""
@@ -304,10 +325,7 @@ def writes_into_held_arrays(facts, model, containers):
                        if n in facts.typemap):
                 continue
             for plabel, pindex, v in puts.get(container, ()):
-                held = model.objects_of(v)
-                if not model._reaches_within(plabel, pindex, label, k):
-                    held = {(site, OLD) if age == NEW and model._in_loop_of(site, plabel)
-                            else (site, age) for site, age in held}
+                held = model.put_as_seen(model.objects_of(v), (plabel, pindex), (label, k))
                 if _overlap(written, held):
                     found.append((stmt, target.name, container, v))
                     break

@@ -19,7 +19,7 @@ from numba.core import ir, types
 
 from ..typeinfo import stack_dtype, is_float
 from ..capture.loopforms import index_at
-from ..facts.memory import unchanged_after
+from ..facts.memory import unchanged_after_definition
 
 #: Operations a loop-invariant value may take to be recomputed rather than kept.
 INVARIANT_OPS = 4
@@ -80,11 +80,8 @@ class Recompute:
         """An element read from a float array made in the function that nothing writes
         after the read (``Qdiags`` filled before the loop reading it): the sweep reads it
         again from the array, which holds the same values then."""
-        f = self.facts
-        if not is_float(f.ty(name)) or f.is_arg_array(e.value.name):
-            return False
-        label, stmt = f.defs[name]
-        return unchanged_after(f, e.value.name, label, f.fir.blocks[label].body.index(stmt))
+        return is_float(self.facts.ty(name)) and \
+            unchanged_after_definition(self.facts, e.value.name, name)
 
     def _copied(self, name):
         """The value ``name`` is a copy of (through copies), or ``name``."""

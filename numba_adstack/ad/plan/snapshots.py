@@ -6,7 +6,7 @@ iteration, an element store), the variable no longer holds what the rule read. T
 then copies the array right before the statement (right after, for the statement's own
 result), and the sweep reads the copy.
 """
-from ..facts.memory import unchanged_after
+from ..facts.memory import unchanged_after_definition
 from ..typeinfo import is_float_array
 
 
@@ -20,20 +20,11 @@ def choose_snapshots(facts, ref_uses, added_types):
             continue
         for ctx in sorted((u for u in uses if u is not None), key=str):
             name = ctx[0]
-            if _unchanged_after_its_read(facts, x, name):
-                continue
+            if unchanged_after_definition(facts, x, name):
+                continue     # filled before, read after: the sweep reads the array
             copy = "%s.copy.%s" % (x, name)
             out.setdefault(name, {})[x] = copy
             t = facts.ty(x)
             added_types[copy] = t.copy(layout="C") if t.layout != "C" else t
     return out
 
-
-def _unchanged_after_its_read(facts, x, name):
-    """Is the memory of ``x`` not written after the statement defining ``name`` (filled
-    before, read after): the sweep reads the array itself, which holds what was read."""
-    if name not in facts.defs or facts.array_root(x) in facts.arg_vars:
-        return False
-    label, stmt = facts.defs[name]
-    body = facts.fir.blocks[label].body
-    return stmt in body and unchanged_after(facts, x, label, body.index(stmt))
